@@ -1,0 +1,117 @@
+# ujbd — one non-recursive GNU Makefile.
+#   make            static and shared libujbd, the ujbd tool
+#   make run        the main job (see README)
+#   make check      every test (installs missing Debian packages first)
+#   make asan|tsan  the unit tests under ASan+UBSan / TSan
+#   make fuzz       the libFuzzer target (clang)
+#   make install    PREFIX=/usr/local DESTDIR=
+# Sources are found by wildcard: src/<layer>/*.c make the library,
+# tools/*.c the ujbd binary, tests/<layer>/test_*.c one test program each,
+# tests/<layer>/*.sh shell tests.
+
+VERSION   := 0.1.0
+SOVERSION := 0
+PREFIX    ?= /usr/local
+BUILD     ?= build
+CC        ?= cc
+SAN       ?=
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) $(CFLAGS) $(SAN) -Iinclude -Isrc -MMD -MP
+LDLIBS   := -luring -lext2fs -lcom_err -lpthread -lm
+ALL_LDFLAGS := $(LDFLAGS) $(SAN)
+
+LIB_SRC   := $(sort $(wildcard src/*/*.c))
+TOOL_SRC  := $(sort $(wildcard tools/*.c))
+TEST_SRC  := $(sort $(wildcard tests/*/test_*.c))
+TEST_SH   := $(sort $(wildcard tests/*/*.sh))
+
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TOOL_OBJ  := $(TOOL_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN  := $(TEST_SRC:%.c=$(BUILD)/%)
+
+STATIC    := $(BUILD)/libujbd.a
+SHARED    := $(BUILD)/libujbd.so.$(VERSION)
+UJBD      := $(BUILD)/ujbd
+
+.PHONY: all run check unit asan tsan fuzz install clean deps tests
+all: $(STATIC) $(SHARED) $(UJBD)
+
+deps:
+	@./scripts/install-deps
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJ) ujbd.map
+	$(CC) -shared -Wl,-soname,libujbd.so.$(SOVERSION) -Wl,--version-script=ujbd.map \
+		$(ALL_LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+	ln -sf libujbd.so.$(VERSION) $(BUILD)/libujbd.so.$(SOVERSION)
+	ln -sf libujbd.so.$(VERSION) $(BUILD)/libujbd.so
+
+$(UJBD): $(TOOL_OBJ) $(STATIC)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJ) $(STATIC) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(STATIC) tests/t.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(STATIC) $(LDLIBS)
+
+tests: $(TEST_BIN) $(UJBD)
+
+# The unit tests and the shell tests, through tests/run (closing line
+# "N passed, N failed, N skipped").
+unit: tests
+	@UJBD=$(CURDIR)/$(UJBD) BUILD=$(CURDIR)/$(BUILD) SRCDIR=$(CURDIR) \
+		./tests/run $(TEST_BIN) $(TEST_SH)
+
+check: deps
+	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory unit
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@UJBD=$(CURDIR)/$(UJBD) ./scripts/tour
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build/asan \
+		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" unit
+
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=build/tsan SAN="-fsanitize=thread" \
+		CFLAGS="-O1 -g" unit
+
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+fuzz: deps
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
+		SAN="-fsanitize=fuzzer-no-link,address,undefined" $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/fuzz/%)
+
+build/fuzz/fuzz/%: tests/fuzz/%.c $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -Itests -o $@ $< $(STATIC) $(LDLIBS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include/ujbd $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man3
+	install -m 755 $(UJBD) $(DESTDIR)$(PREFIX)/bin/ujbd
+	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libujbd.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libujbd.so.$(SOVERSION)
+	ln -sf libujbd.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libujbd.so
+	install -m 644 include/ujbd/*.h $(DESTDIR)$(PREFIX)/include/ujbd/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' ujbd.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/ujbd.pc
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d)

@@ -1,0 +1,262 @@
+/*
+ * ujbd devices: one interface over files, RAM, simulated disks, a write
+ * recorder and fault injection.
+ *
+ * A device takes requests (read, write, flush; writes may carry FUA and
+ * PREFLUSH) asynchronously and completes each one exactly once by calling
+ * its r_done callback on the device's own completion thread, never inside
+ * dev_submit(). That keeps the callers' locking simple (the block layer may
+ * hold its queue lock while submitting, and take it again in r_done) and it
+ * is what the sim world needs: an event handler never blocks, a completion
+ * thread may.
+ *
+ * Durability model, the same for every backend that has a volatile cache:
+ *   - a write completes when the device has it (possibly only in its cache);
+ *   - a FLUSH completes when every write that completed before the flush was
+ *     submitted is on stable media;
+ *   - PREFLUSH on a write = a flush, then the write;
+ *   - FUA on a write: it completes only once its own data is on stable media.
+ *
+ * Offsets and lengths are in bytes and must be multiples of the logical block
+ * size (dev_block_size()), within dev_size(). All waiting goes through rt_*,
+ * so every backend works in both worlds.
+ *
+ * Ownership: a wrapper (rec, fault) takes ownership of the device it wraps
+ * and closes it in dev_close().
+ *
+ * Errors: 0 or a negative errno; nothing here prints or exits.
+ */
+#ifndef UJBD_DEV_H
+#define UJBD_DEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dev;
+
+enum dev_op {
+	DEV_OP_READ = 0,
+	DEV_OP_WRITE = 1,
+	DEV_OP_FLUSH = 2, /* r_off, r_len, r_buf ignored */
+};
+
+/* r_flags */
+#define DEV_REQ_FUA      (1u << 0) /* write: durable before completion */
+#define DEV_REQ_PREFLUSH (1u << 1) /* write: flush the cache first */
+
+struct dev_req {
+	enum dev_op r_op;
+	uint32_t r_flags;
+	uint64_t r_off;    /* bytes */
+	uint32_t r_len;    /* bytes */
+	void *r_buf;
+	uint16_t r_ioprio; /* kernel ioprio encoding (rt.h); io_uring passes it on */
+	/* Called once, on the device's completion thread, after r_result is set.
+	 * May take locks and submit more requests; must not free the device. */
+	void (*r_done)(struct dev_req *r);
+	void *r_priv;      /* caller's */
+	/* Bytes transferred (r_len on success; less for a short write), 0 for a
+	 * flush, or a negative errno. */
+	int64_t r_result;
+	/* Owned by the device while the request is in flight. */
+	struct dev_req *r_next;
+	uint64_t r_dev_time[2];
+	uint64_t r_dev_seq;
+};
+
+/*
+ * Submit r. Returns 0 (r_done will be called exactly once) or a negative
+ * errno (-EINVAL for a misaligned or out-of-range request, -ESHUTDOWN after
+ * dev_close started), in which case r_done is not called.
+ */
+int dev_submit(struct dev *d, struct dev_req *r);
+
+/* Synchronous helpers built on dev_submit. A short transfer is -EIO. */
+int dev_pread(struct dev *d, void *buf, uint32_t len, uint64_t off);
+int dev_pwrite(struct dev *d, const void *buf, uint32_t len, uint64_t off,
+	       uint32_t flags);
+int dev_flush(struct dev *d);
+
+uint64_t dev_size(const struct dev *d);          /* bytes */
+uint32_t dev_block_size(const struct dev *d);    /* logical block size */
+unsigned dev_queue_depth(const struct dev *d);   /* requests it takes at once */
+bool dev_rotational(const struct dev *d);
+bool dev_volatile_cache(const struct dev *d);
+const char *dev_name(const struct dev *d);       /* "file:PATH", "hdd", ... */
+/* Drain in-flight requests, stop the device's threads, free it. */
+void dev_close(struct dev *d);
+
+/* ---- file: a regular file or block device ----------------------------- */
+
+enum dev_file_engine {
+	DEV_FILE_AUTO = 0,   /* io_uring if the kernel allows it, else threads */
+	DEV_FILE_URING = 1,  /* io_uring or fail with its errno */
+	DEV_FILE_THREADS = 2 /* pread/pwrite/fdatasync on worker threads */
+};
+
+struct dev_file_opts {
+	bool read_only;
+	bool direct;          /* O_DIRECT (buffers must then be aligned) */
+	bool create;          /* create the file if missing (with size) */
+	uint64_t size;        /* create/extend a regular file to this size */
+	enum dev_file_engine engine;
+	unsigned workers;     /* thread engine: worker threads, 0 = 4 */
+	unsigned queue_depth; /* 0 = 32 */
+	uint32_t block_size;  /* 0 = 512, or the block device's logical size */
+};
+int dev_file_open(const char *path, const struct dev_file_opts *opts,
+		  struct dev **out);
+/* Which engine a file device ended up with: "io_uring" or "threads". */
+const char *dev_file_engine_name(const struct dev *d);
+
+/* ---- mem: RAM --------------------------------------------------------- */
+
+/* A RAM device without a volatile cache (every write is durable). */
+int dev_mem_new(uint64_t size, uint32_t block_size, struct dev **out);
+
+/* ---- sim: simulated HDD and SSD --------------------------------------- */
+
+/*
+ * Data is kept in memory, sparse. Timing is modelled (spec/block-layer.md
+ * §6) and realised as a wait on the device's completion thread: a virtual
+ * timer in the sim world, a real sleep in the real world. Defaults and
+ * their sources are in the README and in src/dev/sim_*.c.
+ */
+struct dev_hdd_params {
+	uint64_t size;            /* bytes, default 500 GB */
+	uint32_t block_size;      /* 512 */
+	double rpm;               /* 7200 */
+	uint64_t cylinders;       /* 150000 */
+	double seek_t1_ms;        /* track-to-track, 1.0 */
+	double seek_a_ms, seek_b_ms;  /* short seeks a + b*sqrt(d): 1.0, 0.03375 */
+	double seek_c_ms, seek_e_ms;  /* long seeks c + e*d: 4.066, 9.29e-5 */
+	uint64_t seek_dc;         /* short/long boundary in cylinders, 33000 */
+	double write_settle_ms;   /* 0.75 */
+	double rate_outer_mb_s;   /* 120 (MB = 1e6 bytes) */
+	double rate_inner_mb_s;   /* 60 */
+	double overhead_ms;       /* per command, 0.2 */
+	double interface_mb_s;    /* 300 (SATA 3 Gb/s) */
+	uint64_t cache_bytes;     /* volatile write cache, 16 MiB; 0 = none */
+	uint64_t readahead_bytes; /* segment buffer for sequential reads, 2 MiB */
+	unsigned queue_depth;     /* 1; 32 = NCQ (shortest positioning first) */
+};
+struct dev_ssd_params {
+	uint64_t size;            /* 80 GB */
+	uint32_t block_size;      /* 512 */
+	unsigned channels;        /* 10 */
+	uint32_t page_bytes;      /* 4096 */
+	double cmd_us;            /* 20 */
+	double page_read_us;      /* 50 */
+	double bus_us_per_page;   /* 100 (4 KiB over one channel's flash bus) */
+	double program_us;        /* 200 */
+	double interface_mb_s;    /* 300 */
+	uint64_t cache_bytes;     /* 16 MiB; 0 = none */
+	bool power_loss_protection; /* flush costs only the command */
+	unsigned queue_depth;     /* 32 */
+};
+void dev_hdd_defaults(struct dev_hdd_params *p);
+void dev_ssd_defaults(struct dev_ssd_params *p);
+int dev_sim_hdd_new(const struct dev_hdd_params *p, struct dev **out);
+int dev_sim_ssd_new(const struct dev_ssd_params *p, struct dev **out);
+/* Simulate a power cut: dirty data in the volatile cache is lost. The
+ * device stays usable (as after power comes back). -EINVAL if not a sim. */
+int dev_sim_power_cut(struct dev *d);
+
+/* ---- rec: record every write and flush, build crash images ------------ */
+
+/*
+ * dev_rec_new wraps inner and records, in completion order, every write
+ * (with its data and flags) and every flush, as dm-log-writes does. Each
+ * entry also notes which entries had completed when it was submitted, so the
+ * durable image can be computed exactly.
+ */
+enum dev_rec_kind { DEV_REC_WRITE = 1, DEV_REC_FLUSH = 2 };
+
+struct dev_rec_entry {
+	enum dev_rec_kind kind;
+	uint32_t flags;       /* DEV_REQ_FUA / DEV_REQ_PREFLUSH */
+	uint64_t off;         /* writes */
+	uint32_t len;
+	const void *data;     /* owned by the recorder */
+	uint64_t submit_seq;  /* order of submission */
+	uint64_t complete_seq;/* order of completion (= index in the log) */
+	int64_t result;       /* as r_result; failed entries are never durable */
+};
+
+enum dev_crash_mode {
+	/* Only what a completed flush (or FUA, or PREFLUSH) made durable. */
+	DEV_CRASH_FLUSHED = 0,
+	/* That, plus the chosen subset of later non-durable writes. */
+	DEV_CRASH_SUBSET = 1,
+	/* As SUBSET, and each chosen write may be torn: only some of its
+	 * 512-byte sectors reach the media (chosen by seed). */
+	DEV_CRASH_TORN = 2,
+};
+
+struct dev_crash_policy {
+	enum dev_crash_mode mode;
+	/* SUBSET/TORN: bit i set = the i-th non-durable write (in log order,
+	 * counting only writes not covered by a flush) is applied. */
+	const uint64_t *subset_bits;
+	size_t subset_nbits;
+	uint64_t seed;        /* TORN: which sectors survive */
+};
+
+int dev_rec_new(struct dev *inner, struct dev **out);
+/* Entries recorded so far (completed requests). */
+size_t dev_rec_count(const struct dev *rec);
+int dev_rec_entry(const struct dev *rec, size_t i, struct dev_rec_entry *out);
+/* Indexes of the completed flushes (and FUA/PREFLUSH writes): the points
+ * where a crash test is most interesting. Returns the count, fills up to n. */
+size_t dev_rec_flush_points(const struct dev *rec, size_t *idx, size_t n);
+/* Writes among the first `point` entries that no completed flush covers. */
+size_t dev_rec_pending_writes(const struct dev *rec, size_t point);
+/*
+ * The durable image after a crash right after the first `point` entries,
+ * under policy, written onto dst (a device at least as large, holding the
+ * initial contents the recording started from). Returns 0 or -errno.
+ */
+int dev_rec_image(const struct dev *rec, size_t point,
+		  const struct dev_crash_policy *policy, struct dev *dst);
+/* Forget the log (the recorder keeps recording from here on). */
+void dev_rec_reset(struct dev *rec);
+
+/* ---- fault injection, for any backend --------------------------------- */
+
+struct dev_fault_opts {
+	uint64_t seed;
+	/* Fail the Nth request of that kind (1-based; 0 = never) with -EIO,
+	 * and every later one if `sticky`. */
+	uint64_t fail_read_nth, fail_write_nth, fail_flush_nth;
+	bool sticky;
+	/* Each request of that kind fails with this probability (0..1). */
+	double read_error_rate, write_error_rate, flush_error_rate;
+	/* The Nth write transfers only a seeded prefix (whole blocks). */
+	uint64_t short_write_nth;
+	/* The Nth flush reports success but the inner device's cache is lost
+	 * (dev_sim_power_cut on a sim device; a no-op on others). */
+	uint64_t lose_cache_flush_nth;
+};
+int dev_fault_new(struct dev *inner, const struct dev_fault_opts *opts,
+		  struct dev **out);
+/* Counts of injected faults so far. */
+struct dev_fault_counts {
+	uint64_t reads, writes, flushes;           /* requests seen */
+	uint64_t read_errors, write_errors, flush_errors, short_writes, lost_caches;
+};
+void dev_fault_counts(const struct dev *d, struct dev_fault_counts *out);
+
+/* ---- parsing for the tools -------------------------------------------- */
+
+/* Parse a size such as "4096", "64k", "16M", "2G" (binary units). */
+int dev_parse_size(const char *s, uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UJBD_DEV_H */

@@ -1,0 +1,229 @@
+/*
+ * ujbd runtime: threads, locks, condition variables, time, I/O priority and
+ * randomness, in two worlds.
+ *
+ * Everything above this layer blocks, waits, reads the clock and draws random
+ * numbers only through rt_*. That one rule lets the same journal, block layer
+ * and workloads run in
+ *
+ *   - the REAL world: pthreads, CLOCK_MONOTONIC, ioprio_set(2) on the thread;
+ *   - the SIM world: every rt thread is still a pthread, but a baton lets
+ *     exactly one of them run at a time. A thread runs until it blocks (a
+ *     mutex held by another thread, a condition wait, a sleep, a join, charged
+ *     CPU time); the scheduler then hands the baton to a runnable thread chosen
+ *     by the world's seeded PRNG. When none is runnable, virtual time jumps to
+ *     the earliest pending timer (sleeps, timed waits, CPU slices; ties in
+ *     insertion order). A sim run is a pure function of seed, binary and
+ *     inputs.
+ *
+ * Worlds. Each rt thread belongs to one world, inherited from the thread that
+ * created it. A thread that rt did not create (main, say) belongs to the
+ * process's default real world. rt_world_run() starts a first thread in a
+ * given world and returns when every thread of that world has exited.
+ *
+ * Objects (rt_mutex, rt_cond) belong to the world of the thread that
+ * initialised them and may be used only by threads of that world.
+ *
+ * Lock order: the runtime's own locks are internal and never held across a
+ * call back into user code.
+ *
+ * Errors: functions return 0 or a negative errno. They never print, except
+ * the sim deadlock report, which prints every thread and what it waits on to
+ * stderr and then aborts: a deadlocked deterministic run can only be a bug.
+ */
+#ifndef UJBD_RT_H
+#define UJBD_RT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rt_world rt_world;
+typedef struct rt_thread rt_thread;
+
+enum rt_world_kind {
+	RT_WORLD_REAL = 0,
+	RT_WORLD_SIM = 1,
+};
+
+struct rt_world_opts {
+	enum rt_world_kind kind;
+	uint64_t seed;     /* seeds the world's PRNG (and the sim scheduler) */
+	unsigned ncpus;    /* sim: virtual CPUs for rt_cpu(); 0 means 2 */
+	/* sim: called for each scheduling event (context switch, time jump,
+	 * rt_event()); may be NULL. Must not call rt_* functions. */
+	void (*on_event)(void *arg, uint64_t now_ns, const char *thread,
+			 const char *what);
+	void *on_event_arg;
+};
+
+/* Create a world. Returns 0 or -ENOMEM/-EINVAL. */
+int rt_world_new(const struct rt_world_opts *opts, rt_world **out);
+/* Free a world whose threads have all exited. */
+void rt_world_free(rt_world *w);
+/*
+ * Run fn(arg) as the first thread of world w, named name, and return when it
+ * and every thread it (transitively) created have exited. May be called
+ * again on the same world afterwards; virtual time and the PRNG carry on.
+ * In the sim world a deadlock (no runnable thread, no pending timer, threads
+ * still blocked) prints the deadlock report and aborts.
+ */
+int rt_world_run(rt_world *w, const char *name, void (*fn)(void *), void *arg);
+/* The world of the calling thread (the default real world for foreign threads). */
+rt_world *rt_world_current(void);
+enum rt_world_kind rt_world_kind(const rt_world *w);
+/*
+ * A 64-bit FNV-1a hash over the world's event log: every context switch
+ * (thread name), time jump (new time) and rt_event() string, in order. Two
+ * sim runs with the same seed, binary and inputs have the same hash. In the
+ * real world it hashes only rt_event() strings.
+ */
+uint64_t rt_world_hash(const rt_world *w);
+/* Number of context switches in a sim world so far (0 in the real world). */
+uint64_t rt_world_switches(const rt_world *w);
+
+/* Mix a caller-defined event into the world's log and hash. */
+void rt_event(const char *what);
+
+/* ---- threads ---------------------------------------------------------- */
+
+#define RT_NAME_MAX 16 /* including the NUL, as Linux's comm */
+
+/*
+ * Start a thread running fn(arg), named name (truncated to 15 characters),
+ * in the caller's world, with the caller's I/O priority. In the sim world
+ * the new thread is runnable but the caller keeps the baton.
+ */
+int rt_thread_create(rt_thread **out, const char *name, void (*fn)(void *),
+		     void *arg);
+/* Wait for t to exit and free it. Blocks (a scheduling point in sim). */
+int rt_thread_join(rt_thread *t);
+/* The calling rt thread (NULL for a foreign thread outside any run). */
+rt_thread *rt_self(void);
+/* Name of a thread; rt_self_name() works for foreign threads too ("main"). */
+const char *rt_thread_name(const rt_thread *t);
+const char *rt_self_name(void);
+/* A pid for traces: the kernel tid in the real world, a deterministic
+ * number (1000 + creation index) in the sim world. */
+int rt_thread_pid(const rt_thread *t);
+int rt_self_pid(void);
+/* Give up the baton (sim: the scheduler picks again); sched_yield in real. */
+void rt_yield(void);
+
+/* ---- mutexes and condition variables ---------------------------------- */
+
+typedef struct rt_waitq {
+	struct rt_thread *first, *last;
+} rt_waitq;
+
+typedef struct rt_mutex {
+	pthread_mutex_t m_real;    /* real world */
+	struct rt_world *m_world;
+	struct rt_thread *m_owner; /* sim: holder, NULL if free */
+	rt_waitq m_waiters;        /* sim: blocked lockers, FIFO */
+	const char *m_name;        /* for the deadlock report */
+} rt_mutex;
+
+typedef struct rt_cond {
+	pthread_cond_t c_real;     /* real world, CLOCK_MONOTONIC */
+	struct rt_world *c_world;
+	rt_waitq c_waiters;        /* sim */
+	const char *c_name;
+} rt_cond;
+
+/* name must outlive the object (a string literal, typically). */
+int rt_mutex_init(rt_mutex *m, const char *name);
+void rt_mutex_release(rt_mutex *m);
+void rt_mutex_lock(rt_mutex *m);
+/* 0 if taken, -EBUSY if held by someone else. */
+int rt_mutex_trylock(rt_mutex *m);
+void rt_mutex_unlock(rt_mutex *m);
+
+int rt_cond_init(rt_cond *c, const char *name);
+void rt_cond_release(rt_cond *c);
+/* Wait with m held; m is held again on return. Spurious wakeups allowed. */
+void rt_cond_wait(rt_cond *c, rt_mutex *m);
+/* As rt_cond_wait, until the absolute time deadline_ns (rt_now_ns scale).
+ * Returns 0 when signalled, -ETIMEDOUT when the deadline passed. */
+int rt_cond_timedwait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns);
+void rt_cond_signal(rt_cond *c);
+void rt_cond_broadcast(rt_cond *c);
+
+/* ---- time ------------------------------------------------------------- */
+
+#define RT_NS_PER_US 1000ull
+#define RT_NS_PER_MS 1000000ull
+#define RT_NS_PER_S 1000000000ull
+
+/* Monotonic time in ns: CLOCK_MONOTONIC (real) or virtual time (sim, from 0). */
+uint64_t rt_now_ns(void);
+/* Sleep ns (a timer event in sim). rt_sleep_until takes an absolute time. */
+void rt_sleep_ns(uint64_t ns);
+void rt_sleep_until(uint64_t deadline_ns);
+/*
+ * Charge ns of CPU time to the calling thread. Sim: the thread waits for one
+ * of the world's virtual CPUs, then holds it for ns of virtual time (so
+ * threads contend for N CPUs). Real: nothing (the CPU is real).
+ */
+void rt_cpu(uint64_t ns);
+
+/* ---- I/O priority ----------------------------------------------------- */
+
+/* The kernel's encoding: class in bits 13-15, level in bits 0-12. */
+enum rt_ioprio_class {
+	RT_IOPRIO_CLASS_NONE = 0,
+	RT_IOPRIO_CLASS_RT = 1,
+	RT_IOPRIO_CLASS_BE = 2,
+	RT_IOPRIO_CLASS_IDLE = 3,
+};
+#define RT_IOPRIO_CLASS_SHIFT 13
+#define RT_IOPRIO_LEVELS 8
+#define RT_IOPRIO(cls, level) \
+	((uint16_t)(((unsigned)(cls) << RT_IOPRIO_CLASS_SHIFT) | (unsigned)(level)))
+#define RT_IOPRIO_CLASS(prio) ((unsigned)(prio) >> RT_IOPRIO_CLASS_SHIFT)
+#define RT_IOPRIO_LEVEL(prio) ((unsigned)(prio) & ((1u << RT_IOPRIO_CLASS_SHIFT) - 1))
+/* What a thread that never set a priority reads back: NONE/4. */
+#define RT_IOPRIO_DEFAULT RT_IOPRIO(RT_IOPRIO_CLASS_NONE, 4)
+
+/*
+ * Set the calling thread's I/O priority. Always recorded for rt (the block
+ * layer reads it with rt_ioprio_get). Real world: also ioprio_set(2) on the
+ * thread's tid so the kernel's bfq and mq-deadline see it; if the kernel
+ * refuses (EPERM for RT without CAP_SYS_NICE, say), the priority is still
+ * recorded and the kernel's errno is returned negated, so the caller can
+ * report it and carry on. -EINVAL for a malformed value (level > 7, NONE
+ * with a level other than 0 or 4, unknown class).
+ */
+int rt_ioprio_set(uint16_t ioprio);
+uint16_t rt_ioprio_get(void);
+/* Parse "rt:4", "be:0", "idle", "none" (and "idle:7"). 0 or -EINVAL. */
+int rt_ioprio_parse(const char *s, uint16_t *out);
+/* Format as "rt:4", "be:3", "idle", "none" into buf (at least 8 bytes). */
+const char *rt_ioprio_str(uint16_t ioprio, char *buf, size_t len);
+
+/* ---- randomness ------------------------------------------------------- */
+
+/* The calling thread's world's PRNG (xoshiro256**, seeded by the world
+ * seed through splitmix64). Thread-safe; deterministic in the sim world. */
+uint64_t rt_rand(void);
+/* Uniform in [0, n), n > 0, without modulo bias. */
+uint64_t rt_rand_below(uint64_t n);
+
+/* A standalone PRNG for code that wants its own stream (fault injection,
+ * workloads): same generator, caller-owned state, no locking. */
+struct rt_prng {
+	uint64_t s[4];
+};
+void rt_prng_init(struct rt_prng *p, uint64_t seed);
+uint64_t rt_prng_next(struct rt_prng *p);
+uint64_t rt_prng_below(struct rt_prng *p, uint64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UJBD_RT_H */

@@ -1,0 +1,101 @@
+/*
+ * A small unit-test harness: each test is a void function; T_CHECK and its
+ * typed variants report the first failed check of a test (file, line,
+ * expression, values) and return from it. t_done() prints
+ * "<prog>: N passed, N failed, N skipped" and gives the exit status the
+ * runner (tests/run) expects: 0 all passed, 1 a failure, 77 all skipped.
+ */
+#ifndef UJBD_TESTS_T_H
+#define UJBD_TESTS_T_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_passed, t_failed, t_skipped, t_cur_failed, t_cur_skipped;
+static const char *t_cur_name;
+
+#define T_FAILF(...)                                                         \
+	do {                                                                 \
+		fprintf(stderr, "  FAIL %s (%s:%d): ", t_cur_name, __FILE__, \
+			__LINE__);                                           \
+		fprintf(stderr, __VA_ARGS__);                                \
+		fputc('\n', stderr);                                         \
+		t_cur_failed = 1;                                            \
+	} while (0)
+
+#define T_CHECK(cond)                                  \
+	do {                                           \
+		if (!(cond)) {                         \
+			T_FAILF("%s", #cond);          \
+			return;                        \
+		}                                      \
+	} while (0)
+
+#define T_EQ(a, b)                                                           \
+	do {                                                                 \
+		long long t_a_ = (long long)(a), t_b_ = (long long)(b);      \
+		if (t_a_ != t_b_) {                                          \
+			T_FAILF("%s == %s (%lld != %lld)", #a, #b, t_a_, t_b_); \
+			return;                                              \
+		}                                                            \
+	} while (0)
+
+#define T_EQ_U64(a, b)                                                       \
+	do {                                                                 \
+		uint64_t t_a_ = (uint64_t)(a), t_b_ = (uint64_t)(b);         \
+		if (t_a_ != t_b_) {                                          \
+			T_FAILF("%s == %s (0x%" PRIx64 " != 0x%" PRIx64 ")", \
+				#a, #b, t_a_, t_b_);                         \
+			return;                                              \
+		}                                                            \
+	} while (0)
+
+#define T_STREQ(a, b)                                                        \
+	do {                                                                 \
+		const char *t_a_ = (a), *t_b_ = (b);                         \
+		if (strcmp(t_a_, t_b_) != 0) {                               \
+			T_FAILF("%s == %s (\"%s\" != \"%s\")", #a, #b, t_a_, t_b_); \
+			return;                                              \
+		}                                                            \
+	} while (0)
+
+/* Mark the current test skipped, with the reason, and leave it. */
+#define T_SKIP(...)                                                         \
+	do {                                                                \
+		fprintf(stderr, "  SKIP %s: ", t_cur_name);                 \
+		fprintf(stderr, __VA_ARGS__);                               \
+		fputc('\n', stderr);                                        \
+		t_cur_skipped = 1;                                          \
+		return;                                                     \
+	} while (0)
+
+#define T_RUN(fn)                                                       \
+	do {                                                            \
+		t_cur_name = #fn;                                       \
+		t_cur_failed = t_cur_skipped = 0;                       \
+		fn();                                                   \
+		if (t_cur_failed)                                       \
+			t_failed++;                                     \
+		else if (t_cur_skipped)                                 \
+			t_skipped++;                                    \
+		else {                                                  \
+			t_passed++;                                     \
+			fprintf(stderr, "  ok   %s\n", #fn);            \
+		}                                                       \
+	} while (0)
+
+static inline int t_done(const char *prog)
+{
+	const char *base = strrchr(prog, '/');
+	printf("%s: %d passed, %d failed, %d skipped\n", base ? base + 1 : prog,
+	       t_passed, t_failed, t_skipped);
+	if (t_failed)
+		return 1;
+	if (t_passed == 0 && t_skipped > 0)
+		return 77;
+	return 0;
+}
+
+#endif

@@ -1,0 +1,9 @@
+/* PLACEHOLDER: replaced by the real implementation of 'ujbd devbench'. */
+#include "cli.h"
+
+int cmd_devbench(int argc, char **argv)
+{
+	(void)argc;
+	cli_err(argv[0], "not built yet");
+	return EXIT_USAGE;
+}
