@@ -1,0 +1,162 @@
+/*
+ * rt internals: the world and thread structures shared by the files of
+ * src/rt/. Nothing outside src/rt/ includes this.
+ *
+ * One idea to hold on to: every world has one internal lock, w_lock. In the
+ * real world it guards only the world's bookkeeping (thread list, live count,
+ * PRNG, hash). In the sim world it is also the baton: a sim thread touches
+ * scheduler state (run queue, timers, sim mutex and cond queues, virtual
+ * time) only with w_lock held, and hands the baton over by signalling the next
+ * thread's t_go_cv before it waits on its own. Because every hand-off passes
+ * through w_lock, user data touched by consecutive baton holders is ordered
+ * for the memory model (and for TSan) without any further locking.
+ *
+ * Lock order: w_lock is a leaf; it is never held across a call into user code
+ * (on_event callbacks are the documented exception: they must not call rt_*).
+ */
+#ifndef UJBD_RT_INT_H
+#define UJBD_RT_INT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ujbd/rt.h"
+
+#define RT_ASSERT(cond)                                                      \
+	do {                                                                 \
+		if (!(cond))                                                 \
+			rt_assert_fail(#cond, __FILE__, __LINE__, __func__); \
+	} while (0)
+
+/* Report a broken invariant of rt's own code (or a misuse such as unlocking
+ * a mutex one does not hold) and abort. */
+_Noreturn void rt_assert_fail(const char *expr, const char *file, int line,
+			      const char *func);
+
+/* What a sim thread is blocked on (for the deadlock report and timeouts). */
+enum rt_wait {
+	RT_WAIT_NONE = 0,
+	RT_WAIT_MUTEX,
+	RT_WAIT_COND,
+	RT_WAIT_SLEEP,
+	RT_WAIT_JOIN,
+	RT_WAIT_CPU,
+	RT_WAIT_START,
+};
+
+enum rt_tstate {
+	RT_T_RUNNABLE = 0,
+	RT_T_RUNNING,
+	RT_T_BLOCKED,
+	RT_T_EXITED,
+};
+
+#define RT_MAX_CPUS 256
+
+struct rt_thread {
+	struct rt_world *t_world;
+	char t_name[RT_NAME_MAX];
+	void (*t_fn)(void *);
+	void *t_arg;
+	pthread_t t_pthread;
+	int t_pid;           /* [w_lock] real: 0 until the thread has started */
+	unsigned t_index;    /* creation index within the world */
+	uint16_t t_ioprio;   /* [owner thread] */
+	bool t_exited;       /* [w_lock] */
+	struct rt_thread *t_all_next, *t_all_prev; /* [w_lock] world's list */
+
+	/* sim only, all [w_lock] */
+	enum rt_tstate t_state;
+	enum rt_wait t_wait;
+	const void *t_wait_obj;    /* mutex, cond or thread waited on */
+	uint64_t t_wait_until;     /* sleep, cpu or timed wait deadline */
+	struct rt_thread *t_qnext; /* in a mutex or cond wait queue */
+	struct rt_thread *t_joiner;
+	pthread_cond_t t_go_cv;    /* the baton is handed over here */
+	bool t_go;
+	bool t_timed_out;
+	size_t t_heap_idx;         /* position in w_timers, SIZE_MAX if none */
+	uint64_t t_timer_seq;
+};
+
+struct rt_world {
+	enum rt_world_kind w_kind;
+	struct rt_world_opts w_opts;
+	pthread_mutex_t w_lock;
+	pthread_cond_t w_cond;  /* [w_lock] live count reaches 0, a pid is set */
+	struct rt_prng w_prng;  /* [w_lock] rt_rand() */
+	uint64_t w_hash;        /* [w_lock] FNV-1a of the event log */
+	unsigned w_live;        /* [w_lock] threads started, not yet exited */
+	unsigned w_created;     /* [w_lock] threads ever created */
+	struct rt_thread *w_all_first, *w_all_last; /* [w_lock] not yet freed */
+	bool w_static;          /* the default real world: never freed */
+
+	/* sim only, all [w_lock] */
+	struct rt_prng w_sched_prng;
+	uint64_t w_now;
+	uint64_t w_switches;
+	struct rt_thread *w_running; /* baton holder, NULL when none */
+	struct rt_thread *w_last;    /* the last thread that held the baton */
+	struct rt_thread **w_runq;   /* runnable, by creation index */
+	size_t w_nrunq;
+	struct rt_thread **w_timers; /* min-heap by (t_wait_until, t_timer_seq) */
+	size_t w_ntimers;
+	size_t w_cap;                /* capacity of w_runq and w_timers */
+	uint64_t w_timer_seq;
+	unsigned w_ncpus;
+	uint64_t *w_cpu_free;        /* when each virtual CPU becomes free */
+};
+
+/* The calling thread's rt thread (NULL for a foreign thread). */
+extern _Thread_local struct rt_thread *rt_cur;
+/* The process's default real world. */
+struct rt_world *rt_default_world(void);
+
+static inline struct rt_world *rt_cur_world(void)
+{
+	return rt_cur ? rt_cur->t_world : rt_default_world();
+}
+
+static inline bool rt_in_sim(void)
+{
+	return rt_cur && rt_cur->t_world->w_kind == RT_WORLD_SIM;
+}
+
+/* world.c */
+void rt_world_lock(const struct rt_world *w);
+void rt_world_unlock(const struct rt_world *w);
+/* Fold an event into the hash and call on_event; w_lock held. */
+void __rt_log(struct rt_world *w, char tag, const char *thread,
+	      const char *what, const void *data, size_t len);
+void __rt_link_thread(struct rt_world *w, struct rt_thread *t);
+void __rt_unlink_thread(struct rt_world *w, struct rt_thread *t);
+struct rt_thread *rt_thread_alloc(struct rt_world *w, const char *name,
+				  void (*fn)(void *), void *arg);
+void rt_thread_destroy(struct rt_thread *t);
+
+/* real.c */
+int rt_real_create(struct rt_world *w, struct rt_thread *t);
+int rt_real_join(struct rt_thread *t);
+int rt_real_run(struct rt_world *w, struct rt_thread *t);
+uint64_t rt_real_now_ns(void);
+void rt_real_sleep_until(uint64_t deadline_ns);
+
+/* sim.c: the baton scheduler */
+int rt_sim_init(struct rt_world *w);
+void rt_sim_release(struct rt_world *w);
+int rt_sim_create(struct rt_world *w, struct rt_thread *t);
+int rt_sim_join(struct rt_thread *t);
+int rt_sim_run(struct rt_world *w, struct rt_thread *t);
+void rt_sim_yield(void);
+void rt_sim_sleep_until(uint64_t deadline_ns);
+void rt_sim_cpu(uint64_t ns);
+void rt_sim_mutex_lock(rt_mutex *m);
+int rt_sim_mutex_trylock(rt_mutex *m);
+void rt_sim_mutex_unlock(rt_mutex *m);
+int rt_sim_cond_wait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns);
+void rt_sim_cond_wake(rt_cond *c, bool all);
+
+/* prng.c */
+uint64_t rt_splitmix64(uint64_t *x);
+
+#endif

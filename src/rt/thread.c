@@ -1,0 +1,242 @@
+/*
+ * rt threads: the public thread, mutex, condition variable and time calls.
+ * Each one looks at the calling thread's world and goes to the real
+ * implementation (real.c, plain pthreads) or the sim one (sim.c, the baton
+ * scheduler).
+ *
+ * Objects are dispatched on the CALLER's world, not on the world that
+ * initialised them: every rt_mutex and rt_cond carries both a pthread object
+ * and the sim queues, so one set up by main (a foreign thread) before a sim
+ * run works inside that run. What must not happen is the same object used by
+ * two worlds at once.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt/rt_int.h"
+
+int rt_thread_create(rt_thread **out, const char *name, void (*fn)(void *),
+		     void *arg)
+{
+	struct rt_world *w = rt_cur_world();
+	struct rt_thread *t;
+	int rc;
+
+	*out = NULL;
+	if (!fn)
+		return -EINVAL;
+	t = rt_thread_alloc(w, name, fn, arg);
+	if (!t)
+		return -ENOMEM;
+	rc = w->w_kind == RT_WORLD_SIM ? rt_sim_create(w, t) : rt_real_create(w, t);
+	if (rc) {
+		rt_thread_destroy(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int rt_thread_join(rt_thread *t)
+{
+	if (!t)
+		return -EINVAL;
+	if (t == rt_cur)
+		return -EDEADLK;
+	if (t->t_world->w_kind == RT_WORLD_SIM)
+		return rt_sim_join(t);
+	return rt_real_join(t);
+}
+
+rt_thread *rt_self(void)
+{
+	return rt_cur;
+}
+
+const char *rt_thread_name(const rt_thread *t)
+{
+	return t->t_name;
+}
+
+const char *rt_self_name(void)
+{
+	return rt_cur ? rt_cur->t_name : "main";
+}
+
+int rt_thread_pid(const rt_thread *t)
+{
+	struct rt_world *w = t->t_world;
+	int pid;
+
+	/* A real thread learns its tid only once it runs: wait for that. */
+	rt_world_lock(w);
+	while (t->t_pid == 0)
+		pthread_cond_wait(&w->w_cond, &w->w_lock);
+	pid = t->t_pid;
+	rt_world_unlock(w);
+	return pid;
+}
+
+int rt_self_pid(void)
+{
+	if (rt_cur)
+		return rt_thread_pid(rt_cur);
+	return (int)gettid();
+}
+
+void rt_yield(void)
+{
+	if (rt_in_sim())
+		rt_sim_yield();
+	else
+		sched_yield();
+}
+
+/* ---- mutexes and condition variables ---------------------------------- */
+
+int rt_mutex_init(rt_mutex *m, const char *name)
+{
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	rc = pthread_mutex_init(&m->m_real, NULL);
+	if (rc)
+		return -rc;
+	m->m_world = rt_cur_world();
+	m->m_name = name;
+	return 0;
+}
+
+void rt_mutex_release(rt_mutex *m)
+{
+	RT_ASSERT(m->m_owner == NULL && m->m_waiters.first == NULL);
+	pthread_mutex_destroy(&m->m_real);
+}
+
+void rt_mutex_lock(rt_mutex *m)
+{
+	if (rt_in_sim()) {
+		rt_sim_mutex_lock(m);
+		return;
+	}
+	int rc = pthread_mutex_lock(&m->m_real);
+
+	RT_ASSERT(rc == 0);
+}
+
+int rt_mutex_trylock(rt_mutex *m)
+{
+	if (rt_in_sim())
+		return rt_sim_mutex_trylock(m);
+	return pthread_mutex_trylock(&m->m_real) ? -EBUSY : 0;
+}
+
+void rt_mutex_unlock(rt_mutex *m)
+{
+	if (rt_in_sim()) {
+		rt_sim_mutex_unlock(m);
+		return;
+	}
+	int rc = pthread_mutex_unlock(&m->m_real);
+
+	RT_ASSERT(rc == 0);
+}
+
+int rt_cond_init(rt_cond *c, const char *name)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	rc = pthread_cond_init(&c->c_real, &ca);
+	pthread_condattr_destroy(&ca);
+	if (rc)
+		return -rc;
+	c->c_world = rt_cur_world();
+	c->c_name = name;
+	return 0;
+}
+
+void rt_cond_release(rt_cond *c)
+{
+	RT_ASSERT(c->c_waiters.first == NULL);
+	pthread_cond_destroy(&c->c_real);
+}
+
+void rt_cond_wait(rt_cond *c, rt_mutex *m)
+{
+	if (rt_in_sim()) {
+		rt_sim_cond_wait(c, m, UINT64_MAX);
+		return;
+	}
+	int rc = pthread_cond_wait(&c->c_real, &m->m_real);
+
+	RT_ASSERT(rc == 0);
+}
+
+int rt_cond_timedwait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns)
+{
+	struct timespec ts;
+	int rc;
+
+	if (rt_in_sim())
+		return rt_sim_cond_wait(c, m, deadline_ns);
+	ts.tv_sec = (time_t)(deadline_ns / RT_NS_PER_S);
+	ts.tv_nsec = (long)(deadline_ns % RT_NS_PER_S);
+	rc = pthread_cond_timedwait(&c->c_real, &m->m_real, &ts);
+	RT_ASSERT(rc == 0 || rc == ETIMEDOUT);
+	return -rc;
+}
+
+void rt_cond_signal(rt_cond *c)
+{
+	if (rt_in_sim())
+		rt_sim_cond_wake(c, false);
+	else
+		pthread_cond_signal(&c->c_real);
+}
+
+void rt_cond_broadcast(rt_cond *c)
+{
+	if (rt_in_sim())
+		rt_sim_cond_wake(c, true);
+	else
+		pthread_cond_broadcast(&c->c_real);
+}
+
+/* ---- time ------------------------------------------------------------- */
+
+uint64_t rt_now_ns(void)
+{
+	/* Only the baton holder moves virtual time, and the baton was handed
+	 * over under w_lock, so reading it here needs no lock. */
+	if (rt_in_sim())
+		return rt_cur->t_world->w_now;
+	return rt_real_now_ns();
+}
+
+void rt_sleep_ns(uint64_t ns)
+{
+	uint64_t now = rt_now_ns();
+
+	rt_sleep_until(ns > UINT64_MAX - now ? UINT64_MAX : now + ns);
+}
+
+void rt_sleep_until(uint64_t deadline_ns)
+{
+	if (rt_in_sim())
+		rt_sim_sleep_until(deadline_ns);
+	else
+		rt_real_sleep_until(deadline_ns);
+}
+
+void rt_cpu(uint64_t ns)
+{
+	if (rt_in_sim() && ns > 0)
+		rt_sim_cpu(ns);
+}
