@@ -1,0 +1,288 @@
+/*
+ * The device core: validation, the per-device completion thread, draining
+ * close, and the synchronous helpers every caller without a callback uses.
+ *
+ * Every request a backend accepts ends on the completion thread: the
+ * backend queues it with dev_core_complete(), the thread calls r_done, and
+ * only after r_done returns does the request stop counting as in flight.
+ * dev_close() therefore knows that once d_inflight is zero no callback is
+ * running or will run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev/dev_int.h"
+
+/* ---- validation ------------------------------------------------------- */
+
+int dev_core_validate(const struct dev *d, const struct dev_req *r)
+{
+	uint64_t bs = d->d_block_size;
+
+	if (!r->r_done)
+		return -EINVAL;
+	if (r->r_op == DEV_OP_FLUSH)
+		return 0;
+	if (r->r_op != DEV_OP_READ && r->r_op != DEV_OP_WRITE)
+		return -EINVAL;
+	if (r->r_flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH))
+		return -EINVAL;
+	if (r->r_op == DEV_OP_READ && r->r_flags)
+		return -EINVAL;
+	if (!r->r_buf || r->r_len == 0)
+		return -EINVAL;
+	if (r->r_off % bs || r->r_len % bs)
+		return -EINVAL;
+	if (r->r_off > d->d_size || r->r_len > d->d_size - r->r_off)
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- the completion thread -------------------------------------------- */
+
+static void dev_core_thread(void *arg)
+{
+	struct dev *d = arg;
+
+	rt_mutex_lock(&d->d_lock);
+	for (;;) {
+		struct dev_req *r = d->d_done_first;
+
+		if (!r) {
+			if (d->d_stop)
+				break;
+			rt_cond_wait(&d->d_work, &d->d_lock);
+			continue;
+		}
+		d->d_done_first = r->r_next;
+		if (!d->d_done_first)
+			d->d_done_last = NULL;
+		r->r_next = NULL;
+		rt_mutex_unlock(&d->d_lock);
+		r->r_done(r);
+		rt_mutex_lock(&d->d_lock);
+		ASSERT(d->d_inflight > 0);
+		if (--d->d_inflight == 0)
+			rt_cond_broadcast(&d->d_idle);
+	}
+	rt_mutex_unlock(&d->d_lock);
+}
+
+void dev_core_complete(struct dev *d, struct dev_req *r)
+{
+	rt_mutex_lock(&d->d_lock);
+	r->r_next = NULL;
+	if (d->d_done_last)
+		d->d_done_last->r_next = r;
+	else
+		d->d_done_first = r;
+	d->d_done_last = r;
+	rt_cond_signal(&d->d_work);
+	rt_mutex_unlock(&d->d_lock);
+}
+
+int dev_core_init(struct dev *d, const char *tname)
+{
+	int rc;
+
+	ASSERT(d->d_ops && d->d_block_size > 0);
+	d->d_done_first = d->d_done_last = NULL;
+	d->d_inflight = 0;
+	d->d_closing = d->d_stop = false;
+	rc = rt_mutex_init(&d->d_lock, "dev_lock");
+	if (rc < 0)
+		return rc;
+	rc = rt_cond_init(&d->d_work, "dev_work");
+	if (rc < 0)
+		goto out_mutex;
+	rc = rt_cond_init(&d->d_idle, "dev_idle");
+	if (rc < 0)
+		goto out_work;
+	rc = rt_thread_create(&d->d_thread, tname, dev_core_thread, d);
+	if (rc < 0)
+		goto out_idle;
+	return 0;
+out_idle:
+	rt_cond_release(&d->d_idle);
+out_work:
+	rt_cond_release(&d->d_work);
+out_mutex:
+	rt_mutex_release(&d->d_lock);
+	return rc;
+}
+
+/* ---- the public interface --------------------------------------------- */
+
+int dev_submit(struct dev *d, struct dev_req *r)
+{
+	int rc = dev_core_validate(d, r);
+
+	if (rc < 0)
+		return rc;
+	r->r_result = 0;
+	r->r_next = NULL;
+	rt_mutex_lock(&d->d_lock);
+	if (d->d_closing) {
+		rt_mutex_unlock(&d->d_lock);
+		return -ESHUTDOWN;
+	}
+	d->d_inflight++;
+	rt_mutex_unlock(&d->d_lock);
+
+	rc = d->d_ops->o_submit(d, r);
+	if (rc < 0) {
+		rt_mutex_lock(&d->d_lock);
+		if (--d->d_inflight == 0)
+			rt_cond_broadcast(&d->d_idle);
+		rt_mutex_unlock(&d->d_lock);
+	}
+	return rc;
+}
+
+void dev_close(struct dev *d)
+{
+	if (!d)
+		return;
+	rt_mutex_lock(&d->d_lock);
+	d->d_closing = true;
+	while (d->d_inflight > 0)
+		rt_cond_wait(&d->d_idle, &d->d_lock);
+	d->d_stop = true;
+	rt_cond_signal(&d->d_work);
+	rt_mutex_unlock(&d->d_lock);
+	rt_thread_join(d->d_thread);
+	ASSERT(!d->d_done_first);
+	rt_cond_release(&d->d_idle);
+	rt_cond_release(&d->d_work);
+	rt_mutex_release(&d->d_lock);
+	d->d_ops->o_close(d);
+}
+
+uint64_t dev_size(const struct dev *d) { return d->d_size; }
+uint32_t dev_block_size(const struct dev *d) { return d->d_block_size; }
+unsigned dev_queue_depth(const struct dev *d) { return d->d_queue_depth; }
+bool dev_rotational(const struct dev *d) { return d->d_rotational; }
+bool dev_volatile_cache(const struct dev *d) { return d->d_volatile_cache; }
+const char *dev_name(const struct dev *d) { return d->d_name; }
+
+int dev_sim_power_cut(struct dev *d)
+{
+	if (!d->d_ops->o_power_cut)
+		return -EINVAL;
+	return d->d_ops->o_power_cut(d);
+}
+
+/* ---- synchronous helpers ---------------------------------------------- */
+
+struct dev_sync {
+	rt_mutex s_lock;
+	rt_cond s_cond;
+	bool s_done; /* [s_lock] */
+};
+
+static void dev_sync_done(struct dev_req *r)
+{
+	struct dev_sync *s = r->r_priv;
+
+	rt_mutex_lock(&s->s_lock);
+	s->s_done = true;
+	rt_cond_signal(&s->s_cond);
+	rt_mutex_unlock(&s->s_lock);
+}
+
+/* Submit one request and wait for it; its r_result, or -errno. */
+static int64_t dev_sync_io(struct dev *d, enum dev_op op, uint32_t flags,
+			   void *buf, uint32_t len, uint64_t off)
+{
+	struct dev_sync s = { .s_done = false };
+	struct dev_req r = {
+		.r_op = op, .r_flags = flags, .r_off = off, .r_len = len,
+		.r_buf = buf, .r_ioprio = rt_ioprio_get(),
+		.r_done = dev_sync_done, .r_priv = &s,
+	};
+	int64_t rc;
+
+	rc = rt_mutex_init(&s.s_lock, "dev_sync");
+	if (rc < 0)
+		return rc;
+	rc = rt_cond_init(&s.s_cond, "dev_sync");
+	if (rc < 0)
+		goto out_lock;
+	rc = dev_submit(d, &r);
+	if (rc == 0) {
+		rt_mutex_lock(&s.s_lock);
+		while (!s.s_done)
+			rt_cond_wait(&s.s_cond, &s.s_lock);
+		rt_mutex_unlock(&s.s_lock);
+		rc = r.r_result;
+	}
+	rt_cond_release(&s.s_cond);
+out_lock:
+	rt_mutex_release(&s.s_lock);
+	return rc;
+}
+
+int dev_pread(struct dev *d, void *buf, uint32_t len, uint64_t off)
+{
+	int64_t rc = dev_sync_io(d, DEV_OP_READ, 0, buf, len, off);
+
+	if (rc < 0)
+		return (int)rc;
+	return rc == (int64_t)len ? 0 : -EIO;
+}
+
+int dev_pwrite(struct dev *d, const void *buf, uint32_t len, uint64_t off,
+	       uint32_t flags)
+{
+	int64_t rc = dev_sync_io(d, DEV_OP_WRITE, flags, (void *)buf, len, off);
+
+	if (rc < 0)
+		return (int)rc;
+	return rc == (int64_t)len ? 0 : -EIO;
+}
+
+int dev_flush(struct dev *d)
+{
+	int64_t rc = dev_sync_io(d, DEV_OP_FLUSH, 0, NULL, 0, 0);
+
+	return rc < 0 ? (int)rc : 0;
+}
+
+/* ---- parsing ---------------------------------------------------------- */
+
+int dev_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+	int saved = errno, bad;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	bad = errno || end == s;
+	errno = saved; /* the library leaves errno alone */
+	if (bad)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: return -EINVAL;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if ((*end == 'b' || *end == 'B') && shift)
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}

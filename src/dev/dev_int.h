@@ -1,0 +1,125 @@
+/*
+ * Private to src/dev: the common device core every backend builds on.
+ *
+ * The one idea: a backend never calls r_done itself. It hands a finished
+ * request to dev_core_complete(), which queues it for the device's
+ * completion thread; that thread calls r_done and then drops the in-flight
+ * count that dev_close() drains. So r_done never runs inside dev_submit(),
+ * never under a backend lock, and a backend may finish requests from any of
+ * its own threads.
+ *
+ * A backend embeds `struct dev` as its first member, fills d_ops and the
+ * geometry, and calls dev_core_init() (which starts the completion thread).
+ *
+ * Lock order: a backend's own lock, then d_lock. d_lock is never held while
+ * calling a backend or r_done.
+ */
+#ifndef UJBD_DEV_INT_H
+#define UJBD_DEV_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ujbd/dev.h"
+#include "ujbd/rt.h"
+
+#ifndef ASSERT
+#include <assert.h>
+#define ASSERT(x) assert(x)
+#endif
+
+#define DEV_NAME_MAX 160
+
+struct dev_ops {
+	/* Take a request that passed validation. Return 0 (the backend will
+	 * pass it to dev_core_complete exactly once) or a negative errno (it
+	 * will not). Must not call r_done. */
+	int (*o_submit)(struct dev *d, struct dev_req *r);
+	/* Called after the device drained and its completion thread ended:
+	 * stop the backend's threads, close what it wraps, free everything
+	 * including d itself. */
+	void (*o_close)(struct dev *d);
+	/* Optional: drop the volatile cache (sim devices; wrappers forward). */
+	int (*o_power_cut)(struct dev *d);
+};
+
+struct dev {
+	const struct dev_ops *d_ops;
+	char d_name[DEV_NAME_MAX];
+	uint64_t d_size;             /* bytes, a multiple of d_block_size */
+	uint32_t d_block_size;
+	unsigned d_queue_depth;
+	bool d_rotational;
+	bool d_volatile_cache;
+
+	rt_mutex d_lock;
+	rt_cond d_work;              /* completion thread: something to do */
+	rt_cond d_idle;              /* dev_close: d_inflight reached 0 */
+	struct dev_req *d_done_first; /* [d_lock] finished, r_done not yet called */
+	struct dev_req *d_done_last;  /* [d_lock] */
+	uint64_t d_inflight;         /* [d_lock] accepted, r_done not returned */
+	bool d_closing;              /* [d_lock] dev_close started */
+	bool d_stop;                 /* [d_lock] completion thread must exit */
+	rt_thread *d_thread;         /* the completion thread */
+};
+
+/* Fill the core part of d (ops, name and geometry already set) and start
+ * its completion thread, named tname. 0 or -errno (nothing to undo then
+ * but the backend's own state). */
+int dev_core_init(struct dev *d, const char *tname);
+/* Queue a finished request (r_result set) for its r_done. Any thread. */
+void dev_core_complete(struct dev *d, struct dev_req *r);
+/* Check r against d's geometry: 0 or -EINVAL. */
+int dev_core_validate(const struct dev *d, const struct dev_req *r);
+
+/* ---- a sparse byte store: zeros until written ------------------------- */
+
+struct dev_sparse;
+int dev_sparse_new(uint64_t size, struct dev_sparse **out);
+void dev_sparse_free(struct dev_sparse *s);
+void dev_sparse_read(const struct dev_sparse *s, uint64_t off, void *buf,
+		     uint32_t len);
+int dev_sparse_write(struct dev_sparse *s, uint64_t off, const void *buf,
+		     uint32_t len);
+
+/* ---- the volatile write cache shared by the sim models ---------------- */
+
+/*
+ * Dirty extents in arrival order, each holding its data. A newer write
+ * also overwrites the overlapping part of older extents, so the extents can
+ * be destaged in any order without an older one undoing a newer one.
+ */
+struct dev_cache_ext {
+	uint64_t c_off;
+	uint32_t c_len;
+	uint8_t *c_data;
+	uint64_t c_ready_ns;  /* SSD: on media from this time on */
+	uint64_t c_seq;       /* arrival order */
+};
+
+struct dev_cache {
+	struct dev_cache_ext *c_ext;
+	size_t c_n, c_cap;
+	uint64_t c_bytes;        /* dirty bytes */
+	uint64_t c_limit;        /* capacity */
+	uint64_t c_seq;
+};
+
+void dev_cache_init(struct dev_cache *c, uint64_t limit);
+void dev_cache_release(struct dev_cache *c);
+/* Add a dirty extent (overwriting older overlaps). 0 or -ENOMEM. */
+int dev_cache_add(struct dev_cache *c, uint64_t off, const void *buf,
+		  uint32_t len, uint64_t ready_ns);
+/* Overwrite the overlapping parts of cached extents with buf (a write
+ * that bypasses the cache). */
+void dev_cache_overlay_write(struct dev_cache *c, uint64_t off,
+			     const void *buf, uint32_t len);
+/* Copy the cached parts of [off, off+len) over buf (newest wins). */
+void dev_cache_overlay_read(const struct dev_cache *c, uint64_t off,
+			    void *buf, uint32_t len);
+/* Move extent i to the media store and drop it. 0 or -ENOMEM. */
+int dev_cache_destage(struct dev_cache *c, size_t i, struct dev_sparse *media);
+/* Drop everything (power cut). */
+void dev_cache_drop(struct dev_cache *c);
+
+#endif

@@ -1,0 +1,550 @@
+/*
+ * file: a regular file or a block device, through one of two engines.
+ *
+ *   threads   worker threads run pread/pwrite/fdatasync; the kernel sees the
+ *             worker's own I/O priority, not the request's.
+ *   io_uring  dev_submit fills an sqe (with the request's ioprio, so bfq and
+ *             mq-deadline see each request's class) and submits it; a reaper
+ *             thread waits for cqes.
+ *
+ * Durability maps onto the kernel's: a FLUSH is fdatasync, PREFLUSH is an
+ * fdatasync before the write (a linked fsync sqe under io_uring), FUA is a
+ * write with RWF_DSYNC. The page cache (or the disk's cache with O_DIRECT)
+ * is the volatile cache, so dev_volatile_cache() is true.
+ *
+ * Both engines block in system calls, which is fine in the real world. In
+ * the sim world DEV_FILE_AUTO picks the threads engine: its workers wait
+ * for work through rt, so the sim scheduler sees them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "dev/dev_int.h"
+
+#define DEV_FILE_MAX_WORKERS 64
+#define DEV_FILE_MAX_QD 1024
+
+struct dev_file {
+	struct dev f_dev;
+	int f_fd;
+	bool f_read_only;
+	bool f_uring;                /* which engine */
+	unsigned f_qd;
+
+	/* threads engine */
+	rt_mutex f_lock;
+	rt_cond f_cond;
+	struct dev_req *f_first;     /* [f_lock] queued requests */
+	struct dev_req *f_last;      /* [f_lock] */
+	bool f_stop;                 /* [f_lock] */
+	unsigned f_nworkers;
+	rt_thread *f_workers[DEV_FILE_MAX_WORKERS];
+
+	/* io_uring engine */
+	struct io_uring f_ring;      /* sq side [f_lock]; cq side: reaper only */
+	unsigned f_ring_inflight;    /* [f_lock] requests in the ring */
+	bool f_rt_denied;            /* [f_lock] kernel refused class RT: send BE */
+	rt_thread *f_reaper;
+};
+
+/* ---- system call helpers (whole transfers, retried on EINTR) ----------- */
+
+static int dev_file_sync(int fd)
+{
+	while (fdatasync(fd) < 0) {
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+static int64_t dev_file_rw(int fd, bool write, void *buf, uint32_t len,
+			   uint64_t off, bool dsync)
+{
+	uint32_t done = 0;
+
+	while (done < len) {
+		struct iovec iov = { (char *)buf + done, len - done };
+		ssize_t n;
+
+		if (write)
+			n = pwritev2(fd, &iov, 1, (off_t)(off + done),
+				     dsync ? RWF_DSYNC : 0);
+		else
+			n = pread(fd, iov.iov_base, iov.iov_len, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			if (write)
+				return done ? (int64_t)done : -EIO;
+			/* past the end of a file we sized: zeros */
+			memset((char *)buf + done, 0, len - done);
+			return len;
+		}
+		done += (uint32_t)n;
+	}
+	return done;
+}
+
+/* Run one request synchronously; its r_result. */
+static int64_t dev_file_do(struct dev_file *f, struct dev_req *r)
+{
+	int rc;
+
+	if (r->r_op == DEV_OP_FLUSH)
+		return dev_file_sync(f->f_fd);
+	if (r->r_op == DEV_OP_READ)
+		return dev_file_rw(f->f_fd, false, r->r_buf, r->r_len, r->r_off, false);
+	if (r->r_flags & DEV_REQ_PREFLUSH) {
+		rc = dev_file_sync(f->f_fd);
+		if (rc < 0)
+			return rc;
+	}
+	return dev_file_rw(f->f_fd, true, r->r_buf, r->r_len, r->r_off,
+			   r->r_flags & DEV_REQ_FUA);
+}
+
+/* ---- threads engine --------------------------------------------------- */
+
+static void dev_file_worker(void *arg)
+{
+	struct dev_file *f = arg;
+
+	rt_mutex_lock(&f->f_lock);
+	for (;;) {
+		struct dev_req *r = f->f_first;
+
+		if (!r) {
+			if (f->f_stop)
+				break;
+			rt_cond_wait(&f->f_cond, &f->f_lock);
+			continue;
+		}
+		f->f_first = r->r_next;
+		if (!f->f_first)
+			f->f_last = NULL;
+		rt_mutex_unlock(&f->f_lock);
+		r->r_result = dev_file_do(f, r);
+		dev_core_complete(&f->f_dev, r);
+		rt_mutex_lock(&f->f_lock);
+	}
+	rt_mutex_unlock(&f->f_lock);
+}
+
+static int dev_file_threads_submit(struct dev_file *f, struct dev_req *r)
+{
+	rt_mutex_lock(&f->f_lock);
+	r->r_next = NULL;
+	if (f->f_last)
+		f->f_last->r_next = r;
+	else
+		f->f_first = r;
+	f->f_last = r;
+	rt_cond_signal(&f->f_cond);
+	rt_mutex_unlock(&f->f_lock);
+	return 0;
+}
+
+static int dev_file_threads_start(struct dev_file *f, unsigned workers)
+{
+	int rc;
+
+	f->f_nworkers = 0;
+	for (unsigned i = 0; i < workers; i++) {
+		rc = rt_thread_create(&f->f_workers[i], "file-io", dev_file_worker, f);
+		if (rc < 0)
+			return rc;
+		f->f_nworkers++;
+	}
+	return 0;
+}
+
+static void dev_file_threads_stop(struct dev_file *f)
+{
+	rt_mutex_lock(&f->f_lock);
+	f->f_stop = true;
+	rt_cond_broadcast(&f->f_cond);
+	rt_mutex_unlock(&f->f_lock);
+	for (unsigned i = 0; i < f->f_nworkers; i++)
+		rt_thread_join(f->f_workers[i]);
+	f->f_nworkers = 0;
+}
+
+/* ---- io_uring engine -------------------------------------------------- */
+
+/*
+ * user_data: the request's address, with bit 0 set on the fsync sqe that
+ * carries a PREFLUSH (requests are at least 2-aligned), and 0 on the NOP
+ * that tells the reaper to exit. A PREFLUSH that fails leaves its error in
+ * r_dev_seq; the linked write then comes back -ECANCELED and the request
+ * reports the flush's error.
+ */
+#define DEV_URING_PREFLUSH_TAG 1ull
+
+static uint16_t dev_file_ioprio(struct dev_file *f, uint16_t prio)
+{
+	/* NONE/4 is what a thread reads back before it set anything; the
+	 * kernel takes class NONE only with level 0 (EINVAL otherwise) */
+	if (RT_IOPRIO_CLASS(prio) == RT_IOPRIO_CLASS_NONE)
+		return 0;
+	if (f->f_rt_denied && RT_IOPRIO_CLASS(prio) == RT_IOPRIO_CLASS_RT)
+		return RT_IOPRIO(RT_IOPRIO_CLASS_BE, RT_IOPRIO_LEVEL(prio));
+	return prio;
+}
+
+/* Fill the sqes for r. [f_lock] */
+static int __dev_file_uring_queue(struct dev_file *f, struct dev_req *r)
+{
+	struct io_uring_sqe *sqe;
+	uint16_t prio = dev_file_ioprio(f, r->r_ioprio);
+
+	if (io_uring_sq_space_left(&f->f_ring) < 2)
+		return -EBUSY;
+	r->r_dev_seq = 0;
+	if (r->r_op == DEV_OP_WRITE && (r->r_flags & DEV_REQ_PREFLUSH)) {
+		sqe = io_uring_get_sqe(&f->f_ring);
+		io_uring_prep_fsync(sqe, f->f_fd, IORING_FSYNC_DATASYNC);
+		sqe->flags |= IOSQE_IO_LINK;
+		io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)r | DEV_URING_PREFLUSH_TAG);
+	}
+	sqe = io_uring_get_sqe(&f->f_ring);
+	/* only reads and writes carry an ioprio: fsync rejects a nonzero one */
+	if (r->r_op == DEV_OP_FLUSH)
+		io_uring_prep_fsync(sqe, f->f_fd, IORING_FSYNC_DATASYNC);
+	else if (r->r_op == DEV_OP_READ)
+		io_uring_prep_read(sqe, f->f_fd, r->r_buf, r->r_len, r->r_off);
+	else {
+		io_uring_prep_write(sqe, f->f_fd, r->r_buf, r->r_len, r->r_off);
+		if (r->r_flags & DEV_REQ_FUA)
+			sqe->rw_flags = RWF_DSYNC;
+	}
+	if (r->r_op != DEV_OP_FLUSH)
+		sqe->ioprio = prio;
+	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)r);
+	return 0;
+}
+
+static int dev_file_uring_submit(struct dev_file *f, struct dev_req *r)
+{
+	int rc;
+
+	rt_mutex_lock(&f->f_lock);
+	/* past the queue depth, requests wait in f_first for the reaper */
+	if (f->f_ring_inflight >= f->f_qd || f->f_first) {
+		r->r_next = NULL;
+		if (f->f_last)
+			f->f_last->r_next = r;
+		else
+			f->f_first = r;
+		f->f_last = r;
+		rt_mutex_unlock(&f->f_lock);
+		return 0;
+	}
+	rc = __dev_file_uring_queue(f, r);
+	if (rc == 0) {
+		f->f_ring_inflight++;
+		rc = io_uring_submit(&f->f_ring);
+		rc = rc < 0 ? rc : 0;
+		if (rc < 0)
+			f->f_ring_inflight--;
+	}
+	rt_mutex_unlock(&f->f_lock);
+	return rc;
+}
+
+/* Move waiting requests into the ring while there is room. [f_lock] */
+static void __dev_file_uring_refill(struct dev_file *f)
+{
+	bool any = false;
+
+	while (f->f_first && f->f_ring_inflight < f->f_qd) {
+		struct dev_req *r = f->f_first;
+
+		if (__dev_file_uring_queue(f, r) < 0)
+			break;
+		f->f_first = r->r_next;
+		if (!f->f_first)
+			f->f_last = NULL;
+		f->f_ring_inflight++;
+		any = true;
+	}
+	if (any)
+		io_uring_submit(&f->f_ring);
+}
+
+/* Resend r after the kernel refused its RT class (EPERM). [f_lock] */
+static bool __dev_file_uring_retry(struct dev_file *f, struct dev_req *r, int res)
+{
+	if (res != -EPERM || RT_IOPRIO_CLASS(r->r_ioprio) != RT_IOPRIO_CLASS_RT ||
+	    f->f_rt_denied)
+		return false;
+	f->f_rt_denied = true;
+	if (__dev_file_uring_queue(f, r) < 0)
+		return false;
+	io_uring_submit(&f->f_ring);
+	return true;
+}
+
+/* Handle one cqe; false when it was the exit NOP. */
+static bool dev_file_uring_cqe(struct dev_file *f, uint64_t data, int res)
+{
+	struct dev_req *r = (struct dev_req *)(uintptr_t)(data & ~DEV_URING_PREFLUSH_TAG);
+
+	if (data == 0)
+		return false;
+	if (data & DEV_URING_PREFLUSH_TAG) {
+		if (res < 0)
+			r->r_dev_seq = (uint64_t)(int64_t)res;
+		return true;
+	}
+	rt_mutex_lock(&f->f_lock);
+	if (__dev_file_uring_retry(f, r, res)) {
+		rt_mutex_unlock(&f->f_lock);
+		return true;
+	}
+	f->f_ring_inflight--;
+	__dev_file_uring_refill(f);
+	rt_mutex_unlock(&f->f_lock);
+	if (r->r_dev_seq)
+		r->r_result = (int64_t)r->r_dev_seq;
+	else if (r->r_op == DEV_OP_FLUSH)
+		r->r_result = res < 0 ? res : 0;
+	else
+		r->r_result = res;
+	/* a short read of a file we sized means zeros past its end */
+	if (r->r_op == DEV_OP_READ && res >= 0 && (uint32_t)res < r->r_len) {
+		memset((char *)r->r_buf + res, 0, r->r_len - (uint32_t)res);
+		r->r_result = r->r_len;
+	}
+	dev_core_complete(&f->f_dev, r);
+	return true;
+}
+
+static void dev_file_reaper(void *arg)
+{
+	struct dev_file *f = arg;
+
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		uint64_t data;
+		int res, rc;
+
+		rc = io_uring_wait_cqe(&f->f_ring, &cqe);
+		if (rc == -EINTR)
+			continue;
+		ASSERT(rc == 0);
+		data = io_uring_cqe_get_data64(cqe);
+		res = cqe->res;
+		io_uring_cqe_seen(&f->f_ring, cqe);
+		if (!dev_file_uring_cqe(f, data, res))
+			break;
+	}
+}
+
+static int dev_file_uring_start(struct dev_file *f)
+{
+	int rc = io_uring_queue_init(2 * f->f_qd + 2, &f->f_ring, 0);
+
+	if (rc < 0)
+		return rc;
+	rc = rt_thread_create(&f->f_reaper, "file-uring", dev_file_reaper, f);
+	if (rc < 0) {
+		io_uring_queue_exit(&f->f_ring);
+		return rc;
+	}
+	f->f_uring = true;
+	return 0;
+}
+
+static void dev_file_uring_stop(struct dev_file *f)
+{
+	struct io_uring_sqe *sqe;
+
+	rt_mutex_lock(&f->f_lock);
+	sqe = io_uring_get_sqe(&f->f_ring);
+	ASSERT(sqe); /* drained: the ring is empty */
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, 0);
+	io_uring_submit(&f->f_ring);
+	rt_mutex_unlock(&f->f_lock);
+	rt_thread_join(f->f_reaper);
+	io_uring_queue_exit(&f->f_ring);
+}
+
+/* ---- the device ------------------------------------------------------- */
+
+static int dev_file_submit(struct dev *d, struct dev_req *r)
+{
+	struct dev_file *f = (struct dev_file *)d;
+
+	if (f->f_read_only && r->r_op == DEV_OP_WRITE)
+		return -EROFS;
+	if (f->f_uring)
+		return dev_file_uring_submit(f, r);
+	return dev_file_threads_submit(f, r);
+}
+
+static void dev_file_close(struct dev *d)
+{
+	struct dev_file *f = (struct dev_file *)d;
+
+	if (f->f_uring)
+		dev_file_uring_stop(f);
+	else
+		dev_file_threads_stop(f);
+	rt_cond_release(&f->f_cond);
+	rt_mutex_release(&f->f_lock);
+	close(f->f_fd);
+	free(f);
+}
+
+static const struct dev_ops dev_file_ops = {
+	.o_submit = dev_file_submit,
+	.o_close = dev_file_close,
+};
+
+const char *dev_file_engine_name(const struct dev *d)
+{
+	if (d->d_ops != &dev_file_ops)
+		return NULL;
+	return ((const struct dev_file *)d)->f_uring ? "io_uring" : "threads";
+}
+
+/* Size and logical block size of what fd refers to; sizes a regular file. */
+static int dev_file_geometry(struct dev_file *f, const struct dev_file_opts *o)
+{
+	struct stat st;
+	uint64_t size;
+	uint32_t bs = o->block_size ? o->block_size : 512;
+
+	if (fstat(f->f_fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		int lbs = 512;
+
+		if (ioctl(f->f_fd, BLKGETSIZE64, &size) < 0 ||
+		    ioctl(f->f_fd, BLKSSZGET, &lbs) < 0)
+			return -errno;
+		if (!o->block_size)
+			bs = (uint32_t)lbs;
+		else if (bs < (uint32_t)lbs)
+			return -EINVAL;
+	} else if (S_ISREG(st.st_mode)) {
+		size = (uint64_t)st.st_size;
+		if (o->size > size) {
+			if (o->read_only)
+				return -EROFS;
+			if (ftruncate(f->f_fd, (off_t)o->size) < 0)
+				return -errno;
+			size = o->size;
+		}
+	} else {
+		return -ENOTBLK;
+	}
+	if (bs < 512 || (bs & (bs - 1)) || bs > 65536)
+		return -EINVAL;
+	f->f_dev.d_size = size - size % bs;
+	f->f_dev.d_block_size = bs;
+	f->f_dev.d_rotational = S_ISBLK(st.st_mode); /* unknown: assume a disk */
+	return 0;
+}
+
+static int dev_file_open_fd(const char *path, const struct dev_file_opts *o)
+{
+	int flags = (o->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	int fd;
+
+	if (o->create && !o->read_only)
+		flags |= O_CREAT;
+	if (o->direct)
+		flags |= O_DIRECT;
+	fd = open(path, flags, 0644);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Start the engine the options ask for. */
+static int dev_file_engine_start(struct dev_file *f, const struct dev_file_opts *o)
+{
+	int rc;
+	bool sim = rt_world_kind(rt_world_current()) == RT_WORLD_SIM;
+
+	if (o->engine == DEV_FILE_URING ||
+	    (o->engine == DEV_FILE_AUTO && !sim)) {
+		rc = dev_file_uring_start(f);
+		if (rc == 0 || o->engine == DEV_FILE_URING)
+			return rc;
+	}
+	rc = dev_file_threads_start(f, o->workers ? o->workers : 4);
+	if (rc < 0)
+		dev_file_threads_stop(f);
+	return rc;
+}
+
+int dev_file_open(const char *path, const struct dev_file_opts *opts,
+		  struct dev **out)
+{
+	static const struct dev_file_opts dflt;
+	const struct dev_file_opts *o = opts ? opts : &dflt;
+	struct dev_file *f;
+	int rc;
+
+	if (!path || o->workers > DEV_FILE_MAX_WORKERS || o->queue_depth > DEV_FILE_MAX_QD ||
+	    o->engine > DEV_FILE_THREADS)
+		return -EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->f_fd = dev_file_open_fd(path, o);
+	if (f->f_fd < 0) {
+		rc = f->f_fd;
+		free(f);
+		return rc;
+	}
+	f->f_read_only = o->read_only;
+	f->f_qd = o->queue_depth ? o->queue_depth : 32;
+	f->f_dev.d_ops = &dev_file_ops;
+	f->f_dev.d_queue_depth = f->f_qd;
+	f->f_dev.d_volatile_cache = true;
+	snprintf(f->f_dev.d_name, sizeof(f->f_dev.d_name), "file:%s", path);
+	rc = dev_file_geometry(f, o);
+	if (rc < 0)
+		goto out_fd;
+	rc = rt_mutex_init(&f->f_lock, "dev_file");
+	if (rc < 0)
+		goto out_fd;
+	rc = rt_cond_init(&f->f_cond, "dev_file");
+	if (rc < 0)
+		goto out_lock;
+	rc = dev_file_engine_start(f, o);
+	if (rc < 0)
+		goto out_cond;
+	rc = dev_core_init(&f->f_dev, "file-done");
+	if (rc < 0)
+		goto out_engine;
+	*out = &f->f_dev;
+	return 0;
+out_engine:
+	if (f->f_uring)
+		dev_file_uring_stop(f);
+	else
+		dev_file_threads_stop(f);
+out_cond:
+	rt_cond_release(&f->f_cond);
+out_lock:
+	rt_mutex_release(&f->f_lock);
+out_fd:
+	close(f->f_fd);
+	free(f);
+	return rc;
+}
