@@ -6,10 +6,11 @@
  * real world it guards only the world's bookkeeping (thread list, live count,
  * PRNG, hash). In the sim world it is also the baton: a sim thread touches
  * scheduler state (run queue, timers, sim mutex and cond queues, virtual
- * time) only with w_lock held, and hands the baton over by signalling the next
- * thread's t_go_cv before it waits on its own. Because every hand-off passes
- * through w_lock, user data touched by consecutive baton holders is ordered
- * for the memory model (and for TSan) without any further locking.
+ * time) only with w_lock held, and hands the baton over by posting the next
+ * thread's t_go semaphore before it waits on its own. Because every hand-off
+ * is a post/wait pair (and scheduler state is only touched under w_lock),
+ * user data touched by consecutive baton holders is ordered for the memory
+ * model (and for TSan) without any further locking.
  *
  * Lock order: w_lock is a leaf; it is never held across a call into user code
  * (on_event callbacks are the documented exception: they must not call rt_*).
@@ -17,6 +18,7 @@
 #ifndef UJBD_RT_INT_H
 #define UJBD_RT_INT_H
 
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -72,8 +74,7 @@ struct rt_thread {
 	uint64_t t_wait_until;     /* sleep, cpu or timed wait deadline */
 	struct rt_thread *t_qnext; /* in a mutex or cond wait queue */
 	struct rt_thread *t_joiner;
-	pthread_cond_t t_go_cv;    /* the baton is handed over here */
-	bool t_go;
+	sem_t t_go;                /* posted when the baton is handed over */
 	bool t_timed_out;
 	size_t t_heap_idx;         /* position in w_timers, SIZE_MAX if none */
 	uint64_t t_timer_seq;

@@ -1,22 +1,670 @@
 /*
- * The sim world's baton scheduler. Placeholder until the scheduler lands:
- * creating a sim world fails with -EOPNOTSUPP, so none of the entry points
- * below can be reached.
+ * The sim world: a deterministic baton scheduler over real pthreads.
+ *
+ * Every sim thread is a pthread, but only the holder of the baton runs user
+ * code. A thread keeps the baton until it blocks (a contended mutex, a
+ * condition wait, a sleep, a join, charged CPU time, a yield, its exit); it
+ * then runs the scheduler itself, under w_lock:
+ *
+ *   1. if threads are runnable, one is chosen by the world's scheduler PRNG
+ *      (the run queue is ordered by creation index, never by pointer);
+ *   2. otherwise virtual time jumps to the earliest timer, and every timer
+ *      due then fires, in (deadline, insertion) order, making its thread
+ *      runnable; back to 1;
+ *   3. with no runnable thread and no timer, either every thread has exited
+ *      (rt_world_run returns) or the run is deadlocked: the report goes to
+ *      stderr and the process aborts.
+ *
+ * The chosen thread's t_go semaphore is posted; the old holder then waits
+ * on its own. Scheduling decisions depend only on
+ * the seed and on what the threads did before, so a run is a pure function
+ * of seed, binary and inputs. Waking a thread (unlock, signal, a timer) never
+ * yields: the waker keeps the baton until it blocks.
+ *
+ * Device completions need nothing special: a completion thread sleeps with
+ * rt_cond_timedwait or rt_sleep_until, which is a timer like any other.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "rt/rt_int.h"
 
-int rt_sim_init(struct rt_world *w) { return -EOPNOTSUPP; }
-void rt_sim_release(struct rt_world *w) { }
-int rt_sim_create(struct rt_world *w, struct rt_thread *t) { return -EOPNOTSUPP; }
-int rt_sim_join(struct rt_thread *t) { return -EOPNOTSUPP; }
-int rt_sim_run(struct rt_world *w, struct rt_thread *t) { rt_thread_destroy(t); return -EOPNOTSUPP; }
-void rt_sim_yield(void) { RT_ASSERT(0); }
-void rt_sim_sleep_until(uint64_t deadline_ns) { RT_ASSERT(0); }
-void rt_sim_cpu(uint64_t ns) { RT_ASSERT(0); }
-void rt_sim_mutex_lock(rt_mutex *m) { RT_ASSERT(0); }
-int rt_sim_mutex_trylock(rt_mutex *m) { RT_ASSERT(0); }
-void rt_sim_mutex_unlock(rt_mutex *m) { RT_ASSERT(0); }
-int rt_sim_cond_wait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns) { RT_ASSERT(0); }
-void rt_sim_cond_wake(rt_cond *c, bool all) { RT_ASSERT(0); }
+/* ---- run queue (ordered by creation index) ------------------------------ */
+
+static void __sim_runq_insert(struct rt_world *w, struct rt_thread *t)
+{
+	size_t lo = 0, hi = w->w_nrunq;
+
+	RT_ASSERT(w->w_nrunq < w->w_cap);
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (w->w_runq[mid]->t_index < t->t_index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(&w->w_runq[lo + 1], &w->w_runq[lo],
+		(w->w_nrunq - lo) * sizeof(w->w_runq[0]));
+	w->w_runq[lo] = t;
+	w->w_nrunq++;
+}
+
+static struct rt_thread *__sim_runq_take(struct rt_world *w, size_t k)
+{
+	struct rt_thread *t = w->w_runq[k];
+
+	RT_ASSERT(k < w->w_nrunq);
+	memmove(&w->w_runq[k], &w->w_runq[k + 1],
+		(w->w_nrunq - k - 1) * sizeof(w->w_runq[0]));
+	w->w_nrunq--;
+	return t;
+}
+
+/* ---- timers: a min-heap keyed by (deadline, insertion sequence) --------- */
+
+static bool __sim_timer_before(const struct rt_thread *a, const struct rt_thread *b)
+{
+	if (a->t_wait_until != b->t_wait_until)
+		return a->t_wait_until < b->t_wait_until;
+	return a->t_timer_seq < b->t_timer_seq;
+}
+
+static void __sim_heap_set(struct rt_world *w, size_t i, struct rt_thread *t)
+{
+	w->w_timers[i] = t;
+	t->t_heap_idx = i;
+}
+
+static void __sim_heap_up(struct rt_world *w, size_t i)
+{
+	struct rt_thread *t = w->w_timers[i];
+
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+
+		if (!__sim_timer_before(t, w->w_timers[parent]))
+			break;
+		__sim_heap_set(w, i, w->w_timers[parent]);
+		i = parent;
+	}
+	__sim_heap_set(w, i, t);
+}
+
+static void __sim_heap_down(struct rt_world *w, size_t i)
+{
+	struct rt_thread *t = w->w_timers[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= w->w_ntimers)
+			break;
+		if (c + 1 < w->w_ntimers &&
+		    __sim_timer_before(w->w_timers[c + 1], w->w_timers[c]))
+			c++;
+		if (!__sim_timer_before(w->w_timers[c], t))
+			break;
+		__sim_heap_set(w, i, w->w_timers[c]);
+		i = c;
+	}
+	__sim_heap_set(w, i, t);
+}
+
+static void __sim_timer_add(struct rt_world *w, struct rt_thread *t, uint64_t deadline)
+{
+	RT_ASSERT(t->t_heap_idx == SIZE_MAX);
+	RT_ASSERT(w->w_ntimers < w->w_cap);
+	t->t_wait_until = deadline;
+	t->t_timer_seq = w->w_timer_seq++;
+	w->w_timers[w->w_ntimers++] = t;
+	__sim_heap_up(w, w->w_ntimers - 1);
+}
+
+static void __sim_timer_del(struct rt_world *w, struct rt_thread *t)
+{
+	size_t i = t->t_heap_idx;
+	struct rt_thread *last;
+
+	RT_ASSERT(i < w->w_ntimers && w->w_timers[i] == t);
+	t->t_heap_idx = SIZE_MAX;
+	last = w->w_timers[--w->w_ntimers];
+	if (last == t)
+		return;
+	__sim_heap_set(w, i, last);
+	__sim_heap_up(w, i);
+	__sim_heap_down(w, last->t_heap_idx);
+}
+
+/* ---- wait queues of sim mutexes and conds (FIFO) ----------------------- */
+
+static void waitq_push(rt_waitq *q, struct rt_thread *t)
+{
+	t->t_qnext = NULL;
+	if (q->last)
+		q->last->t_qnext = t;
+	else
+		q->first = t;
+	q->last = t;
+}
+
+static struct rt_thread *waitq_pop(rt_waitq *q)
+{
+	struct rt_thread *t = q->first;
+
+	if (t) {
+		q->first = t->t_qnext;
+		if (!q->first)
+			q->last = NULL;
+		t->t_qnext = NULL;
+	}
+	return t;
+}
+
+static void waitq_remove(rt_waitq *q, struct rt_thread *t)
+{
+	struct rt_thread *prev = NULL;
+
+	for (struct rt_thread *p = q->first; p; prev = p, p = p->t_qnext) {
+		if (p != t)
+			continue;
+		if (prev)
+			prev->t_qnext = p->t_qnext;
+		else
+			q->first = p->t_qnext;
+		if (q->last == p)
+			q->last = prev;
+		p->t_qnext = NULL;
+		return;
+	}
+	RT_ASSERT(!"thread not on the wait queue");
+}
+
+/* ---- waking, blocking, switching --------------------------------------- */
+
+static void __sim_wake(struct rt_world *w, struct rt_thread *t)
+{
+	RT_ASSERT(t->t_state == RT_T_BLOCKED);
+	if (t->t_heap_idx != SIZE_MAX)
+		__sim_timer_del(w, t);
+	t->t_state = RT_T_RUNNABLE;
+	t->t_wait = RT_WAIT_NONE;
+	t->t_wait_obj = NULL;
+	__sim_runq_insert(w, t);
+}
+
+/* A timer is due: the thread stops waiting for whatever it waited on. */
+static void __sim_timer_fire(struct rt_world *w, struct rt_thread *t)
+{
+	if (t->t_wait == RT_WAIT_COND) {
+		rt_cond *c = (rt_cond *)t->t_wait_obj;
+
+		waitq_remove(&c->c_waiters, t);
+		t->t_timed_out = true;
+	}
+	__sim_wake(w, t);
+}
+
+/* No thread is runnable: jump to the earliest deadline and fire its timers. */
+static void __sim_advance(struct rt_world *w)
+{
+	uint64_t deadline = w->w_timers[0]->t_wait_until;
+
+	RT_ASSERT(deadline >= w->w_now);
+	if (deadline > w->w_now) {
+		w->w_now = deadline;
+		__rt_log(w, 'T', "", "time", &deadline, sizeof(deadline));
+	}
+	while (w->w_ntimers && w->w_timers[0]->t_wait_until == deadline)
+		__sim_timer_fire(w, w->w_timers[0]);
+}
+
+static _Noreturn void __sim_deadlock(struct rt_world *w);
+
+static struct rt_thread *__sim_pick(struct rt_world *w)
+{
+	for (;;) {
+		if (w->w_nrunq == 1)
+			return __sim_runq_take(w, 0);
+		if (w->w_nrunq > 1)
+			return __sim_runq_take(w, rt_prng_below(&w->w_sched_prng, w->w_nrunq));
+		if (w->w_ntimers) {
+			__sim_advance(w);
+			continue;
+		}
+		if (w->w_live == 0)
+			return NULL;
+		__sim_deadlock(w);
+	}
+}
+
+/*
+ * Choose the next baton holder and do the bookkeeping of the switch; NULL
+ * once every thread has exited (rt_world_run is then woken). w_lock held.
+ */
+static struct rt_thread *__sim_next(struct rt_world *w)
+{
+	struct rt_thread *next = __sim_pick(w);
+
+	w->w_running = next;
+	if (!next) {
+		w->w_last = NULL; /* a later run must not compare with a freed thread */
+		pthread_cond_broadcast(&w->w_cond);
+		return NULL;
+	}
+	if (next != w->w_last) {
+		w->w_switches++;
+		w->w_last = next;
+		__rt_log(w, 'S', next->t_name, "switch", next->t_name, strlen(next->t_name));
+	}
+	next->t_state = RT_T_RUNNING;
+	return next;
+}
+
+static void sim_wait_baton(struct rt_thread *self)
+{
+	while (sem_wait(&self->t_go) != 0)
+		RT_ASSERT(errno == EINTR);
+}
+
+/*
+ * self (blocked or runnable, not exited) gives up the baton and waits until
+ * it is handed back. w_lock is held on entry and on return, and dropped
+ * while waiting: the post/wait pair is the whole hand-off, so a switch costs
+ * one futex wake and one futex wait.
+ */
+static void __sim_switch(struct rt_world *w, struct rt_thread *self)
+{
+	struct rt_thread *next = __sim_next(w);
+
+	RT_ASSERT(next != NULL); /* self is alive, so w_live > 0 */
+	if (next == self)
+		return;
+	rt_world_unlock(w);
+	sem_post(&next->t_go);
+	sim_wait_baton(self);
+	rt_world_lock(w);
+	RT_ASSERT(w->w_running == self && self->t_state == RT_T_RUNNING);
+}
+
+/*
+ * Hand the baton on for good: the caller has exited (and may be freed by its
+ * joiner the moment the next thread runs) or is the rt_world_run caller
+ * starting the world. w_lock held on entry, released on return.
+ */
+static void __sim_let_go(struct rt_world *w)
+{
+	struct rt_thread *next = __sim_next(w);
+
+	rt_world_unlock(w);
+	if (next)
+		sem_post(&next->t_go);
+}
+
+static void __sim_block(struct rt_world *w, struct rt_thread *self,
+			enum rt_wait why, const void *obj, uint64_t deadline)
+{
+	RT_ASSERT(self->t_state == RT_T_RUNNING && w->w_running == self);
+	self->t_state = RT_T_BLOCKED;
+	self->t_wait = why;
+	self->t_wait_obj = obj;
+	if (deadline != UINT64_MAX)
+		__sim_timer_add(w, self, deadline);
+	__sim_switch(w, self);
+}
+
+/* The calling thread, which must be a thread of a sim world; w_lock taken. */
+static struct rt_thread *sim_enter(void)
+{
+	struct rt_thread *self = rt_cur;
+
+	RT_ASSERT(self && self->t_world->w_kind == RT_WORLD_SIM);
+	rt_world_lock(self->t_world);
+	RT_ASSERT(self->t_world->w_running == self);
+	return self;
+}
+
+static void sim_leave(struct rt_thread *self)
+{
+	rt_world_unlock(self->t_world);
+}
+
+/* ---- world, threads ---------------------------------------------------- */
+
+int rt_sim_init(struct rt_world *w)
+{
+	w->w_ncpus = w->w_opts.ncpus ? w->w_opts.ncpus : 2;
+	w->w_cpu_free = calloc(w->w_ncpus, sizeof(w->w_cpu_free[0]));
+	return w->w_cpu_free ? 0 : -ENOMEM;
+}
+
+void rt_sim_release(struct rt_world *w)
+{
+	free(w->w_runq);
+	free(w->w_timers);
+	free(w->w_cpu_free);
+}
+
+/* Room in the run queue and the timer heap for n live threads. */
+static int __sim_reserve(struct rt_world *w, size_t n)
+{
+	size_t cap = w->w_cap ? w->w_cap : 16;
+	struct rt_thread **q;
+
+	if (n <= w->w_cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	q = realloc(w->w_runq, cap * sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	w->w_runq = q;
+	q = realloc(w->w_timers, cap * sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	w->w_timers = q;
+	w->w_cap = cap;
+	return 0;
+}
+
+static void __sim_exit(struct rt_world *w, struct rt_thread *t)
+{
+	t->t_exited = true;
+	t->t_state = RT_T_EXITED;
+	RT_ASSERT(w->w_live > 0);
+	w->w_live--;
+	if (t->t_joiner)
+		__sim_wake(w, t->t_joiner);
+	__sim_let_go(w);
+}
+
+static void *rt_sim_trampoline(void *arg)
+{
+	struct rt_thread *t = arg;
+	struct rt_world *w = t->t_world;
+
+	rt_cur = t;
+	pthread_setname_np(pthread_self(), t->t_name);
+	sim_wait_baton(t);
+
+	t->t_fn(t->t_arg);
+
+	/* Once the baton is passed on, a joiner may free t: hands off. */
+	rt_world_lock(w);
+	__sim_exit(w, t);
+	return NULL;
+}
+
+static int __sim_start(struct rt_world *w, struct rt_thread *t)
+{
+	int rc = __sim_reserve(w, (size_t)w->w_live + 1);
+
+	if (rc)
+		return rc;
+	t->t_index = w->w_created;
+	t->t_pid = 1000 + (int)t->t_index;
+	t->t_state = RT_T_RUNNABLE;
+	rc = pthread_create(&t->t_pthread, NULL, rt_sim_trampoline, t);
+	if (rc)
+		return -rc;
+	w->w_created++;
+	w->w_live++;
+	__rt_link_thread(w, t);
+	__sim_runq_insert(w, t);
+	return 0;
+}
+
+int rt_sim_create(struct rt_world *w, struct rt_thread *t)
+{
+	struct rt_thread *self = sim_enter();
+	int rc;
+
+	RT_ASSERT(self->t_world == w);
+	rc = __sim_start(w, t);
+	sim_leave(self);
+	return rc;
+}
+
+int rt_sim_join(struct rt_thread *t)
+{
+	struct rt_world *w = t->t_world;
+	struct rt_thread *self;
+
+	if (!rt_cur || rt_cur->t_world != w)
+		return -EINVAL;
+	self = sim_enter();
+	if (t->t_joiner) {
+		sim_leave(self);
+		return -EINVAL;
+	}
+	if (!t->t_exited) {
+		t->t_joiner = self;
+		__sim_block(w, self, RT_WAIT_JOIN, t, UINT64_MAX);
+	}
+	RT_ASSERT(t->t_exited);
+	__rt_unlink_thread(w, t);
+	sim_leave(self);
+	/* t only has to return from its trampoline: a short real wait. */
+	pthread_join(t->t_pthread, NULL);
+	rt_thread_destroy(t);
+	return 0;
+}
+
+int rt_sim_run(struct rt_world *w, struct rt_thread *t)
+{
+	int rc;
+
+	RT_ASSERT(!rt_cur || rt_cur->t_world != w);
+	rt_world_lock(w);
+	RT_ASSERT(w->w_live == 0 && w->w_running == NULL);
+	rc = __sim_start(w, t);
+	if (rc) {
+		rt_world_unlock(w);
+		rt_thread_destroy(t);
+		return rc;
+	}
+	__sim_let_go(w);
+	rt_world_lock(w);
+	while (w->w_live > 0)
+		pthread_cond_wait(&w->w_cond, &w->w_lock);
+	while (w->w_all_first) {
+		struct rt_thread *z = w->w_all_first;
+
+		__rt_unlink_thread(w, z);
+		rt_world_unlock(w);
+		pthread_join(z->t_pthread, NULL);
+		rt_thread_destroy(z);
+		rt_world_lock(w);
+	}
+	rt_world_unlock(w);
+	return 0;
+}
+
+void rt_sim_yield(void)
+{
+	struct rt_thread *self = sim_enter();
+	struct rt_world *w = self->t_world;
+
+	self->t_state = RT_T_RUNNABLE;
+	__sim_runq_insert(w, self);
+	__sim_switch(w, self);
+	sim_leave(self);
+}
+
+/* ---- time ------------------------------------------------------------- */
+
+void rt_sim_sleep_until(uint64_t deadline_ns)
+{
+	struct rt_thread *self = sim_enter();
+	struct rt_world *w = self->t_world;
+
+	/* UINT64_MAX sets no timer: a sleep forever, which only a deadlock
+	 * report can end. */
+	if (deadline_ns > w->w_now)
+		__sim_block(w, self, RT_WAIT_SLEEP, NULL, deadline_ns);
+	sim_leave(self);
+}
+
+/*
+ * N virtual CPUs, each remembered by the time it becomes free. The thread
+ * takes the one that frees earliest (the lowest index on a tie), holds it
+ * for ns from then, and is blocked until the slice ends: so threads that
+ * charge CPU at once are served N at a time.
+ */
+void rt_sim_cpu(uint64_t ns)
+{
+	struct rt_thread *self = sim_enter();
+	struct rt_world *w = self->t_world;
+	unsigned best = 0;
+	uint64_t start, end;
+
+	for (unsigned i = 1; i < w->w_ncpus; i++)
+		if (w->w_cpu_free[i] < w->w_cpu_free[best])
+			best = i;
+	start = w->w_cpu_free[best] > w->w_now ? w->w_cpu_free[best] : w->w_now;
+	end = ns > UINT64_MAX - 1 - start ? UINT64_MAX - 1 : start + ns;
+	w->w_cpu_free[best] = end;
+	__sim_block(w, self, RT_WAIT_CPU, &w->w_cpu_free[best], end);
+	sim_leave(self);
+}
+
+/* ---- mutexes and condition variables ---------------------------------- */
+
+static void __sim_mutex_lock(struct rt_world *w, rt_mutex *m, struct rt_thread *self)
+{
+	if (!m->m_owner) {
+		m->m_owner = self;
+		return;
+	}
+	RT_ASSERT(m->m_owner != self); /* recursive locking is a bug */
+	waitq_push(&m->m_waiters, self);
+	__sim_block(w, self, RT_WAIT_MUTEX, m, UINT64_MAX);
+	RT_ASSERT(m->m_owner == self);
+}
+
+/* Ownership passes straight to the first waiter, so no barging: FIFO. */
+static void __sim_mutex_unlock(struct rt_world *w, rt_mutex *m, struct rt_thread *self)
+{
+	struct rt_thread *next;
+
+	RT_ASSERT(m->m_owner == self);
+	next = waitq_pop(&m->m_waiters);
+	m->m_owner = next;
+	if (next)
+		__sim_wake(w, next);
+}
+
+void rt_sim_mutex_lock(rt_mutex *m)
+{
+	struct rt_thread *self = sim_enter();
+
+	__sim_mutex_lock(self->t_world, m, self);
+	sim_leave(self);
+}
+
+int rt_sim_mutex_trylock(rt_mutex *m)
+{
+	struct rt_thread *self = sim_enter();
+	int rc = -EBUSY;
+
+	if (!m->m_owner) {
+		m->m_owner = self;
+		rc = 0;
+	}
+	sim_leave(self);
+	return rc;
+}
+
+void rt_sim_mutex_unlock(rt_mutex *m)
+{
+	struct rt_thread *self = sim_enter();
+
+	__sim_mutex_unlock(self->t_world, m, self);
+	sim_leave(self);
+}
+
+int rt_sim_cond_wait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns)
+{
+	struct rt_thread *self = sim_enter();
+	struct rt_world *w = self->t_world;
+	int rc;
+
+	RT_ASSERT(m->m_owner == self);
+	if (deadline_ns <= w->w_now) {
+		sim_leave(self);
+		return -ETIMEDOUT;
+	}
+	self->t_timed_out = false;
+	waitq_push(&c->c_waiters, self);
+	__sim_mutex_unlock(w, m, self);
+	__sim_block(w, self, RT_WAIT_COND, c, deadline_ns);
+	rc = self->t_timed_out ? -ETIMEDOUT : 0;
+	__sim_mutex_lock(w, m, self);
+	sim_leave(self);
+	return rc;
+}
+
+void rt_sim_cond_wake(rt_cond *c, bool all)
+{
+	struct rt_thread *self = sim_enter();
+	struct rt_thread *t;
+
+	while ((t = waitq_pop(&c->c_waiters)) != NULL) {
+		__sim_wake(self->t_world, t);
+		if (!all)
+			break;
+	}
+	sim_leave(self);
+}
+
+/* ---- the deadlock report ----------------------------------------------- */
+
+static void sim_describe_wait(const struct rt_world *w, const struct rt_thread *t)
+{
+	const rt_mutex *m;
+	const struct rt_thread *o;
+
+	switch (t->t_wait) {
+	case RT_WAIT_MUTEX:
+		m = t->t_wait_obj;
+		fprintf(stderr, "mutex '%s' held by '%s' (pid %d)",
+			m->m_name ? m->m_name : "?",
+			m->m_owner ? m->m_owner->t_name : "nobody",
+			m->m_owner ? m->m_owner->t_pid : 0);
+		break;
+	case RT_WAIT_COND:
+		fprintf(stderr, "cond '%s'",
+			((const rt_cond *)t->t_wait_obj)->c_name ?
+				((const rt_cond *)t->t_wait_obj)->c_name : "?");
+		break;
+	case RT_WAIT_JOIN:
+		o = t->t_wait_obj;
+		fprintf(stderr, "join of '%s' (pid %d)", o->t_name, o->t_pid);
+		break;
+	case RT_WAIT_SLEEP:
+		fprintf(stderr, "sleep forever");
+		break;
+	default:
+		fprintf(stderr, "state %d, wait %d", (int)t->t_state, (int)t->t_wait);
+		break;
+	}
+	(void)w;
+}
+
+static _Noreturn void __sim_deadlock(struct rt_world *w)
+{
+	fprintf(stderr,
+		"ujbd rt: sim deadlock at %llu ns (seed %llu): %u thread(s) "
+		"blocked, none runnable, no timer pending\n",
+		(unsigned long long)w->w_now, (unsigned long long)w->w_opts.seed,
+		w->w_live);
+	for (const struct rt_thread *t = w->w_all_first; t; t = t->t_all_next) {
+		if (t->t_exited)
+			continue;
+		fprintf(stderr, "  thread '%s' (pid %d) waits on ", t->t_name, t->t_pid);
+		sim_describe_wait(w, t);
+		fputc('\n', stderr);
+	}
+	fflush(stderr);
+	abort();
+}

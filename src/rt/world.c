@@ -249,7 +249,7 @@ struct rt_thread *rt_thread_alloc(struct rt_world *w, const char *name,
 
 	if (!t)
 		return NULL;
-	if (pthread_cond_init(&t->t_go_cv, NULL)) {
+	if (sem_init(&t->t_go, 0, 0)) {
 		free(t);
 		return NULL;
 	}
@@ -264,6 +264,6 @@ struct rt_thread *rt_thread_alloc(struct rt_world *w, const char *name,
 
 void rt_thread_destroy(struct rt_thread *t)
 {
-	pthread_cond_destroy(&t->t_go_cv);
+	sem_destroy(&t->t_go);
 	free(t);
 }
