@@ -1,0 +1,237 @@
+/*
+ * ujbd offline journal API: load a journal, scan its log, recover it, append
+ * a transaction, format a standalone journal.
+ *
+ * Everything here works on a struct jbd_loc (format.h): a device, the map of
+ * journal blocks to device blocks, and the data device tags point into. The
+ * journal runtime reuses these pieces (superblock I/O, the writer's block
+ * builders, the recovery passes).
+ *
+ * The one rule recovery lives by: every transaction is read and validated
+ * before the first byte goes to the data device, so a corrupt journal leaves
+ * the data device untouched. The data device is flushed before the journal
+ * is marked empty, so a crash in between only replays again.
+ *
+ * Thread-safety: a struct jbd_journal is used by one thread at a time.
+ * Errors: 0 or a negative errno, and err->msg says what and where; nothing
+ * prints.
+ */
+#ifndef UJBD_JBD_LOG_H
+#define UJBD_JBD_LOG_H
+
+#include "ujbd/format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A loaded journal. */
+struct jbd_journal {
+	struct jbd_loc j_loc;      /* copy of the caller's (the map is borrowed) */
+	struct jbd2_sb j_sb;       /* the superblock as read, or as last written */
+	struct jbd_fmt j_fmt;
+	uint32_t j_first, j_last;  /* the circular log area [j_first, j_last) */
+};
+
+/*
+ * Read and validate the superblock at loc->j_sb_block (jbd_sb_check with the
+ * loc's block size and length). -EUCLEAN/-EOPNOTSUPP corrupt or unsupported,
+ * -EIO read error.
+ */
+int jbd_journal_load(const struct jbd_loc *loc, struct jbd_journal *j,
+		     struct jbd_err *err);
+/* Refresh the checksum of j->j_sb, write it, flush the journal device. */
+int jbd_journal_write_sb(struct jbd_journal *j, struct jbd_err *err);
+/* One journal block (j_blocksize bytes) by journal block number. */
+int jbd_journal_read(const struct jbd_journal *j, uint64_t blk, void *buf);
+int jbd_journal_write(const struct jbd_journal *j, uint64_t blk, const void *buf);
+/* The next log block after blk, wrapping at j_last to j_first. */
+uint32_t jbd_log_next(const struct jbd_journal *j, uint32_t blk);
+/* Blocks from a to b going forward around the log (0 if equal). */
+uint32_t jbd_log_distance(const struct jbd_journal *j, uint32_t a, uint32_t b);
+
+/* ---- scan: what the log holds ------------------------------------------ */
+
+enum jbd_csum_state {
+	JBD_CSUM_NONE = 0, /* the journal has no such checksum */
+	JBD_CSUM_GOOD = 1,
+	JBD_CSUM_BAD = 2,
+};
+
+struct jbd_scan_tag {
+	uint64_t target;        /* data device block */
+	uint32_t journal_block; /* where the copy is in the log */
+	uint32_t flags;
+	uint32_t csum_stored;   /* the tag's checksum field (v2: 16 bits) */
+	uint8_t csum;           /* enum jbd_csum_state */
+};
+
+/* A descriptor or revoke block of a transaction. */
+struct jbd_scan_block {
+	uint32_t journal_block;
+	uint32_t type;          /* JBD2_DESCRIPTOR_BLOCK or JBD2_REVOKE_BLOCK */
+	uint8_t csum;           /* tail checksum */
+	uint32_t count;         /* tags, or revoke records */
+	uint32_t r_count;       /* revoke: the stored r_count */
+};
+
+struct jbd_scan_trans {
+	uint32_t tid;
+	uint32_t start_block;
+	struct jbd_scan_block *blocks;
+	size_t nblocks;
+	struct jbd_scan_tag *tags;
+	size_t ntags;
+	uint64_t *revoked;
+	size_t nrevoked;
+	bool has_commit;        /* a commit block with this tid was read */
+	bool committed;         /* ... and it verified */
+	bool replay;            /* tid < end_tid: recovery replays it */
+	uint32_t commit_block;
+	uint64_t commit_sec;
+	uint32_t commit_nsec;
+	uint8_t commit_csum;    /* enum jbd_csum_state */
+	bool bad_revoke;        /* a revoke block with r_count beyond the block */
+};
+
+enum jbd_scan_stop {
+	JBD_STOP_EMPTY = 0,     /* s_start == 0: nothing in the log */
+	JBD_STOP_NO_MAGIC,      /* end of log: no magic */
+	JBD_STOP_SEQUENCE,      /* end of log: another sequence number */
+	JBD_STOP_BLOCKTYPE,     /* end of log: unknown block type */
+	JBD_STOP_STALE,         /* end of log: bad checksum, older commit time */
+	JBD_STOP_LOG_FULL,      /* the whole log was read */
+	JBD_STOP_CORRUPT,       /* a committed transaction is corrupt */
+	JBD_STOP_LOOP,          /* a transaction runs around the whole log */
+	JBD_STOP_IO,            /* read error */
+};
+
+struct jbd_scan {
+	struct jbd_scan_trans *sc_trans;
+	size_t sc_ntrans, sc_cap;
+	uint32_t sc_start_tid, sc_start_block;
+	uint32_t sc_end_tid;    /* first tid not to replay (end_transaction) */
+	uint32_t sc_end_block;  /* log block after the last replayable commit */
+	enum jbd_scan_stop sc_stop;
+	uint32_t sc_stop_block;
+	char sc_stop_msg[160];  /* why the scan stopped, for ujbd dump */
+	int sc_error;           /* 0, or what the scan returned */
+};
+
+const char *jbd_scan_stop_name(enum jbd_scan_stop s);
+
+/*
+ * Scan the log from s_start as recovery's PASS_SCAN does (spec §6),
+ * recording every transaction, block, tag (with its data checksum checked),
+ * revoke record and commit. Bounded by the log length. Returns 0, or
+ * -EUCLEAN for a corrupt committed transaction or a scan that would loop,
+ * -EIO, -ENOMEM (err says which); sc holds what was found either way and
+ * must be released.
+ */
+int jbd_scan_log(const struct jbd_journal *j, struct jbd_scan *sc,
+		 struct jbd_err *err);
+void jbd_scan_release(struct jbd_scan *sc);
+
+/* ---- recovery ------------------------------------------------------------ */
+
+struct jbd_recover_opts {
+	bool dry_run;           /* validate and count; write nothing */
+};
+
+struct jbd_recover_result {
+	bool nothing_to_do;     /* s_start was 0 */
+	uint32_t first_tid, end_tid; /* replayed [first_tid, end_tid) */
+	uint32_t next_tid;      /* s_sequence written (end_tid + 1) */
+	uint64_t replayed_transactions;
+	uint64_t replayed_blocks;  /* data block writes */
+	uint64_t revoked_blocks;   /* tags skipped because revoked */
+	uint64_t revoke_records;   /* revoke records in replayed transactions */
+	uint64_t bad_csum_blocks;  /* tags skipped for a bad data checksum */
+	uint32_t head_block;       /* log end, saved in s_head */
+};
+
+/*
+ * Replay the log onto loc->j_data: scan, validate every transaction (tags
+ * inside the data device and not on the journal, revoke blocks sane), then
+ * write, flush the data device, write the superblock (s_start 0, s_sequence
+ * end_tid + 1, s_head = log end) and flush the journal device. Refuses
+ * FAST_COMMIT logs. Nothing is written on any error except -EBADMSG: some
+ * data blocks had bad checksums and were skipped, the others replayed and
+ * the journal marked empty with s_errno = -EIO (as e2fsck continues).
+ */
+int jbd_recover(struct jbd_journal *j, const struct jbd_recover_opts *o,
+		struct jbd_recover_result *r, struct jbd_err *err);
+
+/* ---- writing one transaction ------------------------------------------ */
+
+struct jbd_write_block {
+	uint64_t target;        /* data device block */
+	const void *data;       /* j_blocksize bytes (not modified) */
+};
+
+struct jbd_txn_desc {
+	const struct jbd_write_block *blocks;
+	size_t nblocks;
+	const uint64_t *revokes;
+	size_t nrevokes;
+	uint64_t commit_sec;
+	uint32_t commit_nsec;
+	/* Called once everything is validated and placed, before the first
+	 * journal write (ujbd write sets ext4 needs_recovery here). A negative
+	 * return aborts with nothing written. May be NULL. */
+	int (*before_write)(void *arg, struct jbd_err *err);
+	void *before_write_arg;
+};
+
+struct jbd_write_result {
+	uint32_t tid;
+	uint32_t start_block;   /* first block of the transaction */
+	uint32_t commit_block;
+	uint32_t log_blocks;    /* blocks written to the log */
+};
+
+/*
+ * Append one committed transaction after the last committed one (or at
+ * s_head / s_first when the journal is empty), wrapping at the end of the
+ * log: revoke blocks first, then descriptors and data (escaped, checksummed
+ * in the journal's tag format), flush, then the commit block and a flush.
+ * The superblock is updated (s_start, s_sequence, REVOKE feature) before the
+ * commit block is written. -ENOSPC if it does not fit in the free log,
+ * -EINVAL for a target beyond the data device or needing 64BIT, -EUCLEAN if
+ * the log is corrupt.
+ */
+int jbd_write_txn(struct jbd_journal *j, const struct jbd_txn_desc *t,
+		  struct jbd_write_result *r, struct jbd_err *err);
+
+/* ---- formatting a standalone journal ------------------------------------ */
+
+enum jbd_csum_kind {
+	JBD_CSUM_KIND_NONE = 0,
+	JBD_CSUM_KIND_V1 = 1,   /* COMPAT_CHECKSUM */
+	JBD_CSUM_KIND_V2 = 2,
+	JBD_CSUM_KIND_V3 = 3,
+};
+
+struct jbd_format_opts {
+	uint32_t blocksize;     /* 1024..65536, power of two */
+	uint64_t blocks;        /* journal length, superblock included */
+	enum jbd_csum_kind csum;
+	bool is64;              /* INCOMPAT_64BIT */
+	bool async_commit;      /* INCOMPAT_ASYNC_COMMIT */
+	uint8_t uuid[16];
+	uint32_t sequence;      /* initial s_sequence (0 means 1) */
+};
+
+#define JBD_FORMAT_MIN_BLOCKS 16u
+
+/*
+ * Write a fresh v2 superblock at journal block 0 of d (REVOKE set, the
+ * chosen checksum and 64BIT features, s_first 1, s_start 0), zero the log
+ * area, flush. d must hold blocks * blocksize bytes.
+ */
+int jbd_format(struct dev *d, const struct jbd_format_opts *o, struct jbd_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

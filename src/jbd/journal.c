@@ -1,0 +1,223 @@
+/*
+ * journal.c: where a journal's blocks are, its superblock, and formatting a
+ * standalone journal.
+ *
+ * A journal block number goes through the map of struct jbd_loc to a byte
+ * offset on the journal device; nothing else in src/jbd knows whether the
+ * journal is a file, an external device or inode 8 of an ext4 image.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int jbd_err_set(struct jbd_err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+int jbd_loc_offset(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off)
+{
+	size_t lo = 0, hi = loc->j_nmap;
+
+	if (lblk >= loc->j_len)
+		return -EINVAL;
+	/* Binary search for the last extent starting at or before lblk. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (loc->j_map[mid].lblk <= lblk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -EINVAL;
+	const struct jbd_extent *e = &loc->j_map[lo - 1];
+	if (lblk - e->lblk >= e->len)
+		return -EINVAL;
+	*off = (e->pblk + (lblk - e->lblk)) * (uint64_t)loc->j_blocksize;
+	return 0;
+}
+
+int jbd_journal_read(const struct jbd_journal *j, uint64_t blk, void *buf)
+{
+	uint64_t off;
+	int rc = jbd_loc_offset(&j->j_loc, blk, &off);
+
+	if (rc)
+		return rc;
+	return dev_pread(j->j_loc.j_dev, buf, j->j_loc.j_blocksize, off);
+}
+
+int jbd_journal_write(const struct jbd_journal *j, uint64_t blk, const void *buf)
+{
+	uint64_t off;
+	int rc = jbd_loc_offset(&j->j_loc, blk, &off);
+
+	if (rc)
+		return rc;
+	return dev_pwrite(j->j_loc.j_dev, buf, j->j_loc.j_blocksize, off, 0);
+}
+
+uint32_t jbd_log_next(const struct jbd_journal *j, uint32_t blk)
+{
+	ASSERT(blk >= j->j_first && blk < j->j_last);
+	blk++;
+	if (blk >= j->j_last)
+		blk -= j->j_last - j->j_first;
+	return blk;
+}
+
+uint32_t jbd_log_distance(const struct jbd_journal *j, uint32_t a, uint32_t b)
+{
+	uint32_t n = j->j_last - j->j_first;
+
+	ASSERT(a >= j->j_first && a < j->j_last && b >= j->j_first && b < j->j_last);
+	return b >= a ? b - a : n - (a - b);
+}
+
+/* The log end: s_maxlen, less the fast-commit area. */
+static uint32_t sb_log_last(const struct jbd2_sb *sb)
+{
+	uint32_t last = jbd_get_be32(sb->s_maxlen);
+
+	if (jbd_sb_has_incompat(sb, JBD2_FEATURE_INCOMPAT_FAST_COMMIT)) {
+		uint32_t fc = jbd_get_be32(sb->s_num_fc_blks);
+		last -= fc ? fc : JBD2_DEFAULT_FC_BLOCKS;
+	}
+	return last;
+}
+
+int jbd_journal_load(const struct jbd_loc *loc, struct jbd_journal *j,
+		     struct jbd_err *err)
+{
+	uint8_t *buf;
+	int rc;
+
+	memset(j, 0, sizeof(*j));
+	j->j_loc = *loc;
+	if (loc->j_blocksize < JBD2_MIN_BLOCKSIZE || loc->j_blocksize > JBD2_MAX_BLOCKSIZE)
+		return jbd_err_set(err, -EINVAL, "invalid journal block size %u",
+				   loc->j_blocksize);
+	buf = malloc(loc->j_blocksize);
+	if (!buf)
+		return jbd_err_set(err, -ENOMEM, "out of memory");
+	rc = jbd_journal_read(j, loc->j_sb_block, buf);
+	if (rc) {
+		jbd_err_set(err, rc, "cannot read the journal superblock (block %llu)",
+			    (unsigned long long)loc->j_sb_block);
+		goto out;
+	}
+	memcpy(&j->j_sb, buf, sizeof(j->j_sb));
+	rc = jbd_sb_check(&j->j_sb, loc->j_len, loc->j_blocksize, loc->j_sb_block, err);
+	if (rc)
+		goto out;
+	jbd_fmt_from_sb(&j->j_sb, &j->j_fmt);
+	j->j_first = jbd_get_be32(j->j_sb.s_first);
+	j->j_last = sb_log_last(&j->j_sb);
+	ASSERT(j->j_first < j->j_last);
+out:
+	free(buf);
+	return rc;
+}
+
+int jbd_journal_write_sb(struct jbd_journal *j, struct jbd_err *err)
+{
+	uint32_t bs = j->j_loc.j_blocksize;
+	uint8_t *buf = calloc(1, bs);
+	int rc;
+
+	if (!buf)
+		return jbd_err_set(err, -ENOMEM, "out of memory");
+	jbd_sb_csum_set(&j->j_sb);
+	/* Pair check: what we write must pass what we demand on reading. */
+	rc = jbd_sb_check(&j->j_sb, j->j_loc.j_len, bs, j->j_loc.j_sb_block, err);
+	ASSERT(rc == 0);
+	memcpy(buf, &j->j_sb, sizeof(j->j_sb));
+	rc = jbd_journal_write(j, j->j_loc.j_sb_block, buf);
+	if (!rc)
+		rc = dev_flush(j->j_loc.j_dev);
+	if (rc)
+		jbd_err_set(err, rc, "cannot write the journal superblock: %s", strerror(-rc));
+	free(buf);
+	return rc;
+}
+
+/* ---- format ------------------------------------------------------------ */
+
+static void format_fill_sb(struct jbd2_sb *sb, const struct jbd_format_opts *o)
+{
+	uint32_t inc = JBD2_FEATURE_INCOMPAT_REVOKE;
+
+	memset(sb, 0, sizeof(*sb));
+	jbd_hdr_encode(sb, JBD2_SUPERBLOCK_V2, 0);
+	jbd_put_be32(&sb->s_blocksize, o->blocksize);
+	jbd_put_be32(&sb->s_maxlen, (uint32_t)o->blocks);
+	jbd_put_be32(&sb->s_first, 1);
+	jbd_put_be32(&sb->s_sequence, o->sequence ? o->sequence : 1);
+	if (o->is64)
+		inc |= JBD2_FEATURE_INCOMPAT_64BIT;
+	if (o->async_commit)
+		inc |= JBD2_FEATURE_INCOMPAT_ASYNC_COMMIT;
+	if (o->csum == JBD_CSUM_KIND_V2)
+		inc |= JBD2_FEATURE_INCOMPAT_CSUM_V2;
+	if (o->csum == JBD_CSUM_KIND_V3)
+		inc |= JBD2_FEATURE_INCOMPAT_CSUM_V3;
+	if (o->csum == JBD_CSUM_KIND_V1)
+		jbd_put_be32(&sb->s_feature_compat, JBD2_FEATURE_COMPAT_CHECKSUM);
+	jbd_put_be32(&sb->s_feature_incompat, inc);
+	if (o->csum == JBD_CSUM_KIND_V2 || o->csum == JBD_CSUM_KIND_V3)
+		sb->s_checksum_type = JBD2_CRC32C_CHKSUM;
+	memcpy(sb->s_uuid, o->uuid, sizeof(sb->s_uuid));
+	jbd_put_be32(&sb->s_nr_users, 1);
+	jbd_sb_csum_set(sb);
+}
+
+int jbd_format(struct dev *d, const struct jbd_format_opts *o, struct jbd_err *err)
+{
+	const uint32_t chunk_blocks = 256;
+	uint32_t bs = o->blocksize;
+	uint8_t *buf;
+	int rc = 0;
+
+	if (bs < JBD2_MIN_BLOCKSIZE || bs > JBD2_MAX_BLOCKSIZE || (bs & (bs - 1)))
+		return jbd_err_set(err, -EINVAL, "invalid block size %u", bs);
+	if (o->blocks < JBD_FORMAT_MIN_BLOCKS || o->blocks > UINT32_MAX)
+		return jbd_err_set(err, -EINVAL, "journal of %llu blocks: need %u to %u",
+				   (unsigned long long)o->blocks, JBD_FORMAT_MIN_BLOCKS,
+				   UINT32_MAX);
+	if (dev_size(d) < o->blocks * bs)
+		return jbd_err_set(err, -ENOSPC, "device too small for %llu blocks",
+				   (unsigned long long)o->blocks);
+	buf = calloc(chunk_blocks, bs);
+	if (!buf)
+		return jbd_err_set(err, -ENOMEM, "out of memory");
+	/* Zero the log so no stale block of an earlier journal survives. */
+	for (uint64_t b = 1; b < o->blocks && !rc; b += chunk_blocks) {
+		uint64_t n = o->blocks - b < chunk_blocks ? o->blocks - b : chunk_blocks;
+		rc = dev_pwrite(d, buf, (uint32_t)(n * bs), b * bs, 0);
+	}
+	if (!rc)
+		rc = dev_flush(d);
+	if (!rc) {
+		format_fill_sb((struct jbd2_sb *)buf, o);
+		rc = dev_pwrite(d, buf, bs, 0, 0);
+	}
+	if (!rc)
+		rc = dev_flush(d);
+	if (rc)
+		jbd_err_set(err, rc, "cannot write the journal: %s", strerror(-rc));
+	free(buf);
+	return rc;
+}
