@@ -421,6 +421,163 @@ static void test_determinism(void)
 		(unsigned long long)seeds[1], (unsigned long long)h[1][0]);
 }
 
+/* The same seed in another process (other addresses, other pthread ids)
+ * gives the same hash: nothing depends on pointers or on the host. */
+static void test_determinism_across_processes(void)
+{
+	uint64_t mine, theirs = 0, ev;
+	static char order[2048];
+	int pipefd[2], status;
+	pid_t pid;
+
+	T_EQ(pipe(pipefd), 0);
+	fflush(NULL);
+	pid = fork();
+	T_CHECK(pid >= 0);
+	if (pid == 0) {
+		uint64_t h = 0;
+		void *junk = malloc(12345); /* shift the child's heap layout */
+
+		close(pipefd[0]);
+		if (det_run(42, &h, order, &ev) || write(pipefd[1], &h, sizeof(h)) != sizeof(h))
+			_exit(1);
+		free(junk);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	T_EQ(read(pipefd[0], &theirs, sizeof(theirs)), (long)sizeof(theirs));
+	close(pipefd[0]);
+	T_EQ(waitpid(pid, &status, 0), pid);
+	T_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	T_EQ(det_run(42, &mine, order, &ev), 0);
+	T_EQ_U64(mine, theirs);
+}
+
+/* ---- FIFO hand-off, signal and broadcast ------------------------------ */
+
+struct fifo {
+	rt_mutex m;
+	rt_cond c;
+	int arrived[3], acquired[3];
+	int narrived, nacquired;
+	int woken;
+	int go;
+};
+
+static void fifo_fn(void *arg)
+{
+	struct fifo *f = arg;
+	int me = rt_self_name()[1] - '0';
+
+	f->arrived[f->narrived++] = me;
+	rt_mutex_lock(&f->m);
+	f->acquired[f->nacquired++] = me;
+	while (!f->go)
+		rt_cond_wait(&f->c, &f->m);
+	f->woken++;
+	f->go--;
+	rt_mutex_unlock(&f->m);
+}
+
+static void fifo_main(void *arg)
+{
+	struct fifo *f = arg;
+	static const char *names[3] = { "f0", "f1", "f2" };
+	rt_thread *t[3];
+
+	rt_mutex_lock(&f->m);
+	for (int i = 0; i < 3; i++)
+		rt_thread_create(&t[i], names[i], fifo_fn, f);
+	rt_sleep_ns(RT_NS_PER_MS); /* all three queue up on m */
+	rt_mutex_unlock(&f->m);
+	rt_sleep_ns(RT_NS_PER_MS); /* all three wait on c */
+	rt_mutex_lock(&f->m);
+	f->go = 3;
+	rt_cond_signal(&f->c); /* exactly one wakes */
+	rt_mutex_unlock(&f->m);
+	rt_sleep_ns(RT_NS_PER_MS);
+	if (f->woken != 1)
+		f->woken = -100;
+	rt_mutex_lock(&f->m);
+	rt_cond_broadcast(&f->c);
+	rt_mutex_unlock(&f->m);
+	for (int i = 0; i < 3; i++)
+		rt_thread_join(t[i]);
+}
+
+static void test_fifo_signal_broadcast(void)
+{
+	for (uint64_t seed = 10; seed < 16; seed++) {
+		rt_world *w = sim_world(seed, 0);
+		struct fifo f;
+
+		memset(&f, 0, sizeof(f));
+		T_CHECK(w != NULL);
+		T_EQ(rt_mutex_init(&f.m, "fifo"), 0);
+		T_EQ(rt_cond_init(&f.c, "fifo"), 0);
+		T_EQ(rt_world_run(w, "fifo", fifo_main, &f), 0);
+		T_EQ(f.nacquired, 3);
+		T_EQ(f.woken, 3);
+		for (int i = 0; i < 3; i++)
+			T_EQ(f.acquired[i], f.arrived[i]);
+		rt_world_free(w);
+	}
+}
+
+/* ---- the event log ----------------------------------------------------- */
+
+struct evlog {
+	int switches, times, user;
+	uint64_t last_time;
+	char user_thread[RT_NAME_MAX];
+};
+
+static void evlog_cb(void *arg, uint64_t now, const char *thread, const char *what)
+{
+	struct evlog *e = arg;
+
+	if (!strcmp(what, "switch")) {
+		e->switches++;
+	} else if (!strcmp(what, "time")) {
+		e->times++;
+		e->last_time = now;
+	} else if (!strcmp(what, "hello")) {
+		e->user++;
+		snprintf(e->user_thread, sizeof(e->user_thread), "%s", thread);
+	}
+}
+
+static void evlog_fn(void *arg)
+{
+	(void)arg;
+	rt_sleep_ns(100);
+	rt_sleep_ns(200);
+	rt_event("hello");
+}
+
+static void test_event_log(void)
+{
+	struct rt_world_opts o = { .kind = RT_WORLD_SIM, .seed = 1, .on_event = evlog_cb };
+	struct evlog e;
+	rt_world *w;
+	uint64_t h0, h1;
+
+	memset(&e, 0, sizeof(e));
+	o.on_event_arg = &e;
+	T_EQ(rt_world_new(&o, &w), 0);
+	h0 = rt_world_hash(w);
+	T_EQ(rt_world_run(w, "logger", evlog_fn, NULL), 0);
+	h1 = rt_world_hash(w);
+	T_CHECK(h1 != h0);
+	T_EQ(e.switches, 1); /* one thread: the baton only changes hands once */
+	T_EQ_U64(rt_world_switches(w), 1);
+	T_EQ(e.times, 2);
+	T_EQ_U64(e.last_time, 300);
+	T_EQ(e.user, 1);
+	T_STREQ(e.user_thread, "logger");
+	rt_world_free(w);
+}
+
 /* ---- threads: yield, trylock, join, ioprio, unjoined threads ----------- */
 
 struct misc {
@@ -616,6 +773,9 @@ int main(int argc, char **argv)
 	T_RUN(test_producer_consumer);
 	T_RUN(test_cpu_model);
 	T_RUN(test_determinism);
+	T_RUN(test_determinism_across_processes);
+	T_RUN(test_fifo_signal_broadcast);
+	T_RUN(test_event_log);
 	T_RUN(test_threads_misc);
 	T_RUN(test_switch_cost);
 	T_RUN(test_deadlock_report);
