@@ -22,7 +22,10 @@
  * given world and returns when every thread of that world has exited.
  *
  * Objects (rt_mutex, rt_cond) belong to the world of the thread that
- * initialised them and may be used only by threads of that world.
+ * initialised them and may be used only by threads of that world. (Each
+ * call is dispatched on the CALLER's world, and every object carries both a
+ * pthread object and the sim queues, so an object initialised by main before
+ * a sim run may be used inside that run; never by two worlds at once.)
  *
  * Lock order: the runtime's own locks are internal and never held across a
  * call back into user code.
@@ -56,7 +59,9 @@ struct rt_world_opts {
 	uint64_t seed;     /* seeds the world's PRNG (and the sim scheduler) */
 	unsigned ncpus;    /* sim: virtual CPUs for rt_cpu(); 0 means 2 */
 	/* sim: called for each scheduling event (context switch, time jump,
-	 * rt_event()); may be NULL. Must not call rt_* functions. */
+	 * rt_event()); may be NULL. Must not call rt_* functions. what is
+	 * "switch" (thread: the new baton holder), "time" (thread: "") or the
+	 * rt_event() string (thread: the caller). Real world: rt_event() only. */
 	void (*on_event)(void *arg, uint64_t now_ns, const char *thread,
 			 const char *what);
 	void *on_event_arg;
@@ -71,7 +76,10 @@ void rt_world_free(rt_world *w);
  * and every thread it (transitively) created have exited. May be called
  * again on the same world afterwards; virtual time and the PRNG carry on.
  * In the sim world a deadlock (no runnable thread, no pending timer, threads
- * still blocked) prints the deadlock report and aborts.
+ * still blocked) prints the deadlock report and aborts. Threads nobody joined
+ * are reaped before it returns (their handles are then invalid); on the
+ * default real world only the first thread is. Must not be called by a
+ * thread of w itself.
  */
 int rt_world_run(rt_world *w, const char *name, void (*fn)(void *), void *arg);
 /* The world of the calling thread (the default real world for foreign threads). */
@@ -112,7 +120,9 @@ const char *rt_self_name(void);
  * number (1000 + creation index) in the sim world. */
 int rt_thread_pid(const rt_thread *t);
 int rt_self_pid(void);
-/* Give up the baton (sim: the scheduler picks again); sched_yield in real. */
+/* Give up the baton (sim: the scheduler picks again, maybe the caller);
+ * sched_yield in real. A yield never advances virtual time: to poll in sim,
+ * sleep (rt_sleep_ns) rather than spin on rt_yield. */
 void rt_yield(void);
 
 /* ---- mutexes and condition variables ---------------------------------- */
@@ -136,7 +146,10 @@ typedef struct rt_cond {
 	const char *c_name;
 } rt_cond;
 
-/* name must outlive the object (a string literal, typically). */
+/* name must outlive the object (a string literal, typically). In sim, lock
+ * blocks (a scheduling point) only when the mutex is held; unlock hands it
+ * straight to the first waiter (FIFO); unlock, signal and broadcast never
+ * give up the baton. Recursive locking aborts in sim. */
 int rt_mutex_init(rt_mutex *m, const char *name);
 void rt_mutex_release(rt_mutex *m);
 void rt_mutex_lock(rt_mutex *m);
@@ -149,7 +162,10 @@ void rt_cond_release(rt_cond *c);
 /* Wait with m held; m is held again on return. Spurious wakeups allowed. */
 void rt_cond_wait(rt_cond *c, rt_mutex *m);
 /* As rt_cond_wait, until the absolute time deadline_ns (rt_now_ns scale).
- * Returns 0 when signalled, -ETIMEDOUT when the deadline passed. */
+ * Returns 0 when signalled, -ETIMEDOUT when the deadline passed. In sim a
+ * deadline not after now returns -ETIMEDOUT at once (m stays held); a later
+ * one times out at exactly deadline_ns of virtual time. Sim wakeups are
+ * FIFO and never spurious; a signalled waiter re-takes m like any locker. */
 int rt_cond_timedwait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns);
 void rt_cond_signal(rt_cond *c);
 void rt_cond_broadcast(rt_cond *c);
@@ -197,7 +213,8 @@ enum rt_ioprio_class {
  * refuses (EPERM for RT without CAP_SYS_NICE, say), the priority is still
  * recorded and the kernel's errno is returned negated, so the caller can
  * report it and carry on. -EINVAL for a malformed value (level > 7, NONE
- * with a level other than 0 or 4, unknown class).
+ * with a level other than 0 or 4, unknown class). NONE is passed to the
+ * kernel as 0. Sim world: recorded only, returns 0.
  */
 int rt_ioprio_set(uint16_t ioprio);
 uint16_t rt_ioprio_get(void);
