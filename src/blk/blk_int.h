@@ -1,0 +1,229 @@
+/*
+ * Block layer internals shared by core.c, plug.c, trace.c and the three
+ * elevators. Not installed.
+ *
+ * Everything in struct blk_queue, its requests and its elevator data is
+ * protected by q_lock ([q_lock] below), taken by every entry point; the
+ * elevator hooks are always called with it held. Functions named __blk_*
+ * expect it held.
+ *
+ * Request life: FREE -> QUEUED (in the elevator, on q_queued: merge
+ * candidates) -> INFLIGHT (at the device) -> FREE. Flush-only requests skip
+ * the elevator: they wait on q_dispatch and are issued before elevator
+ * requests.
+ */
+#ifndef UJBD_BLK_INT_H
+#define UJBD_BLK_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ujbd/blk.h"
+#include "ujbd/dev.h"
+#include "ujbd/rt.h"
+
+#ifndef ASSERT
+#include <assert.h>
+#define ASSERT(x) assert(x)
+#endif
+
+#define BLK_CONTAINER_OF(p, type, member) \
+	((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+/* ---- an intrusive circular doubly linked list ------------------------- */
+
+struct blk_link {
+	struct blk_link *next, *prev;
+};
+
+static inline void blk_list_init(struct blk_link *h)
+{
+	h->next = h->prev = h;
+}
+static inline int blk_list_empty(const struct blk_link *h)
+{
+	return h->next == h;
+}
+/* Insert n before pos (at the tail when pos is the head). */
+static inline void blk_list_insert_before(struct blk_link *pos, struct blk_link *n)
+{
+	n->prev = pos->prev;
+	n->next = pos;
+	pos->prev->next = n;
+	pos->prev = n;
+}
+static inline void blk_list_add_tail(struct blk_link *h, struct blk_link *n)
+{
+	blk_list_insert_before(h, n);
+}
+static inline void blk_list_del(struct blk_link *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n->prev = n;
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+enum blk_rq_state { BLK_RQ_FREE = 0, BLK_RQ_QUEUED, BLK_RQ_INFLIGHT };
+
+struct blk_request {
+	struct blk_queue *rq_q;
+	enum blk_rq_state rq_state;
+	uint64_t rq_seq;          /* allocation order: breaks every tie */
+	enum blk_op rq_op;
+	uint32_t rq_flags;
+	uint64_t rq_sector;
+	uint32_t rq_nr_sectors;
+	uint16_t rq_ioprio;       /* best of its bios */
+	int rq_pid;               /* first bio's thread */
+	char rq_comm[16];
+	struct blk_bio *rq_bio, *rq_biotail;
+	unsigned rq_nr_bios;
+	uint64_t rq_start_ns;     /* G: request allocated */
+	uint64_t rq_i_ns, rq_d_ns;
+	uint64_t rq_fifo_time;    /* elevator deadline (deadline, cfq) */
+	struct blk_link rq_qlink; /* q_queued / q_dispatch / free list */
+	struct blk_link rq_slink; /* elevator: sorted by sector */
+	struct blk_link rq_flink; /* elevator: FIFO */
+	void *rq_elv;             /* cfq: its cfq queue */
+	int rq_slot;              /* bounce slot while in flight, or -1 */
+	struct dev_req rq_dev;
+};
+
+static inline uint64_t blk_rq_end(const struct blk_request *rq)
+{
+	return rq->rq_sector + rq->rq_nr_sectors;
+}
+/* CFQ's notion: reads and SYNC writes are sync. */
+static inline int blk_rq_is_sync(const struct blk_request *rq)
+{
+	return rq->rq_op == BLK_OP_READ || (rq->rq_flags & BLK_SYNC);
+}
+static inline int blk_rq_is_meta(const struct blk_request *rq)
+{
+	return (rq->rq_flags & (BLK_META | BLK_PRIO)) != 0;
+}
+/* An ioprio as the elevators use it: class NONE is BE, IDLE is level 7. */
+static inline unsigned blk_ioprio_class(uint16_t prio)
+{
+	unsigned c = RT_IOPRIO_CLASS(prio);
+	return c == RT_IOPRIO_CLASS_NONE ? RT_IOPRIO_CLASS_BE : c;
+}
+static inline unsigned blk_ioprio_level(uint16_t prio)
+{
+	unsigned l = RT_IOPRIO_LEVEL(prio);
+	if (blk_ioprio_class(prio) == RT_IOPRIO_CLASS_IDLE)
+		return RT_IOPRIO_LEVELS - 1;
+	return l < RT_IOPRIO_LEVELS ? l : RT_IOPRIO_LEVELS - 1;
+}
+
+/* ---- elevators ---------------------------------------------------------- */
+
+/*
+ * Every hook runs with q_lock held. The generic layer owns q_queued (merge
+ * lookup); the elevator owns rq_slink, rq_flink, rq_elv, rq_fifo_time.
+ * dispatch() removes the request it returns from its own structures.
+ * After add, completed and timer the generic layer runs the queue, so an
+ * elevator "kicks" simply by returning.
+ */
+struct blk_elv_ops {
+	const char *name;
+	int (*init)(struct blk_queue *q);
+	void (*exit)(struct blk_queue *q);
+	/* May bio b join rq? (same CFQ queue). NULL = yes. */
+	int (*allow_merge)(struct blk_queue *q, struct blk_request *rq,
+			   const struct blk_bio *b);
+	void (*add)(struct blk_queue *q, struct blk_request *rq);
+	/* rq grew by a bio; front = its start sector moved. */
+	void (*merged)(struct blk_queue *q, struct blk_request *rq, int front);
+	struct blk_request *(*dispatch)(struct blk_queue *q);
+	void (*completed)(struct blk_queue *q, struct blk_request *rq);
+	/* Earliest pending timer (rt_now_ns scale), 0 = none; fire it. */
+	uint64_t (*timer_at)(struct blk_queue *q);
+	void (*timer)(struct blk_queue *q);
+};
+
+extern const struct blk_elv_ops blk_elv_noop;
+extern const struct blk_elv_ops blk_elv_deadline;
+extern const struct blk_elv_ops blk_elv_cfq;
+
+/* ---- the queue ---------------------------------------------------------- */
+
+#define BLK_NCLASSES 3 /* RT, BE, IDLE */
+
+struct blk_queue {
+	rt_mutex q_lock;
+	rt_cond q_kick;           /* kblockd: timers changed, or stop */
+	rt_cond q_done;           /* a bio waited on completed; drain */
+	rt_cond q_rq_wait;        /* a request became free */
+
+	struct dev *q_dev;
+	struct blk_queue_opts q_opts;
+	uint32_t q_block_size;
+	uint64_t q_nr_sectors;    /* device size */
+	int q_rotational;
+	unsigned q_depth;
+	const struct blk_elv_ops *q_elv;
+	void *q_elv_data;         /* [q_lock] */
+
+	struct blk_request *q_pool;  /* nr_requests, allocated at creation */
+	struct blk_link q_free;      /* [q_lock] */
+	unsigned q_nr_free;
+	struct blk_link q_queued;    /* [q_lock] elevator requests, insertion order */
+	unsigned q_nr_queued;
+	struct blk_link q_dispatch;  /* [q_lock] flushes waiting to be issued */
+	unsigned q_in_flight;
+	uint64_t q_rq_seq;
+
+	int q_plugged;               /* [q_lock] 2.6.29 queue-level plug */
+	uint64_t q_unplug_at;
+
+	void **q_bounce;             /* q_depth slots, allocated on first need */
+	uint32_t q_bounce_bytes;
+	unsigned char *q_bounce_busy;
+
+	rt_thread *q_kblockd;
+	int q_stop, q_dying;
+	uint64_t q_t0;
+
+	struct blk_bio *q_end_head, *q_end_tail; /* [q_lock] end_io to call */
+
+	/* trace and statistics [q_lock] */
+	struct blk_trace_event *q_tr;
+	size_t q_tr_n;
+	uint64_t q_tr_dropped, q_tr_seq;
+	struct blk_stat q_procs[BLK_STAT_MAX_PROCS];
+	size_t q_nprocs;
+	struct blk_stat q_classes[BLK_NCLASSES];
+	struct blk_queue_stats q_stats;
+};
+
+/* core.c */
+void __blk_insert_bio(struct blk_queue *q, struct blk_bio *b);
+void __blk_run_queue(struct blk_queue *q);
+void __blk_unplug(struct blk_queue *q, char why);
+/* Unlock q, first calling the pending end_io callbacks without the lock. */
+void blk_unlock(struct blk_queue *q);
+void __blk_timers_changed(struct blk_queue *q);
+
+/* trace.c */
+#define BLK_RWBS_NONE (-1) /* P, U, T lines: "N" */
+void blk_rwbs(int op, uint32_t flags, char out[8]);
+void __blk_trace_rq(struct blk_queue *q, char action, const struct blk_request *rq);
+void __blk_trace_bio(struct blk_queue *q, char action, const struct blk_bio *b);
+void __blk_trace_plug(struct blk_queue *q, char action, unsigned nr);
+void __blk_trace_c(struct blk_queue *q, const struct blk_request *rq, int error);
+void __blk_account_bio(struct blk_queue *q, const struct blk_bio *b,
+		       const struct blk_request *rq, uint64_t now);
+void __blk_account_merge(struct blk_queue *q, const struct blk_bio *b);
+int blk_trace_alloc(struct blk_queue *q);
+void blk_trace_free(struct blk_queue *q);
+
+/* plug.c */
+/* Flush the calling thread's plug if it holds bios (any queue). */
+void blk_plug_flush_current(void);
+/* Append b to the calling thread's plug if one is started: 1 if taken. */
+int blk_plug_take(struct blk_queue *q, struct blk_bio *b);
+
+#endif /* UJBD_BLK_INT_H */

@@ -1,0 +1,779 @@
+/*
+ * cfq: Completely Fair Queueing as in Linux 2.6.29 cfq-iosched.c, with the
+ * 2.6.33 corrections the spec names (banked slice time moves a queue
+ * forward, one request per dispatch call with cfq_may_dispatch's checks,
+ * idling decided per queue in flight).
+ *
+ * The one idea: the disk is lent to one queue at a time for a time slice.
+ * Sync requests (reads, SYNC writes) go to a queue private to the issuing
+ * thread; async writes share one queue per (class, level). Busy queues wait
+ * on one service list ordered RT first, IDLE last, then by a key that is
+ * "now + a priority offset - banked time". The active queue keeps the disk
+ * for its slice; when its sync queue runs empty CFQ *idles* slice_idle for
+ * the same thread's next request rather than seek elsewhere - the
+ * behaviour seeds 000 and 003 are about - unless a request that may
+ * preempt arrives (RT over BE, sync over async, META over non-META).
+ *
+ * Timers: only the idle timer, run by the queue's kblockd thread
+ * (timer_at/timer hooks). Everything is under q_lock.
+ *
+ * Differences from the kernel are listed in docs/blk.md.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blk/blk_int.h"
+
+#define CFQ_MAX_SYNC_QUEUES 128    /* a limit on threads with sync I/O */
+#define CFQ_SLICE_SCALE 5
+#define CFQ_IDLE_DELAY_NS (200 * RT_NS_PER_MS)
+#define CFQ_MIN_TT_NS (2 * RT_NS_PER_MS)
+#define CFQ_HW_QUEUE_MIN 5
+#define CFQ_SEEKY_SECTORS (8 * 1024)   /* mean seek > 4 MiB */
+#define CFQ_SAMPLE_VALID(n) ((n) > 80)
+#define CFQ_FRONT_BACKOFF_NS ((int64_t)RT_NS_PER_S)
+
+struct cfqq {
+	int cq_used;
+	int cq_pid;                 /* sync: owning thread; async: -1 */
+	int cq_sync;
+	unsigned cq_class;          /* RT_IOPRIO_CLASS_RT / BE / IDLE */
+	unsigned cq_level;
+	uint16_t cq_ioprio;         /* as submitted, to notice changes */
+	struct blk_link cq_sort;    /* requests by sector (rq_slink) */
+	struct blk_link cq_fifo;    /* requests by arrival (rq_flink) */
+	struct blk_request *cq_next_rq;
+	unsigned cq_queued, cq_meta_pending, cq_dispatched;
+	/* service list */
+	int cq_on_rr;
+	int64_t cq_rb_key;
+	struct blk_link cq_rr;
+	/* slice */
+	uint64_t cq_slice_end;
+	int64_t cq_slice_resid;
+	unsigned cq_slice_dispatch;
+	int cq_slice_new, cq_wait_request, cq_must_dispatch, cq_fifo_checked;
+	int cq_idle_window;
+	/* the io context's detectors (sync queues) */
+	uint64_t cq_last_end_request;
+	uint64_t cq_ttime_samples, cq_ttime_total, cq_ttime_mean;
+	uint64_t cq_last_request_pos;
+	uint64_t cq_seek_samples, cq_seek_total, cq_seek_mean;
+	uint64_t cq_last_used;      /* for recycling the table */
+};
+
+struct cfq_data {
+	struct blk_cfq_tunables cd_t;
+	struct cfqq cd_sync[CFQ_MAX_SYNC_QUEUES];
+	struct cfqq cd_async_rt[RT_IOPRIO_LEVELS], cd_async_be[RT_IOPRIO_LEVELS];
+	struct cfqq cd_async_idle;
+	struct blk_link cd_rr;      /* the service list (cq_rr) */
+	struct cfqq *cd_active;
+	unsigned cd_busy_queues, cd_busy_rt_queues;
+	unsigned cd_rq_in_driver[2];/* [async, sync] */
+	unsigned cd_sync_flight;
+	uint64_t cd_last_position;  /* head: end of the last dispatched request */
+	uint64_t cd_idle_timer_at;  /* 0 = not armed */
+	int cd_hw_tag, cd_nonrot;
+	uint64_t cd_use_seq;
+};
+
+static struct cfq_data *cfqd_of(struct blk_queue *q)
+{
+	return q->q_elv_data;
+}
+
+static int cfq_class_rt(const struct cfqq *cq)
+{
+	return cq->cq_class == RT_IOPRIO_CLASS_RT;
+}
+
+static int cfq_class_idle(const struct cfqq *cq)
+{
+	return cq->cq_class == RT_IOPRIO_CLASS_IDLE;
+}
+
+/* slice = base + base/5 * (4 - level): 180..40 ms sync, 72..16 ms async. */
+static uint64_t cfq_prio_slice(const struct cfq_data *cd, int sync, unsigned level)
+{
+	int64_t base = (int64_t)(sync ? cd->cd_t.slice_sync_ns : cd->cd_t.slice_async_ns);
+	int64_t s = base + base / CFQ_SLICE_SCALE * (4 - (int64_t)level);
+	return s > 0 ? (uint64_t)s : 1;
+}
+
+/* Async request cap per slice: 2 * (rq + rq * (7 - level)). */
+static unsigned cfq_prio_to_maxrq(const struct cfq_data *cd, const struct cfqq *cq)
+{
+	unsigned base = cd->cd_t.slice_async_rq;
+	return 2 * (base + base * (RT_IOPRIO_LEVELS - 1 - cq->cq_level));
+}
+
+static int cfq_slice_used(const struct cfqq *cq, uint64_t now)
+{
+	if (cq->cq_slice_new)
+		return 0;
+	return now >= cq->cq_slice_end;
+}
+
+static void cfq_init_queue_struct(struct cfqq *cq, int pid, int sync, uint16_t ioprio)
+{
+	memset(cq, 0, sizeof(*cq));
+	cq->cq_used = 1;
+	cq->cq_pid = pid;
+	cq->cq_sync = sync;
+	cq->cq_ioprio = ioprio;
+	cq->cq_class = blk_ioprio_class(ioprio);
+	cq->cq_level = blk_ioprio_level(ioprio);
+	blk_list_init(&cq->cq_sort);
+	blk_list_init(&cq->cq_fifo);
+	blk_list_init(&cq->cq_rr);
+}
+
+static int cfq_init(struct blk_queue *q)
+{
+	struct cfq_data *cd = calloc(1, sizeof(*cd));
+	if (!cd)
+		return -ENOMEM;
+	cd->cd_t = q->q_opts.cfq;
+	blk_list_init(&cd->cd_rr);
+	for (unsigned l = 0; l < RT_IOPRIO_LEVELS; l++) {
+		cfq_init_queue_struct(&cd->cd_async_rt[l], -1, 0,
+				      RT_IOPRIO(RT_IOPRIO_CLASS_RT, l));
+		cfq_init_queue_struct(&cd->cd_async_be[l], -1, 0,
+				      RT_IOPRIO(RT_IOPRIO_CLASS_BE, l));
+	}
+	cfq_init_queue_struct(&cd->cd_async_idle, -1, 0, RT_IOPRIO(RT_IOPRIO_CLASS_IDLE, 7));
+	cd->cd_nonrot = !q->q_rotational;
+	cd->cd_hw_tag = cd->cd_t.hw_tag >= 0 ? cd->cd_t.hw_tag != 0
+					      : q->q_depth >= CFQ_HW_QUEUE_MIN;
+	q->q_elv_data = cd;
+	return 0;
+}
+
+static void cfq_exit(struct blk_queue *q)
+{
+	free(q->q_elv_data);
+	q->q_elv_data = NULL;
+}
+
+/* ---- the service list ---------------------------------------------- */
+
+static unsigned cfq_class_rank(const struct cfqq *cq)
+{
+	return cfq_class_rt(cq) ? 0 : cfq_class_idle(cq) ? 2 : 1;
+}
+
+static struct cfqq *cfq_rr_entry(struct blk_link *l)
+{
+	return BLK_CONTAINER_OF(l, struct cfqq, cq_rr);
+}
+
+/* Busy queues, 1 less: lower levels start further back. */
+static int64_t cfq_slice_offset(const struct cfq_data *cd, const struct cfqq *cq)
+{
+	int64_t d = (int64_t)cfq_prio_slice(cd, 1, 0) -
+		    (int64_t)cfq_prio_slice(cd, cq->cq_sync, cq->cq_level);
+	return (int64_t)(cd->cd_busy_queues - 1) * d;
+}
+
+/*
+ * (Re)insert cq on the service list: RT first, IDLE last, then by key; a
+ * queue goes after others of equal rank and key (arrival order).
+ */
+static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, int add_front)
+{
+	int64_t now = (int64_t)rt_now_ns(), key;
+	if (cfq_class_idle(cq)) {
+		struct blk_link *last = cd->cd_rr.prev;
+		if (last == &cq->cq_rr)
+			last = last->prev;
+		key = (int64_t)CFQ_IDLE_DELAY_NS +
+		      (last != &cd->cd_rr ? cfq_rr_entry(last)->cq_rb_key : now);
+	} else if (!add_front) {
+		/* 2.6.33: time left in the slice moves the queue forward. */
+		key = now + cfq_slice_offset(cd, cq) - cq->cq_slice_resid;
+		cq->cq_slice_resid = 0;
+	} else {
+		struct blk_link *first = cd->cd_rr.next;
+		if (first == &cq->cq_rr)
+			first = first->next;
+		key = (first != &cd->cd_rr ? cfq_rr_entry(first)->cq_rb_key : now) -
+		      CFQ_FRONT_BACKOFF_NS;
+	}
+	if (!blk_list_empty(&cq->cq_rr)) {
+		if (key == cq->cq_rb_key)
+			return;
+		blk_list_del(&cq->cq_rr);
+	}
+	cq->cq_rb_key = key;
+	unsigned rank = cfq_class_rank(cq);
+	struct blk_link *l;
+	for (l = cd->cd_rr.next; l != &cd->cd_rr; l = l->next) {
+		struct cfqq *o = cfq_rr_entry(l);
+		unsigned orank = cfq_class_rank(o);
+		if (orank > rank || (orank == rank && o->cq_rb_key > key))
+			break;
+	}
+	blk_list_insert_before(l, &cq->cq_rr);
+}
+
+static void cfq_add_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
+{
+	ASSERT(!cq->cq_on_rr);
+	cq->cq_on_rr = 1;
+	cd->cd_busy_queues++;
+	if (cfq_class_rt(cq))
+		cd->cd_busy_rt_queues++;
+	cfq_service_tree_add(cd, cq, 0);
+}
+
+static void cfq_del_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
+{
+	ASSERT(cq->cq_on_rr && cd->cd_busy_queues > 0);
+	cq->cq_on_rr = 0;
+	if (!blk_list_empty(&cq->cq_rr))
+		blk_list_del(&cq->cq_rr);
+	cd->cd_busy_queues--;
+	if (cfq_class_rt(cq))
+		cd->cd_busy_rt_queues--;
+}
+
+/* ---- finding a request's queue ------------------------------------- */
+
+static struct cfqq *cfq_async_queue(struct cfq_data *cd, uint16_t ioprio)
+{
+	unsigned c = blk_ioprio_class(ioprio), l = blk_ioprio_level(ioprio);
+	if (c == RT_IOPRIO_CLASS_RT)
+		return &cd->cd_async_rt[l];
+	if (c == RT_IOPRIO_CLASS_IDLE)
+		return &cd->cd_async_idle;
+	return &cd->cd_async_be[l];
+}
+
+static int cfq_queue_recyclable(const struct cfq_data *cd, const struct cfqq *cq)
+{
+	return !cq->cq_on_rr && cq != cd->cd_active && cq->cq_queued == 0 &&
+	       cq->cq_dispatched == 0;
+}
+
+/* A new sync queue: a free slot, else the least recently used idle one. */
+static struct cfqq *cfq_new_sync_queue(struct cfq_data *cd, int pid, uint16_t ioprio)
+{
+	struct cfqq *victim = NULL;
+	for (unsigned i = 0; i < CFQ_MAX_SYNC_QUEUES; i++) {
+		struct cfqq *cq = &cd->cd_sync[i];
+		if (!cq->cq_used) {
+			victim = cq;
+			break;
+		}
+		if (cfq_queue_recyclable(cd, cq) &&
+		    (!victim || cq->cq_last_used < victim->cq_last_used))
+			victim = cq;
+	}
+	if (!victim)
+		return NULL;
+	cfq_init_queue_struct(victim, pid, 1, ioprio);
+	victim->cq_idle_window = !cfq_class_idle(victim) && cd->cd_t.slice_idle_ns > 0;
+	victim->cq_last_end_request = rt_now_ns();
+	return victim;
+}
+
+/* The thread's priority changed since its queue was set up. */
+static void cfq_requeue_prio(struct cfq_data *cd, struct cfqq *cq, uint16_t ioprio)
+{
+	int on_rr = cq->cq_on_rr;
+	if (on_rr)
+		cfq_del_cfqq_rr(cd, cq);
+	cq->cq_ioprio = ioprio;
+	cq->cq_class = blk_ioprio_class(ioprio);
+	cq->cq_level = blk_ioprio_level(ioprio);
+	if (cfq_class_idle(cq))
+		cq->cq_idle_window = 0;
+	if (on_rr)
+		cfq_add_cfqq_rr(cd, cq);
+}
+
+static struct cfqq *cfq_find_queue(struct cfq_data *cd, int pid, int sync, uint16_t ioprio)
+{
+	struct cfqq *cq = NULL;
+	if (!sync)
+		return cfq_async_queue(cd, ioprio);
+	for (unsigned i = 0; i < CFQ_MAX_SYNC_QUEUES && !cq; i++)
+		if (cd->cd_sync[i].cq_used && cd->cd_sync[i].cq_pid == pid)
+			cq = &cd->cd_sync[i];
+	if (!cq)
+		cq = cfq_new_sync_queue(cd, pid, ioprio);
+	if (!cq) /* table full of busy queues: share the async one */
+		return cfq_async_queue(cd, ioprio);
+	if (cq->cq_ioprio != ioprio)
+		cfq_requeue_prio(cd, cq, ioprio);
+	cq->cq_last_used = ++cd->cd_use_seq;
+	return cq;
+}
+
+static int cfq_bio_sync(const struct blk_bio *b)
+{
+	return b->b_op == BLK_OP_READ || (b->b_flags & BLK_SYNC);
+}
+
+/* A bio may join a request only if it would go to the same queue. */
+static int cfq_allow_merge(struct blk_queue *q, struct blk_request *rq,
+			   const struct blk_bio *b)
+{
+	struct cfq_data *cd = cfqd_of(q);
+	const struct cfqq *cq = rq->rq_elv;
+	int sync = cfq_bio_sync(b);
+	if (sync != blk_rq_is_sync(rq))
+		return 0;
+	if (!cq->cq_sync)
+		return cq == cfq_async_queue(cd, b->b_ioprio);
+	return cq->cq_pid == b->b_pid && cq->cq_ioprio == b->b_ioprio;
+}
+
+/* ---- choosing among a queue's requests ------------------------------ */
+
+/*
+ * Which of two requests to serve next from the head position: sync beats
+ * async, META beats non-META, then the nearer one, where a request behind
+ * the head (within back_seek_max) costs back_seek_penalty times its
+ * distance and one further behind "wraps".
+ */
+static struct blk_request *cfq_choose_req(const struct cfq_data *cd,
+					  struct blk_request *r1, struct blk_request *r2)
+{
+	if (!r1 || r1 == r2)
+		return r2;
+	if (!r2)
+		return r1;
+	if (blk_rq_is_sync(r1) != blk_rq_is_sync(r2))
+		return blk_rq_is_sync(r1) ? r1 : r2;
+	if (blk_rq_is_meta(r1) != blk_rq_is_meta(r2))
+		return blk_rq_is_meta(r1) ? r1 : r2;
+	uint64_t last = cd->cd_last_position;
+	uint64_t back_max = (uint64_t)cd->cd_t.back_seek_max_kib * 2;
+	uint64_t s1 = r1->rq_sector, s2 = r2->rq_sector, d1 = 0, d2 = 0;
+	int wrap1 = 0, wrap2 = 0;
+	if (s1 >= last)
+		d1 = s1 - last;
+	else if (s1 + back_max >= last)
+		d1 = (last - s1) * cd->cd_t.back_seek_penalty;
+	else
+		wrap1 = 1;
+	if (s2 >= last)
+		d2 = s2 - last;
+	else if (s2 + back_max >= last)
+		d2 = (last - s2) * cd->cd_t.back_seek_penalty;
+	else
+		wrap2 = 1;
+	if (!wrap1 && !wrap2) {
+		if (d1 != d2)
+			return d1 < d2 ? r1 : r2;
+		return s1 >= s2 ? r1 : r2;
+	}
+	if (!wrap1)
+		return r1;
+	if (!wrap2)
+		return r2;
+	return s1 <= s2 ? r1 : r2; /* both wrap: one long seek back */
+}
+
+static struct blk_request *cfq_sort_entry(struct cfqq *cq, struct blk_link *l)
+{
+	return l == &cq->cq_sort ? NULL : BLK_CONTAINER_OF(l, struct blk_request, rq_slink);
+}
+
+/* After `last` leaves: the better of its neighbours, wrapping to the first. */
+static struct blk_request *cfq_find_next_rq(const struct cfq_data *cd, struct cfqq *cq,
+					    struct blk_request *last)
+{
+	struct blk_request *prev = cfq_sort_entry(cq, last->rq_slink.prev);
+	struct blk_request *next = cfq_sort_entry(cq, last->rq_slink.next);
+	if (!next) {
+		next = cfq_sort_entry(cq, cq->cq_sort.next);
+		if (next == last)
+			next = NULL;
+	}
+	return cfq_choose_req(cd, next, prev);
+}
+
+static void cfq_sort_insert(struct cfqq *cq, struct blk_request *rq)
+{
+	struct blk_link *l;
+	for (l = cq->cq_sort.next; l != &cq->cq_sort; l = l->next)
+		if (BLK_CONTAINER_OF(l, struct blk_request, rq_slink)->rq_sector > rq->rq_sector)
+			break;
+	blk_list_insert_before(l, &rq->rq_slink);
+}
+
+/* ---- slices ---------------------------------------------------------- */
+
+static void cfq_set_active_queue(struct cfq_data *cd, struct cfqq *cq)
+{
+	if (cq) {
+		cq->cq_slice_end = 0;
+		cq->cq_slice_dispatch = 0;
+		cq->cq_fifo_checked = 0;
+		cq->cq_wait_request = 0;
+		cq->cq_must_dispatch = 0;
+		cq->cq_slice_new = 1;
+	}
+	cd->cd_active = cq;
+}
+
+/* End the active queue's slice; timed_out banks what is left of it. */
+static void cfq_slice_expired(struct cfq_data *cd, int timed_out)
+{
+	struct cfqq *cq = cd->cd_active;
+	if (!cq)
+		return;
+	uint64_t now = rt_now_ns();
+	if (cq->cq_wait_request)
+		cd->cd_idle_timer_at = 0;
+	cq->cq_wait_request = 0;
+	cq->cq_must_dispatch = 0;
+	if (timed_out && !cq->cq_slice_new)
+		cq->cq_slice_resid = (int64_t)cq->cq_slice_end - (int64_t)now;
+	if (cq->cq_on_rr)
+		cfq_service_tree_add(cd, cq, 0);
+	cd->cd_active = NULL;
+}
+
+static struct cfqq *cfq_get_next_queue(struct cfq_data *cd)
+{
+	if (blk_list_empty(&cd->cd_rr))
+		return NULL;
+	return cfq_rr_entry(cd->cd_rr.next);
+}
+
+static int cfq_should_idle(const struct cfq_data *cd, const struct cfqq *cq)
+{
+	if (cd->cd_nonrot && cd->cd_hw_tag)
+		return 0;
+	return cq->cq_sync && cq->cq_idle_window && cd->cd_t.slice_idle_ns > 0;
+}
+
+/*
+ * Pick the queue to serve: keep the active one while its slice lasts and it
+ * has requests (or while it idles for its thread's next one); RT queues
+ * waiting end a non-RT slice; otherwise the first queue on the service list.
+ */
+static struct cfqq *cfq_select_queue(struct cfq_data *cd)
+{
+	struct cfqq *cq = cd->cd_active;
+	uint64_t now = rt_now_ns();
+	if (!cq)
+		goto new_queue;
+	if (cfq_slice_used(cq, now) && !cq->cq_must_dispatch)
+		goto expire;
+	if (!cfq_class_rt(cq) && cd->cd_busy_rt_queues) {
+		cfq_slice_expired(cd, 1);
+		goto new_queue;
+	}
+	if (cq->cq_queued)
+		return cq;
+	if (cd->cd_idle_timer_at || (cq->cq_dispatched && cfq_should_idle(cd, cq)))
+		return NULL;
+expire:
+	cfq_slice_expired(cd, 0);
+new_queue:
+	cfq_set_active_queue(cd, cfq_get_next_queue(cd));
+	return cd->cd_active;
+}
+
+/* 2.6.33 cfq_may_dispatch, without cgroups and low_latency. */
+static int cfq_may_dispatch(const struct cfq_data *cd, const struct cfqq *cq)
+{
+	if (cfq_should_idle(cd, cq) && cd->cd_rq_in_driver[0])
+		return 0; /* async drains before a sync queue that idles */
+	if (cd->cd_sync_flight && !cq->cq_sync)
+		return 0; /* async waits for sync to drain */
+	unsigned max = cfq_class_idle(cq) ? 1 : cd->cd_t.quantum;
+	if (cq->cq_dispatched >= max) {
+		if (cd->cd_busy_queues > 1 || cfq_class_idle(cq))
+			return 0;
+		if (cq->cq_dispatched >= 4 * max)
+			return 0;
+	}
+	return 1;
+}
+
+/* Once per slice: the FIFO head if its deadline passed. */
+static struct blk_request *cfq_check_fifo(struct cfqq *cq)
+{
+	if (cq->cq_fifo_checked)
+		return NULL;
+	cq->cq_fifo_checked = 1;
+	if (blk_list_empty(&cq->cq_fifo))
+		return NULL;
+	struct blk_request *rq =
+		BLK_CONTAINER_OF(cq->cq_fifo.next, struct blk_request, rq_flink);
+	return rt_now_ns() >= rq->rq_fifo_time ? rq : NULL;
+}
+
+static void cfq_remove_request(struct cfq_data *cd, struct blk_request *rq)
+{
+	struct cfqq *cq = rq->rq_elv;
+	if (cq->cq_next_rq == rq)
+		cq->cq_next_rq = cfq_find_next_rq(cd, cq, rq);
+	blk_list_del(&rq->rq_slink);
+	blk_list_del(&rq->rq_flink);
+	ASSERT(cq->cq_queued > 0);
+	cq->cq_queued--;
+	if (blk_rq_is_meta(rq)) {
+		ASSERT(cq->cq_meta_pending > 0);
+		cq->cq_meta_pending--;
+	}
+	if (cq->cq_on_rr && cq->cq_queued == 0)
+		cfq_del_cfqq_rr(cd, cq);
+}
+
+static struct blk_request *cfq_dispatch(struct blk_queue *q)
+{
+	struct cfq_data *cd = cfqd_of(q);
+	struct cfqq *cq = cfq_select_queue(cd);
+	if (!cq || !cfq_may_dispatch(cd, cq))
+		return NULL;
+	ASSERT(cq->cq_queued > 0);
+	struct blk_request *rq = cfq_check_fifo(cq);
+	if (!rq)
+		rq = cq->cq_next_rq;
+	ASSERT(rq && rq->rq_elv == cq);
+	cq->cq_wait_request = 0;
+	cq->cq_must_dispatch = 0;
+	cfq_remove_request(cd, rq);
+	cq->cq_dispatched++;
+	cq->cq_slice_dispatch++;
+	int sync = blk_rq_is_sync(rq);
+	cd->cd_rq_in_driver[sync]++;
+	if (sync)
+		cd->cd_sync_flight++;
+	cd->cd_last_position = blk_rq_end(rq);
+
+	/* An async queue that used its request cap, or an IDLE queue, gives
+	 * way at once when others wait. */
+	if (cd->cd_active == cq && cd->cd_busy_queues > 1 &&
+	    ((!cq->cq_sync && cq->cq_slice_dispatch >= cfq_prio_to_maxrq(cd, cq)) ||
+	     cfq_class_idle(cq))) {
+		cq->cq_slice_end = rt_now_ns() + 1;
+		cfq_slice_expired(cd, 0);
+	}
+	return rq;
+}
+
+/* ---- arrival: detectors, idle window, preemption -------------------- */
+
+static void cfq_update_thinktime(const struct cfq_data *cd, struct cfqq *cq, uint64_t now)
+{
+	uint64_t elapsed = now - cq->cq_last_end_request;
+	uint64_t cap = 2 * cd->cd_t.slice_idle_ns;
+	uint64_t ttime = elapsed < cap ? elapsed : cap;
+	cq->cq_ttime_samples = (7 * cq->cq_ttime_samples + 256) / 8;
+	cq->cq_ttime_total = (7 * cq->cq_ttime_total + 256 * ttime) / 8;
+	cq->cq_ttime_mean = (cq->cq_ttime_total + 128) / cq->cq_ttime_samples;
+}
+
+static void cfq_update_seektime(struct cfqq *cq, const struct blk_request *rq)
+{
+	uint64_t sdist = 0, pos = rq->rq_sector, last = cq->cq_last_request_pos;
+	if (last)
+		sdist = last < pos ? pos - last : last - pos;
+	/* Damp outliers: 1 GiB during the first samples, 64 MiB later. */
+	uint64_t lim = cq->cq_seek_samples <= 60 ? 4 * cq->cq_seek_mean + 2 * 1024 * 1024
+						  : 4 * cq->cq_seek_mean + 2 * 1024 * 64;
+	if (sdist > lim)
+		sdist = lim;
+	cq->cq_seek_samples = (7 * cq->cq_seek_samples + 256) / 8;
+	cq->cq_seek_total = (7 * cq->cq_seek_total + 256 * sdist) / 8;
+	cq->cq_seek_mean = (cq->cq_seek_total + cq->cq_seek_samples / 2) / cq->cq_seek_samples;
+}
+
+static int cfq_seeky(const struct cfqq *cq)
+{
+	return CFQ_SAMPLE_VALID(cq->cq_seek_samples) && cq->cq_seek_mean > CFQ_SEEKY_SECTORS;
+}
+
+static void cfq_update_idle_window(const struct cfq_data *cd, struct cfqq *cq)
+{
+	if (!cq->cq_sync || cfq_class_idle(cq))
+		return;
+	int enable = cq->cq_idle_window;
+	if (!cd->cd_t.slice_idle_ns || (cd->cd_hw_tag && cfq_seeky(cq)))
+		enable = 0;
+	else if (CFQ_SAMPLE_VALID(cq->cq_ttime_samples))
+		enable = cq->cq_ttime_mean <= cd->cd_t.slice_idle_ns;
+	cq->cq_idle_window = enable;
+}
+
+/* 2.6.29 cfq_should_preempt, rules 1-10 of spec §1.7 in order. */
+static int cfq_should_preempt(const struct cfq_data *cd, const struct cfqq *newq,
+			      const struct blk_request *rq)
+{
+	const struct cfqq *cq = cd->cd_active;
+	if (!cq)
+		return 0;
+	if (cfq_slice_used(cq, rt_now_ns()))
+		return 1;
+	if (cfq_class_idle(newq))
+		return 0;
+	if (cfq_class_idle(cq))
+		return 1;
+	if (blk_rq_is_sync(rq) && !cq->cq_sync)
+		return 1;
+	if (blk_rq_is_meta(rq) && !cq->cq_meta_pending)
+		return 1;
+	if (cfq_class_rt(newq) && !cfq_class_rt(cq))
+		return 1;
+	if (!cq->cq_wait_request)
+		return 0;
+	/* Close to where the active thread's I/O is going: serve it now. */
+	if (cq->cq_sync && CFQ_SAMPLE_VALID(cq->cq_seek_samples)) {
+		uint64_t pos = rq->rq_sector, head = cd->cd_last_position;
+		uint64_t dist = pos >= head ? pos - head : head - pos;
+		if (dist <= cq->cq_seek_mean)
+			return 1;
+	}
+	return 0;
+}
+
+/* Expire the active queue and put newq first, with a fresh slice. */
+static void cfq_preempt_queue(struct cfq_data *cd, struct cfqq *newq)
+{
+	cfq_slice_expired(cd, 1);
+	ASSERT(newq->cq_on_rr);
+	cfq_service_tree_add(cd, newq, 1);
+	newq->cq_slice_end = 0;
+	newq->cq_slice_new = 1;
+	newq->cq_must_dispatch = 1;
+}
+
+static void cfq_add(struct blk_queue *q, struct blk_request *rq)
+{
+	struct cfq_data *cd = cfqd_of(q);
+	int sync = blk_rq_is_sync(rq);
+	struct cfqq *cq = cfq_find_queue(cd, rq->rq_pid, sync, rq->rq_ioprio);
+	uint64_t now = rt_now_ns();
+	rq->rq_elv = cq;
+	rq->rq_fifo_time = now + (sync ? cd->cd_t.fifo_expire_sync_ns
+				       : cd->cd_t.fifo_expire_async_ns);
+	cfq_sort_insert(cq, rq);
+	blk_list_add_tail(&cq->cq_fifo, &rq->rq_flink);
+	cq->cq_queued++;
+	if (!cq->cq_on_rr)
+		cfq_add_cfqq_rr(cd, cq);
+	cq->cq_next_rq = cfq_choose_req(cd, cq->cq_next_rq, rq);
+
+	if (blk_rq_is_meta(rq))
+		cq->cq_meta_pending++;
+	if (cq->cq_sync) {
+		cfq_update_thinktime(cd, cq, now);
+		cfq_update_seektime(cq, rq);
+		cfq_update_idle_window(cd, cq);
+		cq->cq_last_request_pos = blk_rq_end(rq);
+	}
+	if (cq == cd->cd_active) {
+		/* The request the active queue idled for: let it rip. */
+		if (cq->cq_wait_request) {
+			cq->cq_must_dispatch = 1;
+			cd->cd_idle_timer_at = 0;
+		}
+	} else if (cfq_should_preempt(cd, cq, rq)) {
+		cfq_preempt_queue(cd, cq);
+	}
+}
+
+/* A front merge moved rq's start: keep the sort order and next_rq sound. */
+static void cfq_merged(struct blk_queue *q, struct blk_request *rq, int front)
+{
+	struct cfq_data *cd = cfqd_of(q);
+	struct cfqq *cq = rq->rq_elv;
+	if (!front)
+		return;
+	blk_list_del(&rq->rq_slink);
+	cfq_sort_insert(cq, rq);
+	cq->cq_next_rq = cfq_choose_req(cd, cq->cq_next_rq, rq);
+}
+
+/* ---- completion and the idle timer ---------------------------------- */
+
+static void cfq_arm_slice_timer(struct blk_queue *q, struct cfq_data *cd, struct cfqq *cq)
+{
+	uint64_t now = rt_now_ns();
+	if (!cfq_should_idle(cd, cq) || cq->cq_dispatched)
+		return;
+	uint64_t sl = cd->cd_t.slice_idle_ns;
+	/* 2.6.33: no point waiting longer than the slice has left. */
+	if (CFQ_SAMPLE_VALID(cq->cq_ttime_samples) && cq->cq_slice_end > now &&
+	    cq->cq_slice_end - now < cq->cq_ttime_mean)
+		return;
+	/* 2.6.29: a seeky thread gets only a short wait. */
+	if (cfq_seeky(cq) && sl > CFQ_MIN_TT_NS)
+		sl = CFQ_MIN_TT_NS;
+	cq->cq_wait_request = 1;
+	cd->cd_idle_timer_at = now + sl;
+	__blk_timers_changed(q);
+}
+
+static void cfq_completed(struct blk_queue *q, struct blk_request *rq)
+{
+	struct cfq_data *cd = cfqd_of(q);
+	struct cfqq *cq = rq->rq_elv;
+	int sync = blk_rq_is_sync(rq);
+	uint64_t now = rt_now_ns();
+	ASSERT(cq && cq->cq_dispatched > 0 && cd->cd_rq_in_driver[sync] > 0);
+	cd->cd_rq_in_driver[sync]--;
+	cq->cq_dispatched--;
+	if (sync) {
+		ASSERT(cd->cd_sync_flight > 0);
+		cd->cd_sync_flight--;
+		cq->cq_last_end_request = now;
+	}
+	if (cq != cd->cd_active)
+		return;
+	if (cq->cq_slice_new) {
+		/* The slice starts with its first completion. */
+		cq->cq_slice_end = now + cfq_prio_slice(cd, cq->cq_sync, cq->cq_level);
+		cq->cq_slice_new = 0;
+	}
+	if (cfq_slice_used(cq, now) || cfq_class_idle(cq))
+		cfq_slice_expired(cd, 1);
+	else if (sync && cq->cq_queued == 0 && !(rq->rq_flags & BLK_NOIDLE))
+		cfq_arm_slice_timer(q, cd, cq);
+}
+
+static uint64_t cfq_timer_at(struct blk_queue *q)
+{
+	return cfqd_of(q)->cd_idle_timer_at;
+}
+
+/* The active queue idled slice_idle and its thread sent nothing. */
+static void cfq_idle_timer(struct blk_queue *q)
+{
+	struct cfq_data *cd = cfqd_of(q);
+	struct cfqq *cq = cd->cd_active;
+	cd->cd_idle_timer_at = 0;
+	if (!cq)
+		return;
+	if (!cfq_slice_used(cq, rt_now_ns())) {
+		if (!cd->cd_busy_queues)
+			return; /* nobody else wants the disk: keep it */
+		if (cq->cq_queued) {
+			cq->cq_must_dispatch = 1;
+			return;
+		}
+	}
+	cfq_slice_expired(cd, 1);
+}
+
+const struct blk_elv_ops blk_elv_cfq = {
+	.name = "cfq",
+	.init = cfq_init,
+	.exit = cfq_exit,
+	.allow_merge = cfq_allow_merge,
+	.add = cfq_add,
+	.merged = cfq_merged,
+	.dispatch = cfq_dispatch,
+	.completed = cfq_completed,
+	.timer_at = cfq_timer_at,
+	.timer = cfq_idle_timer,
+};

@@ -1,0 +1,783 @@
+/*
+ * Block layer core: queues, bio submission, merging, request allocation,
+ * dispatch to the device, completion, and the per-queue kblockd thread.
+ *
+ * The one idea: the device never sees a bio. A bio becomes a request (or
+ * grows one by a back or front merge) when it reaches the elevator; the
+ * elevator decides which request the device gets next, whenever the device
+ * has a free slot (q_depth) and the queue is not plugged. Everything is done
+ * under one mutex per queue; the only calls made without it are the bios'
+ * end_io callbacks, which may do anything but block on this queue.
+ *
+ * Where time passes without any caller (CFQ's idle timer, the 2.6.29
+ * unplug timer), the queue's kblockd thread sleeps until the earliest
+ * deadline with rt_cond_timedwait, so both worlds work: the sim world simply
+ * jumps to that virtual time.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blk/blk_int.h"
+
+/* ---- options -------------------------------------------------------- */
+
+void blk_queue_opts_default(struct blk_queue_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->elevator = BLK_ELV_NOOP;
+	o->plug_policy = BLK_PLUG_EXPLICIT;
+	o->max_sectors = 1024;          /* 512 KiB, 2.6.29 SAFE_MAX_SECTORS-era default */
+	o->nr_requests = 128;           /* BLKDEV_MAX_RQ */
+	o->unplug_thresh = 4;           /* q->unplug_thresh, blk-settings.c */
+	o->unplug_delay_ns = 3 * RT_NS_PER_MS;  /* q->unplug_delay */
+	o->deadline.read_expire_ns = 500 * RT_NS_PER_MS;
+	o->deadline.write_expire_ns = 5 * RT_NS_PER_S;
+	o->deadline.fifo_batch = 16;
+	o->deadline.writes_starved = 2;
+	o->deadline.front_merges = true;
+	o->cfq.quantum = 4;
+	o->cfq.fifo_expire_sync_ns = 125 * RT_NS_PER_MS;
+	o->cfq.fifo_expire_async_ns = 250 * RT_NS_PER_MS;
+	o->cfq.back_seek_max_kib = 16 * 1024;
+	o->cfq.back_seek_penalty = 2;
+	o->cfq.slice_sync_ns = 100 * RT_NS_PER_MS;
+	o->cfq.slice_async_ns = 40 * RT_NS_PER_MS;
+	o->cfq.slice_async_rq = 2;
+	o->cfq.slice_idle_ns = 8 * RT_NS_PER_MS;
+	o->cfq.hw_tag = -1;
+	o->trace_max_events = 65536;
+	o->trace_major = 254;
+	o->trace_minor = 0;
+}
+
+static const char *const blk_elv_names[] = { "noop", "deadline", "cfq" };
+static const char *const blk_plug_names[] = { "explicit", "implicit-sync" };
+
+int blk_elevator_parse(const char *s, enum blk_elevator *out)
+{
+	for (unsigned i = 0; i < 3; i++) {
+		if (strcmp(s, blk_elv_names[i]) == 0) {
+			*out = (enum blk_elevator)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *blk_elevator_name(enum blk_elevator e)
+{
+	return (unsigned)e < 3 ? blk_elv_names[e] : "?";
+}
+
+int blk_plug_policy_parse(const char *s, enum blk_plug_policy *out)
+{
+	for (unsigned i = 0; i < 2; i++) {
+		if (strcmp(s, blk_plug_names[i]) == 0) {
+			*out = (enum blk_plug_policy)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *blk_plug_policy_name(enum blk_plug_policy p)
+{
+	return (unsigned)p < 2 ? blk_plug_names[p] : "?";
+}
+
+struct dev *blk_queue_dev(const struct blk_queue *q)
+{
+	return q->q_dev;
+}
+
+/* ---- locking helpers ------------------------------------------------- */
+
+/*
+ * Completions collect the bios that have an end_io callback on q_end; they
+ * are called here, after the lock is dropped, so that a callback may take
+ * its own locks or submit to another queue.
+ */
+void blk_unlock(struct blk_queue *q)
+{
+	while (q->q_end_head) {
+		struct blk_bio *b = q->q_end_head;
+		q->q_end_head = q->q_end_tail = NULL;
+		rt_mutex_unlock(&q->q_lock);
+		while (b) {
+			struct blk_bio *next = b->b_next;
+			b->b_next = NULL;
+			b->b_end_io(b); /* may free b */
+			b = next;
+		}
+		rt_mutex_lock(&q->q_lock);
+	}
+	rt_mutex_unlock(&q->q_lock);
+}
+
+void __blk_timers_changed(struct blk_queue *q)
+{
+	rt_cond_signal(&q->q_kick);
+}
+
+/* ---- the 2.6.29 queue-level plug ------------------------------------- */
+
+/* why: 'U' (by I/O or a waiter), 'T' (timer), 0 (silently, already traced). */
+void __blk_unplug(struct blk_queue *q, char why)
+{
+	if (q->q_plugged) {
+		q->q_plugged = 0;
+		q->q_unplug_at = 0;
+		if (why) {
+			__blk_trace_plug(q, why, q->q_nr_queued);
+			if (why == 'T')
+				q->q_stats.unplugs_timer++;
+			else
+				q->q_stats.unplugs_io++;
+		}
+	}
+	__blk_run_queue(q);
+}
+
+static void __blk_maybe_plug(struct blk_queue *q, int was_empty)
+{
+	if (!q->q_opts.queue_plug || !q->q_rotational)
+		return;
+	if (!q->q_plugged && was_empty) {
+		q->q_plugged = 1;
+		q->q_unplug_at = rt_now_ns() + q->q_opts.unplug_delay_ns;
+		q->q_stats.plugs++;
+		__blk_trace_plug(q, 'P', 0);
+		__blk_timers_changed(q);
+	}
+	if (q->q_plugged && q->q_nr_queued >= q->q_opts.unplug_thresh)
+		__blk_unplug(q, 'U');
+}
+
+/* ---- requests -------------------------------------------------------- */
+
+static struct blk_request *__blk_rq_alloc(struct blk_queue *q, struct blk_bio *b)
+{
+	ASSERT(q->q_nr_free > 0 && !blk_list_empty(&q->q_free));
+	struct blk_link *l = q->q_free.next;
+	blk_list_del(l);
+	q->q_nr_free--;
+	struct blk_request *rq = BLK_CONTAINER_OF(l, struct blk_request, rq_qlink);
+	ASSERT(rq->rq_state == BLK_RQ_FREE);
+
+	struct blk_queue *keep_q = rq->rq_q;
+	memset(rq, 0, sizeof(*rq));
+	rq->rq_q = keep_q;
+	blk_list_init(&rq->rq_qlink);
+	blk_list_init(&rq->rq_slink);
+	blk_list_init(&rq->rq_flink);
+	rq->rq_state = BLK_RQ_QUEUED;
+	rq->rq_seq = ++q->q_rq_seq;
+	rq->rq_op = b->b_op;
+	rq->rq_flags = b->b_flags;
+	rq->rq_sector = b->b_sector;
+	rq->rq_nr_sectors = b->b_nr_sectors;
+	rq->rq_ioprio = b->b_ioprio;
+	rq->rq_pid = b->b_pid;
+	memcpy(rq->rq_comm, b->b_comm, sizeof(rq->rq_comm));
+	rq->rq_bio = rq->rq_biotail = b;
+	rq->rq_nr_bios = 1;
+	rq->rq_start_ns = rt_now_ns();
+	rq->rq_slot = -1;
+	b->b_next = NULL;
+	return rq;
+}
+
+static void __blk_rq_free(struct blk_queue *q, struct blk_request *rq)
+{
+	ASSERT(rq->rq_state != BLK_RQ_FREE);
+	rq->rq_state = BLK_RQ_FREE;
+	blk_list_add_tail(&q->q_free, &rq->rq_qlink);
+	q->q_nr_free++;
+	rt_cond_broadcast(&q->q_rq_wait);
+}
+
+/* ioprio_best: the higher class wins (RT < BE < IDLE numerically), then
+ * the lower level. NONE counts as BE. */
+static uint16_t blk_ioprio_best(uint16_t a, uint16_t b)
+{
+	unsigned ca = blk_ioprio_class(a), cb = blk_ioprio_class(b);
+	if (ca != cb)
+		return ca < cb ? a : b;
+	return RT_IOPRIO_LEVEL(a) <= RT_IOPRIO_LEVEL(b) ? a : b;
+}
+
+#define BLK_MERGE_FLAGS (BLK_SYNC | BLK_META | BLK_PRIO)
+#define BLK_NOMERGE_FLAGS (BLK_FUA | BLK_PREFLUSH)
+
+/* 1 back, 2 front, 0 no. */
+static int __blk_merge_kind(struct blk_queue *q, struct blk_request *rq,
+			    const struct blk_bio *b)
+{
+	if (rq->rq_op != b->b_op || (rq->rq_flags & BLK_NOMERGE_FLAGS))
+		return 0;
+	if ((rq->rq_flags ^ b->b_flags) & BLK_MERGE_FLAGS)
+		return 0;
+	if ((uint64_t)rq->rq_nr_sectors + b->b_nr_sectors > q->q_opts.max_sectors)
+		return 0;
+	int kind = 0;
+	if (blk_rq_end(rq) == b->b_sector)
+		kind = 1;
+	else if (b->b_sector + b->b_nr_sectors == rq->rq_sector)
+		kind = 2;
+	if (kind == 2 && q->q_elv == &blk_elv_deadline &&
+	    !q->q_opts.deadline.front_merges)
+		return 0;
+	if (kind && q->q_elv->allow_merge && !q->q_elv->allow_merge(q, rq, b))
+		return 0;
+	return kind;
+}
+
+/* Newest request first, as the kernel's last_merge hint favours it. */
+static int __blk_try_merge(struct blk_queue *q, struct blk_bio *b)
+{
+	if (b->b_op == BLK_OP_FLUSH || (b->b_flags & BLK_NOMERGE_FLAGS))
+		return 0;
+	for (struct blk_link *l = q->q_queued.prev; l != &q->q_queued; l = l->prev) {
+		struct blk_request *rq = BLK_CONTAINER_OF(l, struct blk_request, rq_qlink);
+		int kind = __blk_merge_kind(q, rq, b);
+		if (!kind)
+			continue;
+		if (kind == 1) {
+			rq->rq_biotail->b_next = b;
+			rq->rq_biotail = b;
+			b->b_next = NULL;
+		} else {
+			b->b_next = rq->rq_bio;
+			rq->rq_bio = b;
+			rq->rq_sector = b->b_sector;
+		}
+		rq->rq_nr_sectors += b->b_nr_sectors;
+		rq->rq_nr_bios++;
+		rq->rq_ioprio = blk_ioprio_best(rq->rq_ioprio, b->b_ioprio);
+		__blk_trace_bio(q, kind == 1 ? 'M' : 'F', b);
+		__blk_account_merge(q, b);
+		q->q_stats.merges++;
+		if (q->q_elv->merged)
+			q->q_elv->merged(q, rq, kind == 2);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Hand one bio to the elevator: merge it, or make it a request. When the
+ * request pool is empty the thread sleeps (event S), after unplugging so
+ * that requests can complete and come back.
+ */
+void __blk_insert_bio(struct blk_queue *q, struct blk_bio *b)
+{
+	for (;;) {
+		if (__blk_try_merge(q, b))
+			return;
+		if (q->q_nr_free > 0)
+			break;
+		__blk_trace_bio(q, 'S', b);
+		__blk_unplug(q, 'U');
+		rt_cond_wait(&q->q_rq_wait, &q->q_lock);
+	}
+	struct blk_request *rq = __blk_rq_alloc(q, b);
+	__blk_trace_rq(q, 'G', rq);
+	rq->rq_i_ns = rt_now_ns();
+	if (b->b_op == BLK_OP_FLUSH) {
+		/* A bare flush bypasses the elevator (as 2.6.37+ flush
+		 * machinery does; 2.6.29 drained the queue instead). */
+		blk_list_add_tail(&q->q_dispatch, &rq->rq_qlink);
+		__blk_trace_rq(q, 'I', rq);
+		return;
+	}
+	int was_empty = q->q_nr_queued == 0;
+	blk_list_add_tail(&q->q_queued, &rq->rq_qlink);
+	q->q_nr_queued++;
+	q->q_elv->add(q, rq);
+	__blk_trace_rq(q, 'I', rq);
+	__blk_maybe_plug(q, was_empty);
+}
+
+/* ---- dispatch and completion ----------------------------------------- */
+
+static void blk_rq_done(struct dev_req *r);
+
+/* A request of several bios whose buffers are not back to back in memory
+ * needs one contiguous buffer for the device. */
+static int blk_rq_needs_bounce(const struct blk_request *rq)
+{
+	if (rq->rq_nr_bios < 2)
+		return 0;
+	for (const struct blk_bio *b = rq->rq_bio; b->b_next; b = b->b_next) {
+		const char *end = (const char *)b->b_buf +
+			((size_t)b->b_nr_sectors << BLK_SECTOR_SHIFT);
+		if (end != (const char *)b->b_next->b_buf)
+			return 1;
+	}
+	return 0;
+}
+
+static void *__blk_bounce_get(struct blk_queue *q, struct blk_request *rq)
+{
+	for (unsigned i = 0; i < q->q_depth; i++) {
+		if (q->q_bounce_busy[i])
+			continue;
+		if (!q->q_bounce[i]) {
+			q->q_bounce[i] = malloc(q->q_bounce_bytes);
+			if (!q->q_bounce[i])
+				return NULL;
+		}
+		q->q_bounce_busy[i] = 1;
+		rq->rq_slot = (int)i;
+		return q->q_bounce[i];
+	}
+	return NULL; /* cannot happen: in_flight < q_depth */
+}
+
+static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
+			      int64_t result);
+
+static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
+{
+	ASSERT(rq->rq_state == BLK_RQ_QUEUED);
+	rq->rq_state = BLK_RQ_INFLIGHT;
+	rq->rq_d_ns = rt_now_ns();
+	q->q_in_flight++;
+	if (q->q_in_flight > q->q_stats.in_flight_max)
+		q->q_stats.in_flight_max = q->q_in_flight;
+	q->q_stats.dispatched++;
+	__blk_trace_rq(q, 'D', rq);
+
+	struct dev_req *r = &rq->rq_dev;
+	memset(r, 0, sizeof(*r));
+	r->r_op = rq->rq_op == BLK_OP_READ ? DEV_OP_READ :
+		  rq->rq_op == BLK_OP_WRITE ? DEV_OP_WRITE : DEV_OP_FLUSH;
+	if (rq->rq_op == BLK_OP_WRITE && dev_volatile_cache(q->q_dev)) {
+		if (rq->rq_flags & BLK_FUA)
+			r->r_flags |= DEV_REQ_FUA;
+		if (rq->rq_flags & BLK_PREFLUSH)
+			r->r_flags |= DEV_REQ_PREFLUSH;
+	}
+	r->r_ioprio = rq->rq_ioprio;
+	r->r_done = blk_rq_done;
+	r->r_priv = rq;
+	if (rq->rq_op != BLK_OP_FLUSH) {
+		r->r_off = rq->rq_sector << BLK_SECTOR_SHIFT;
+		r->r_len = rq->rq_nr_sectors << BLK_SECTOR_SHIFT;
+		r->r_buf = rq->rq_bio->b_buf;
+		if (blk_rq_needs_bounce(rq)) {
+			char *bb = __blk_bounce_get(q, rq);
+			if (!bb) {
+				__blk_complete_rq(q, rq, -ENOMEM);
+				return;
+			}
+			if (rq->rq_op == BLK_OP_WRITE) {
+				size_t off = 0;
+				for (struct blk_bio *b = rq->rq_bio; b; b = b->b_next) {
+					size_t n = (size_t)b->b_nr_sectors << BLK_SECTOR_SHIFT;
+					memcpy(bb + off, b->b_buf, n);
+					off += n;
+				}
+			}
+			r->r_buf = bb;
+		}
+	}
+	int rc = dev_submit(q->q_dev, r);
+	if (rc < 0)
+		__blk_complete_rq(q, rq, rc);
+}
+
+/* Give the device what the elevator releases, up to the queue depth. */
+void __blk_run_queue(struct blk_queue *q)
+{
+	if (q->q_plugged)
+		return;
+	while (q->q_in_flight < q->q_depth) {
+		struct blk_request *rq = NULL;
+		if (!blk_list_empty(&q->q_dispatch)) {
+			rq = BLK_CONTAINER_OF(q->q_dispatch.next, struct blk_request, rq_qlink);
+			blk_list_del(&rq->rq_qlink);
+		} else {
+			if (q->q_nr_queued == 0)
+				break;
+			rq = q->q_elv->dispatch(q);
+			if (!rq)
+				break;
+			blk_list_del(&rq->rq_qlink);
+			q->q_nr_queued--;
+		}
+		__blk_start_rq(q, rq);
+	}
+}
+
+static void __blk_bounce_copy_out(struct blk_queue *q, struct blk_request *rq)
+{
+	const char *bb = q->q_bounce[rq->rq_slot];
+	size_t off = 0;
+	for (struct blk_bio *b = rq->rq_bio; b; b = b->b_next) {
+		size_t n = (size_t)b->b_nr_sectors << BLK_SECTOR_SHIFT;
+		memcpy(b->b_buf, bb + off, n);
+		off += n;
+	}
+}
+
+static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
+			      int64_t result)
+{
+	ASSERT(rq->rq_state == BLK_RQ_INFLIGHT);
+	ASSERT(q->q_in_flight > 0);
+	uint64_t now = rt_now_ns();
+	int error = 0;
+	if (result < 0)
+		error = (int)result;
+	else if (rq->rq_op != BLK_OP_FLUSH &&
+		 (uint64_t)result != ((uint64_t)rq->rq_nr_sectors << BLK_SECTOR_SHIFT))
+		error = -EIO; /* a short transfer */
+	if (rq->rq_slot >= 0) {
+		if (!error && rq->rq_op == BLK_OP_READ)
+			__blk_bounce_copy_out(q, rq);
+		q->q_bounce_busy[rq->rq_slot] = 0;
+		rq->rq_slot = -1;
+	}
+	q->q_in_flight--;
+	q->q_stats.completed++;
+	if (error)
+		q->q_stats.errors++;
+	__blk_trace_c(q, rq, error);
+	if (rq->rq_op != BLK_OP_FLUSH)
+		q->q_elv->completed(q, rq);
+
+	struct blk_bio *b = rq->rq_bio;
+	while (b) {
+		struct blk_bio *next = b->b_next;
+		b->b_error = error;
+		b->b_d_ns = rq->rq_d_ns;
+		b->b_c_ns = now;
+		__blk_account_bio(q, b, rq, now);
+		b->b_next = NULL;
+		if (b->b_end_io) {
+			if (q->q_end_tail)
+				q->q_end_tail->b_next = b;
+			else
+				q->q_end_head = b;
+			q->q_end_tail = b;
+		} else {
+			b->b_done = true;
+		}
+		b = next;
+	}
+	rq->rq_bio = rq->rq_biotail = NULL;
+	__blk_rq_free(q, rq);
+	rt_cond_broadcast(&q->q_done);
+}
+
+/* The device's completion thread. As 2.6.29's SCSI completion path runs
+ * the queue, a completion also lifts the queue-level plug. */
+static void blk_rq_done(struct dev_req *r)
+{
+	struct blk_request *rq = r->r_priv;
+	struct blk_queue *q = rq->rq_q;
+	rt_mutex_lock(&q->q_lock);
+	__blk_complete_rq(q, rq, r->r_result);
+	__blk_unplug(q, 0);
+	blk_unlock(q);
+}
+
+/* ---- kblockd: the queue's timers ------------------------------------- */
+
+static uint64_t blk_earliest(uint64_t a, uint64_t b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	return a < b ? a : b;
+}
+
+static void blk_kblockd(void *arg)
+{
+	struct blk_queue *q = arg;
+	rt_mutex_lock(&q->q_lock);
+	while (!q->q_stop) {
+		uint64_t now = rt_now_ns();
+		if (q->q_plugged && q->q_unplug_at && now >= q->q_unplug_at)
+			__blk_unplug(q, 'T');
+		uint64_t elv_at = q->q_elv->timer_at ? q->q_elv->timer_at(q) : 0;
+		if (elv_at && now >= elv_at) {
+			q->q_elv->timer(q);
+			__blk_run_queue(q);
+			continue;
+		}
+		if (q->q_end_head) {
+			blk_unlock(q);
+			rt_mutex_lock(&q->q_lock);
+			continue;
+		}
+		uint64_t next = blk_earliest(q->q_plugged ? q->q_unplug_at : 0, elv_at);
+		if (next)
+			rt_cond_timedwait(&q->q_kick, &q->q_lock, next);
+		else
+			rt_cond_wait(&q->q_kick, &q->q_lock);
+	}
+	blk_unlock(q);
+}
+
+/* ---- queue lifecycle ------------------------------------------------- */
+
+static const struct blk_elv_ops *blk_elv_ops_of(enum blk_elevator e)
+{
+	switch (e) {
+	case BLK_ELV_NOOP: return &blk_elv_noop;
+	case BLK_ELV_DEADLINE: return &blk_elv_deadline;
+	case BLK_ELV_CFQ: return &blk_elv_cfq;
+	}
+	return NULL;
+}
+
+static int blk_queue_check_opts(const struct blk_queue_opts *o)
+{
+	if (!blk_elv_ops_of(o->elevator))
+		return -EINVAL;
+	if ((unsigned)o->plug_policy > BLK_PLUG_IMPLICIT_SYNC)
+		return -EINVAL;
+	if (o->max_sectors == 0 || o->max_sectors > (1u << 22))
+		return -EINVAL;
+	if (o->nr_requests == 0 || o->nr_requests > 65536)
+		return -EINVAL;
+	if (o->queue_depth > 4096 || o->unplug_thresh == 0)
+		return -EINVAL;
+	if (o->elevator == BLK_ELV_DEADLINE && o->deadline.fifo_batch == 0)
+		return -EINVAL;
+	if (o->elevator == BLK_ELV_CFQ &&
+	    (o->cfq.quantum == 0 || o->cfq.slice_sync_ns == 0 || o->cfq.slice_async_ns == 0))
+		return -EINVAL;
+	return 0;
+}
+
+static int blk_queue_alloc(struct blk_queue *q)
+{
+	q->q_pool = calloc(q->q_opts.nr_requests, sizeof(*q->q_pool));
+	q->q_bounce = calloc(q->q_depth, sizeof(*q->q_bounce));
+	q->q_bounce_busy = calloc(q->q_depth, 1);
+	if (!q->q_pool || !q->q_bounce || !q->q_bounce_busy)
+		return -ENOMEM;
+	for (unsigned i = 0; i < q->q_opts.nr_requests; i++) {
+		struct blk_request *rq = &q->q_pool[i];
+		rq->rq_q = q;
+		rq->rq_state = BLK_RQ_FREE;
+		blk_list_add_tail(&q->q_free, &rq->rq_qlink);
+	}
+	q->q_nr_free = q->q_opts.nr_requests;
+	return blk_trace_alloc(q);
+}
+
+static void blk_queue_dealloc(struct blk_queue *q)
+{
+	if (q->q_bounce)
+		for (unsigned i = 0; i < q->q_depth; i++)
+			free(q->q_bounce[i]);
+	free(q->q_bounce);
+	free(q->q_bounce_busy);
+	free(q->q_pool);
+	blk_trace_free(q);
+	free(q);
+}
+
+int blk_queue_new(struct dev *dev, const struct blk_queue_opts *opts,
+		  struct blk_queue **out)
+{
+	struct blk_queue_opts def;
+	if (!opts) {
+		blk_queue_opts_default(&def);
+		opts = &def;
+	}
+	if (!dev || !out || blk_queue_check_opts(opts) < 0)
+		return -EINVAL;
+	struct blk_queue *q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->q_opts = *opts;
+	q->q_dev = dev;
+	q->q_block_size = dev_block_size(dev);
+	q->q_nr_sectors = dev_size(dev) >> BLK_SECTOR_SHIFT;
+	q->q_rotational = dev_rotational(dev);
+	q->q_depth = opts->queue_depth ? opts->queue_depth : dev_queue_depth(dev);
+	if (q->q_depth == 0)
+		q->q_depth = 1;
+	q->q_bounce_bytes = opts->max_sectors << BLK_SECTOR_SHIFT;
+	q->q_elv = blk_elv_ops_of(opts->elevator);
+	q->q_t0 = rt_now_ns();
+	blk_list_init(&q->q_free);
+	blk_list_init(&q->q_queued);
+	blk_list_init(&q->q_dispatch);
+	int rc = blk_queue_alloc(q);
+	if (rc < 0)
+		goto fail;
+	rc = q->q_elv->init(q);
+	if (rc < 0)
+		goto fail;
+	rt_mutex_init(&q->q_lock, "blk_queue");
+	rt_cond_init(&q->q_kick, "blk_kick");
+	rt_cond_init(&q->q_done, "blk_done");
+	rt_cond_init(&q->q_rq_wait, "blk_rq_wait");
+	rc = rt_thread_create(&q->q_kblockd, "kblockd", blk_kblockd, q);
+	if (rc < 0) {
+		q->q_elv->exit(q);
+		rt_cond_release(&q->q_rq_wait);
+		rt_cond_release(&q->q_done);
+		rt_cond_release(&q->q_kick);
+		rt_mutex_release(&q->q_lock);
+		goto fail;
+	}
+	*out = q;
+	return 0;
+fail:
+	blk_queue_dealloc(q);
+	return rc;
+}
+
+void blk_drain(struct blk_queue *q)
+{
+	blk_plug_flush_current();
+	rt_mutex_lock(&q->q_lock);
+	__blk_unplug(q, 'U');
+	while (q->q_nr_queued || q->q_in_flight || !blk_list_empty(&q->q_dispatch)) {
+		__blk_run_queue(q);
+		rt_cond_wait(&q->q_done, &q->q_lock);
+	}
+	blk_unlock(q);
+}
+
+void blk_queue_free(struct blk_queue *q)
+{
+	if (!q)
+		return;
+	rt_mutex_lock(&q->q_lock);
+	q->q_dying = 1;
+	rt_mutex_unlock(&q->q_lock);
+	blk_drain(q);
+	rt_mutex_lock(&q->q_lock);
+	q->q_stop = 1;
+	rt_cond_signal(&q->q_kick);
+	rt_mutex_unlock(&q->q_lock);
+	rt_thread_join(q->q_kblockd);
+	q->q_elv->exit(q);
+	rt_cond_release(&q->q_rq_wait);
+	rt_cond_release(&q->q_done);
+	rt_cond_release(&q->q_kick);
+	rt_mutex_release(&q->q_lock);
+	blk_queue_dealloc(q);
+}
+
+/* ---- submission and waiting ------------------------------------------ */
+
+static int blk_bio_check(const struct blk_queue *q, const struct blk_bio *b)
+{
+	if (b->b_op == BLK_OP_FLUSH)
+		return 0;
+	if (b->b_op != BLK_OP_READ && b->b_op != BLK_OP_WRITE)
+		return -EINVAL;
+	if (b->b_nr_sectors == 0 || !b->b_buf)
+		return -EINVAL;
+	if (b->b_op == BLK_OP_READ && (b->b_flags & BLK_NOMERGE_FLAGS))
+		return -EINVAL;
+	uint32_t spb = q->q_block_size >> BLK_SECTOR_SHIFT;
+	if (spb > 1 && (b->b_sector % spb || b->b_nr_sectors % spb))
+		return -EINVAL;
+	if (b->b_sector >= q->q_nr_sectors ||
+	    b->b_nr_sectors > q->q_nr_sectors - b->b_sector)
+		return -EINVAL;
+	return 0;
+}
+
+/* Does this bio unplug at once? A flush always does (a 2.6.29 barrier
+ * did); a SYNC bio does under implicit-sync (WRITE_SYNC had UNPLUG). */
+static int blk_bio_unplugs(const struct blk_queue *q, const struct blk_bio *b)
+{
+	if (b->b_op == BLK_OP_FLUSH)
+		return 1;
+	return q->q_opts.plug_policy == BLK_PLUG_IMPLICIT_SYNC && (b->b_flags & BLK_SYNC);
+}
+
+int blk_submit(struct blk_queue *q, struct blk_bio *b)
+{
+	if (!q || !b)
+		return -EINVAL;
+	int rc = blk_bio_check(q, b);
+	if (rc < 0)
+		return rc;
+	b->b_queue = q;
+	b->b_next = NULL;
+	b->b_error = 0;
+	b->b_done = false;
+	b->b_d_ns = b->b_c_ns = 0;
+	if (b->b_ioprio == 0)
+		b->b_ioprio = rt_ioprio_get();
+	b->b_pid = rt_self_pid();
+	snprintf(b->b_comm, sizeof(b->b_comm), "%s", rt_self_name());
+	int unplugs = blk_bio_unplugs(q, b);
+
+	rt_mutex_lock(&q->q_lock);
+	if (q->q_dying) {
+		rt_mutex_unlock(&q->q_lock);
+		return -ESHUTDOWN;
+	}
+	b->b_q_ns = rt_now_ns();
+	q->q_stats.queued++;
+	__blk_trace_bio(q, 'Q', b);
+	if (blk_plug_take(q, b)) {
+		rt_mutex_unlock(&q->q_lock);
+		if (unplugs)
+			blk_plug_flush_current();
+		return 0;
+	}
+	__blk_insert_bio(q, b);
+	if (unplugs)
+		__blk_unplug(q, 'U');
+	__blk_run_queue(q);
+	blk_unlock(q);
+	return 0;
+}
+
+int blk_wait(struct blk_bio *b)
+{
+	struct blk_queue *q = b->b_queue;
+	if (!q || b->b_end_io)
+		return -EINVAL;
+	blk_plug_flush_current();
+	rt_mutex_lock(&q->q_lock);
+	if (!b->b_done)
+		__blk_unplug(q, 'U');
+	while (!b->b_done)
+		rt_cond_wait(&q->q_done, &q->q_lock);
+	int err = b->b_error;
+	blk_unlock(q);
+	return err;
+}
+
+int blk_submit_wait(struct blk_queue *q, struct blk_bio *b)
+{
+	if (b->b_end_io)
+		return -EINVAL;
+	int rc = blk_submit(q, b);
+	if (rc < 0)
+		return rc;
+	return blk_wait(b);
+}
+
+int blk_flush(struct blk_queue *q)
+{
+	struct blk_bio b;
+	memset(&b, 0, sizeof(b));
+	b.b_op = BLK_OP_FLUSH;
+	b.b_flags = BLK_SYNC | BLK_PREFLUSH;
+	return blk_submit_wait(q, &b);
+}
+
+void blk_unplug(struct blk_queue *q)
+{
+	rt_mutex_lock(&q->q_lock);
+	__blk_unplug(q, 'U');
+	blk_unlock(q);
+}

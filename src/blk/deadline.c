@@ -1,0 +1,153 @@
+/*
+ * deadline: 2.6.29's deadline-iosched.c. Two directions, each with a list
+ * sorted by sector and a FIFO by expiry time. Requests leave in batches of
+ * up to fifo_batch in ascending sector order; between batches the scheduler
+ * picks a direction (reads, unless writes have been passed over
+ * writes_starved times) and starts at the FIFO head if that request has
+ * expired, else where the last batch left off. Deadlines are therefore
+ * soft: looked at only between batches. SYNC, META and ioprio are ignored.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "blk/blk_int.h"
+
+enum { DD_READ = 0, DD_WRITE = 1 };
+
+struct deadline_data {
+	struct blk_link dd_sort[2];        /* [q_lock] by sector */
+	struct blk_link dd_fifo[2];        /* [q_lock] by expiry */
+	struct blk_request *dd_next_rq[2]; /* continue the batch here */
+	unsigned dd_batching;
+	unsigned dd_starved;
+};
+
+static int dd_dir(const struct blk_request *rq)
+{
+	return rq->rq_op == BLK_OP_READ ? DD_READ : DD_WRITE;
+}
+
+static int deadline_init(struct blk_queue *q)
+{
+	struct deadline_data *dd = calloc(1, sizeof(*dd));
+	if (!dd)
+		return -ENOMEM;
+	for (int i = 0; i < 2; i++) {
+		blk_list_init(&dd->dd_sort[i]);
+		blk_list_init(&dd->dd_fifo[i]);
+	}
+	q->q_elv_data = dd;
+	return 0;
+}
+
+static void deadline_exit(struct blk_queue *q)
+{
+	free(q->q_elv_data);
+	q->q_elv_data = NULL;
+}
+
+/* Equal sectors keep arrival order (the rbtree's "go right"). */
+static void dd_sort_insert(struct deadline_data *dd, struct blk_request *rq)
+{
+	struct blk_link *h = &dd->dd_sort[dd_dir(rq)], *l;
+	for (l = h->next; l != h; l = l->next) {
+		struct blk_request *o = BLK_CONTAINER_OF(l, struct blk_request, rq_slink);
+		if (o->rq_sector > rq->rq_sector)
+			break;
+	}
+	blk_list_insert_before(l, &rq->rq_slink);
+}
+
+static void deadline_add(struct blk_queue *q, struct blk_request *rq)
+{
+	struct deadline_data *dd = q->q_elv_data;
+	const struct blk_deadline_tunables *t = &q->q_opts.deadline;
+	int dir = dd_dir(rq);
+	rq->rq_fifo_time = rt_now_ns() +
+		(dir == DD_READ ? t->read_expire_ns : t->write_expire_ns);
+	dd_sort_insert(dd, rq);
+	blk_list_add_tail(&dd->dd_fifo[dir], &rq->rq_flink);
+}
+
+static void deadline_merged(struct blk_queue *q, struct blk_request *rq, int front)
+{
+	struct deadline_data *dd = q->q_elv_data;
+	if (!front)
+		return;
+	blk_list_del(&rq->rq_slink);
+	dd_sort_insert(dd, rq);
+}
+
+static struct blk_request *dd_successor(struct deadline_data *dd, struct blk_request *rq)
+{
+	struct blk_link *n = rq->rq_slink.next;
+	if (n == &dd->dd_sort[dd_dir(rq)])
+		return NULL;
+	return BLK_CONTAINER_OF(n, struct blk_request, rq_slink);
+}
+
+static void dd_move_request(struct deadline_data *dd, struct blk_request *rq)
+{
+	int dir = dd_dir(rq);
+	dd->dd_next_rq[DD_READ] = dd->dd_next_rq[DD_WRITE] = NULL;
+	dd->dd_next_rq[dir] = dd_successor(dd, rq);
+	blk_list_del(&rq->rq_slink);
+	blk_list_del(&rq->rq_flink);
+}
+
+static int dd_fifo_expired(struct deadline_data *dd, int dir)
+{
+	if (blk_list_empty(&dd->dd_fifo[dir]))
+		return 0;
+	struct blk_request *rq =
+		BLK_CONTAINER_OF(dd->dd_fifo[dir].next, struct blk_request, rq_flink);
+	return rt_now_ns() > rq->rq_fifo_time;
+}
+
+static struct blk_request *deadline_dispatch(struct blk_queue *q)
+{
+	struct deadline_data *dd = q->q_elv_data;
+	const struct blk_deadline_tunables *t = &q->q_opts.deadline;
+	int reads = !blk_list_empty(&dd->dd_fifo[DD_READ]);
+	int writes = !blk_list_empty(&dd->dd_fifo[DD_WRITE]);
+	struct blk_request *rq = dd->dd_next_rq[DD_WRITE] ? dd->dd_next_rq[DD_WRITE]
+							  : dd->dd_next_rq[DD_READ];
+	int dir;
+
+	if (rq && dd->dd_batching < t->fifo_batch)
+		goto dispatch;
+	if (reads && !(writes && dd->dd_starved++ >= t->writes_starved)) {
+		dir = DD_READ;
+	} else if (writes) {
+		dd->dd_starved = 0;
+		dir = DD_WRITE;
+	} else {
+		return NULL;
+	}
+	if (dd_fifo_expired(dd, dir) || !dd->dd_next_rq[dir])
+		rq = BLK_CONTAINER_OF(dd->dd_fifo[dir].next, struct blk_request, rq_flink);
+	else
+		rq = dd->dd_next_rq[dir];
+	dd->dd_batching = 0;
+dispatch:
+	ASSERT(rq && rq->rq_state == BLK_RQ_QUEUED);
+	dd->dd_batching++;
+	dd_move_request(dd, rq);
+	return rq;
+}
+
+static void deadline_completed(struct blk_queue *q, struct blk_request *rq)
+{
+	(void)q;
+	(void)rq;
+}
+
+const struct blk_elv_ops blk_elv_deadline = {
+	.name = "deadline",
+	.init = deadline_init,
+	.exit = deadline_exit,
+	.add = deadline_add,
+	.merged = deadline_merged,
+	.dispatch = deadline_dispatch,
+	.completed = deadline_completed,
+};

@@ -1,0 +1,61 @@
+/*
+ * noop: requests leave in the order they were inserted. Merging (back and
+ * front, see core.c) is all it does, as 2.6.29's noop-iosched.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "blk/blk_int.h"
+
+struct noop_data {
+	struct blk_link nd_fifo; /* [q_lock] */
+};
+
+
+static int noop_init(struct blk_queue *q)
+{
+	struct noop_data *nd = calloc(1, sizeof(*nd));
+	if (!nd)
+		return -ENOMEM;
+	blk_list_init(&nd->nd_fifo);
+	q->q_elv_data = nd;
+	return 0;
+}
+
+static void noop_exit(struct blk_queue *q)
+{
+	free(q->q_elv_data);
+	q->q_elv_data = NULL;
+}
+
+static void noop_add(struct blk_queue *q, struct blk_request *rq)
+{
+	struct noop_data *nd = q->q_elv_data;
+	blk_list_add_tail(&nd->nd_fifo, &rq->rq_flink);
+}
+
+static struct blk_request *noop_dispatch(struct blk_queue *q)
+{
+	struct noop_data *nd = q->q_elv_data;
+	if (blk_list_empty(&nd->nd_fifo))
+		return NULL;
+	struct blk_request *rq =
+		BLK_CONTAINER_OF(nd->nd_fifo.next, struct blk_request, rq_flink);
+	blk_list_del(&rq->rq_flink);
+	return rq;
+}
+
+static void noop_completed(struct blk_queue *q, struct blk_request *rq)
+{
+	(void)q;
+	(void)rq;
+}
+
+const struct blk_elv_ops blk_elv_noop = {
+	.name = "noop",
+	.init = noop_init,
+	.exit = noop_exit,
+	.add = noop_add,
+	.dispatch = noop_dispatch,
+	.completed = noop_completed,
+};
