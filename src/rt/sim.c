@@ -329,6 +329,35 @@ static void sim_leave(struct rt_thread *self)
 	rt_world_unlock(self->t_world);
 }
 
+/*
+ * An object set up outside this world (by main before the run, or in an
+ * earlier run of another world) is taken over on first use, provided no one
+ * holds or waits on it; one in use by another sim world is a bug.
+ */
+static void __sim_adopt(struct rt_world *w, struct rt_world **owner, bool idle,
+			const char *kind, const char *name)
+{
+	if (*owner == w)
+		return;
+	if (!idle) {
+		fprintf(stderr, "ujbd rt: %s '%s' is in use by another world\n", kind,
+			name ? name : "?");
+		abort();
+	}
+	*owner = w;
+}
+
+static void __sim_adopt_mutex(struct rt_world *w, rt_mutex *m)
+{
+	__sim_adopt(w, &m->m_world, !m->m_owner && !m->m_waiters.first, "mutex",
+		    m->m_name);
+}
+
+static void __sim_adopt_cond(struct rt_world *w, rt_cond *c)
+{
+	__sim_adopt(w, &c->c_world, !c->c_waiters.first, "cond", c->c_name);
+}
+
 /* ---- world, threads ---------------------------------------------------- */
 
 int rt_sim_init(struct rt_world *w)
@@ -558,6 +587,7 @@ void rt_sim_mutex_lock(rt_mutex *m)
 {
 	struct rt_thread *self = sim_enter();
 
+	__sim_adopt_mutex(self->t_world, m);
 	__sim_mutex_lock(self->t_world, m, self);
 	sim_leave(self);
 }
@@ -567,6 +597,7 @@ int rt_sim_mutex_trylock(rt_mutex *m)
 	struct rt_thread *self = sim_enter();
 	int rc = -EBUSY;
 
+	__sim_adopt_mutex(self->t_world, m);
 	if (!m->m_owner) {
 		m->m_owner = self;
 		rc = 0;
@@ -590,6 +621,7 @@ int rt_sim_cond_wait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns)
 	int rc;
 
 	RT_ASSERT(m->m_owner == self);
+	__sim_adopt_cond(w, c);
 	if (deadline_ns <= w->w_now) {
 		sim_leave(self);
 		return -ETIMEDOUT;
@@ -609,6 +641,7 @@ void rt_sim_cond_wake(rt_cond *c, bool all)
 	struct rt_thread *self = sim_enter();
 	struct rt_thread *t;
 
+	__sim_adopt_cond(self->t_world, c);
 	while ((t = waitq_pop(&c->c_waiters)) != NULL) {
 		__sim_wake(self->t_world, t);
 		if (!all)

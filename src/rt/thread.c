@@ -18,6 +18,22 @@
 
 #include "rt/rt_int.h"
 
+/*
+ * A real rt thread touching an object a sim world has taken over would wait
+ * on the pthread half while the sim threads use the sim half: neither side
+ * would ever wake the other. Say so and stop instead of hanging. (Foreign
+ * threads may: main reading results after a run is the normal case.)
+ */
+static void rt_real_use(const struct rt_world *ow, const char *kind, const char *name)
+{
+	if (rt_cur && ow && ow->w_kind == RT_WORLD_SIM) {
+		fprintf(stderr, "ujbd rt: %s '%s' belongs to a sim world but real thread "
+			"'%s' uses it (create the threads that share it inside "
+			"rt_world_run)\n", kind, name ? name : "?", rt_cur->t_name);
+		abort();
+	}
+}
+
 int rt_thread_create(rt_thread **out, const char *name, void (*fn)(void *),
 		     void *arg)
 {
@@ -122,6 +138,7 @@ void rt_mutex_lock(rt_mutex *m)
 		rt_sim_mutex_lock(m);
 		return;
 	}
+	rt_real_use(m->m_world, "mutex", m->m_name);
 	int rc = pthread_mutex_lock(&m->m_real);
 
 	RT_ASSERT(rc == 0);
@@ -131,6 +148,7 @@ int rt_mutex_trylock(rt_mutex *m)
 {
 	if (rt_in_sim())
 		return rt_sim_mutex_trylock(m);
+	rt_real_use(m->m_world, "mutex", m->m_name);
 	return pthread_mutex_trylock(&m->m_real) ? -EBUSY : 0;
 }
 
@@ -174,6 +192,7 @@ void rt_cond_wait(rt_cond *c, rt_mutex *m)
 		rt_sim_cond_wait(c, m, UINT64_MAX);
 		return;
 	}
+	rt_real_use(c->c_world, "cond", c->c_name);
 	int rc = pthread_cond_wait(&c->c_real, &m->m_real);
 
 	RT_ASSERT(rc == 0);
@@ -186,6 +205,7 @@ int rt_cond_timedwait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns)
 
 	if (rt_in_sim())
 		return rt_sim_cond_wait(c, m, deadline_ns);
+	rt_real_use(c->c_world, "cond", c->c_name);
 	ts.tv_sec = (time_t)(deadline_ns / RT_NS_PER_S);
 	ts.tv_nsec = (long)(deadline_ns % RT_NS_PER_S);
 	rc = pthread_cond_timedwait(&c->c_real, &m->m_real, &ts);
@@ -195,18 +215,22 @@ int rt_cond_timedwait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns)
 
 void rt_cond_signal(rt_cond *c)
 {
-	if (rt_in_sim())
+	if (rt_in_sim()) {
 		rt_sim_cond_wake(c, false);
-	else
-		pthread_cond_signal(&c->c_real);
+		return;
+	}
+	rt_real_use(c->c_world, "cond", c->c_name);
+	pthread_cond_signal(&c->c_real);
 }
 
 void rt_cond_broadcast(rt_cond *c)
 {
-	if (rt_in_sim())
+	if (rt_in_sim()) {
 		rt_sim_cond_wake(c, true);
-	else
-		pthread_cond_broadcast(&c->c_real);
+		return;
+	}
+	rt_real_use(c->c_world, "cond", c->c_name);
+	pthread_cond_broadcast(&c->c_real);
 }
 
 /* ---- time ------------------------------------------------------------- */

@@ -732,30 +732,40 @@ static void deadlock_child(void)
 	_exit(0); /* must not get here */
 }
 
-static void test_deadlock_report(void)
+/* Run fn in a forked child with its stderr captured into out. */
+static int run_child(void (*fn)(void), char *out, size_t cap, int *status)
 {
-	char out[4096];
 	size_t len = 0;
 	ssize_t n;
-	int pipefd[2], status;
+	int pipefd[2];
 	pid_t pid;
 
-	T_EQ(pipe(pipefd), 0);
+	if (pipe(pipefd))
+		return -1;
 	fflush(NULL);
 	pid = fork();
-	T_CHECK(pid >= 0);
+	if (pid < 0)
+		return -1;
 	if (pid == 0) {
 		close(pipefd[0]);
 		dup2(pipefd[1], 2);
-		deadlock_child();
+		fn();
+		_exit(0);
 	}
 	close(pipefd[1]);
-	while (len < sizeof(out) - 1 &&
-	       (n = read(pipefd[0], out + len, sizeof(out) - 1 - len)) > 0)
+	while (len < cap - 1 && (n = read(pipefd[0], out + len, cap - 1 - len)) > 0)
 		len += (size_t)n;
 	out[len] = '\0';
 	close(pipefd[0]);
-	T_EQ(waitpid(pid, &status, 0), pid);
+	return waitpid(pid, status, 0) == pid ? 0 : -1;
+}
+
+static void test_deadlock_report(void)
+{
+	char out[4096];
+	int status;
+
+	T_EQ(run_child(deadlock_child, out, sizeof(out), &status), 0);
 	fprintf(stderr, "%s", out);
 	T_CHECK(WIFSIGNALED(status));
 	T_EQ(WTERMSIG(status), SIGABRT);
@@ -763,6 +773,50 @@ static void test_deadlock_report(void)
 	T_CHECK(strstr(out, "thread 'A' (pid 1000) waits on join of 'B' (pid 1001)") != NULL);
 	T_CHECK(strstr(out, "thread 'B' (pid 1001) waits on mutex 'the-lock' held by 'A' (pid 1000)") != NULL);
 	T_CHECK(strstr(out, "thread 'C' (pid 1002) waits on cond 'never'") != NULL);
+}
+
+/* ---- an object shared across worlds is caught, not a silent hang ------ */
+
+static rt_mutex shared_m;
+
+static void misuse_sim(void *arg)
+{
+	(void)arg;
+	rt_mutex_init(&shared_m, "shared");
+	rt_mutex_lock(&shared_m);
+	rt_mutex_unlock(&shared_m);
+}
+
+static void misuse_real(void *arg)
+{
+	(void)arg;
+	rt_mutex_lock(&shared_m);
+}
+
+static void misuse_child(void)
+{
+	rt_world *w = sim_world(1, 0);
+	rt_thread *t;
+
+	if (!w || rt_world_run(w, "simside", misuse_sim, NULL))
+		_exit(3);
+	rt_mutex_lock(&shared_m); /* main, after the run: allowed */
+	rt_mutex_unlock(&shared_m);
+	if (rt_thread_create(&t, "realside", misuse_real, NULL))
+		_exit(4);
+	rt_thread_join(t);
+	_exit(0); /* must not get here */
+}
+
+static void test_cross_world_misuse(void)
+{
+	char out[1024];
+	int status;
+
+	T_EQ(run_child(misuse_child, out, sizeof(out), &status), 0);
+	T_CHECK(WIFSIGNALED(status));
+	T_EQ(WTERMSIG(status), SIGABRT);
+	T_CHECK(strstr(out, "mutex 'shared' belongs to a sim world but real thread 'realside'") != NULL);
 }
 
 int main(int argc, char **argv)
@@ -779,5 +833,6 @@ int main(int argc, char **argv)
 	T_RUN(test_threads_misc);
 	T_RUN(test_switch_cost);
 	T_RUN(test_deadlock_report);
+	T_RUN(test_cross_world_misuse);
 	return t_done(argv[0]);
 }
