@@ -144,6 +144,9 @@ struct dev_hdd_params {
 	uint64_t cache_bytes;     /* volatile write cache, 16 MiB; 0 = none */
 	uint64_t readahead_bytes; /* segment buffer for sequential reads, 2 MiB */
 	unsigned queue_depth;     /* 1; 32 = NCQ (shortest positioning first) */
+	/* per command served from the drive's buffer without the head (a
+	 * read-ahead hit, a cached write), 0.02; overhead_ms is for the rest */
+	double hit_overhead_ms;
 };
 struct dev_ssd_params {
 	uint64_t size;            /* 80 GB */

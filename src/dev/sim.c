@@ -1,0 +1,204 @@
+/*
+ * The simulated disks' worker: one thread per sim device that queues
+ * requests, lets the timing model start them, waits for the modelled time
+ * and passes finished requests to the completion thread. See sim_int.h for
+ * the idea; the models are sim_hdd.c and sim_ssd.c.
+ *
+ * The worker runs unchanged in both worlds: all its waiting is
+ * rt_cond_timedwait, which is virtual time in the sim world.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev/sim_int.h"
+
+/* ---- the queues ------------------------------------------------------- */
+
+void dev_sim_start(struct dev_sim *s, struct dev_req *prev, struct dev_req *r,
+		   uint64_t end)
+{
+	struct dev_req **pp;
+
+	/* off the wait queue */
+	if (prev)
+		prev->r_next = r->r_next;
+	else
+		s->s_q_first = r->r_next;
+	if (s->s_q_last == r)
+		s->s_q_last = prev;
+	s->s_q_len--;
+	/* into service, ordered by (end, arrival) so completions are
+	 * deterministic when two end at the same nanosecond */
+	SIM_END(r) = end;
+	for (pp = &s->s_svc; *pp; pp = &(*pp)->r_next) {
+		if (SIM_END(*pp) > end ||
+		    (SIM_END(*pp) == end && (*pp)->r_dev_seq > r->r_dev_seq))
+			break;
+	}
+	r->r_next = *pp;
+	*pp = r;
+	s->s_svc_len++;
+}
+
+/* Hand every request whose time has come to the completion thread. [s_lock] */
+static void sim_complete_due(struct dev_sim *s, uint64_t now)
+{
+	while (s->s_svc && SIM_END(s->s_svc) <= now) {
+		struct dev_req *r = s->s_svc;
+
+		s->s_svc = r->r_next;
+		s->s_svc_len--;
+		dev_core_complete(&s->s_dev, r);
+	}
+}
+
+static void sim_worker(void *arg)
+{
+	struct dev_sim *s = arg;
+
+	rt_mutex_lock(&s->s_lock);
+	for (;;) {
+		uint64_t now = rt_now_ns(), wake;
+
+		sim_complete_due(s, now);
+		if (s->s_stop)
+			break;
+		wake = s->s_model->m_step(s, now);
+		if (s->s_svc && SIM_END(s->s_svc) < wake)
+			wake = SIM_END(s->s_svc);
+		if (wake <= now)
+			continue;
+		if (wake == UINT64_MAX)
+			rt_cond_wait(&s->s_cond, &s->s_lock);
+		else
+			rt_cond_timedwait(&s->s_cond, &s->s_lock, wake);
+	}
+	rt_mutex_unlock(&s->s_lock);
+}
+
+/* ---- data ------------------------------------------------------------- */
+
+int64_t dev_sim_read(struct dev_sim *s, struct dev_req *r)
+{
+	dev_sparse_read(s->s_media, r->r_off, r->r_buf, r->r_len);
+	dev_cache_overlay_read(&s->s_cache, r->r_off, r->r_buf, r->r_len);
+	return r->r_len;
+}
+
+int64_t dev_sim_write(struct dev_sim *s, struct dev_req *r, bool through,
+		      uint64_t ready_ns)
+{
+	int rc;
+
+	if (through) {
+		/* older cached copies must not undo this when destaged */
+		dev_cache_overlay_write(&s->s_cache, r->r_off, r->r_buf, r->r_len);
+		rc = dev_sparse_write(s->s_media, r->r_off, r->r_buf, r->r_len);
+	} else {
+		rc = dev_cache_add(&s->s_cache, r->r_off, r->r_buf, r->r_len, ready_ns);
+	}
+	return rc < 0 ? rc : (int64_t)r->r_len;
+}
+
+/* ---- the device ------------------------------------------------------- */
+
+static int sim_submit(struct dev *d, struct dev_req *r)
+{
+	struct dev_sim *s = (struct dev_sim *)d;
+
+	rt_mutex_lock(&s->s_lock);
+	r->r_next = NULL;
+	r->r_dev_seq = s->s_seq++;
+	SIM_ARRIVAL(r) = rt_now_ns();
+	SIM_END(r) = 0;
+	if (s->s_q_last)
+		s->s_q_last->r_next = r;
+	else
+		s->s_q_first = r;
+	s->s_q_last = r;
+	s->s_q_len++;
+	rt_cond_signal(&s->s_cond);
+	rt_mutex_unlock(&s->s_lock);
+	return 0;
+}
+
+static int sim_power_cut(struct dev *d)
+{
+	struct dev_sim *s = (struct dev_sim *)d;
+
+	rt_mutex_lock(&s->s_lock);
+	s->s_model->m_power_cut(s, rt_now_ns());
+	rt_cond_signal(&s->s_cond);
+	rt_mutex_unlock(&s->s_lock);
+	return 0;
+}
+
+static void sim_free(struct dev_sim *s)
+{
+	dev_cache_release(&s->s_cache);
+	dev_sparse_free(s->s_media);
+	s->s_model->m_free(s);
+	free(s);
+}
+
+static void sim_close(struct dev *d)
+{
+	struct dev_sim *s = (struct dev_sim *)d;
+
+	/* drained: nothing queued or in service; dirty cache data is simply
+	 * dropped with the device */
+	rt_mutex_lock(&s->s_lock);
+	ASSERT(!s->s_q_first && !s->s_svc);
+	s->s_stop = true;
+	rt_cond_signal(&s->s_cond);
+	rt_mutex_unlock(&s->s_lock);
+	rt_thread_join(s->s_thread);
+	rt_cond_release(&s->s_cond);
+	rt_mutex_release(&s->s_lock);
+	sim_free(s);
+}
+
+static const struct dev_ops dev_sim_ops = {
+	.o_submit = sim_submit,
+	.o_close = sim_close,
+	.o_power_cut = sim_power_cut,
+};
+
+int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes, const char *worker,
+		 const char *done)
+{
+	int rc;
+
+	s->s_dev.d_ops = &dev_sim_ops;
+	dev_cache_init(&s->s_cache, cache_bytes);
+	rc = dev_sparse_new(s->s_dev.d_size, &s->s_media);
+	if (rc < 0)
+		goto out_free;
+	rc = rt_mutex_init(&s->s_lock, "dev_sim");
+	if (rc < 0)
+		goto out_free;
+	rc = rt_cond_init(&s->s_cond, "dev_sim");
+	if (rc < 0)
+		goto out_lock;
+	rc = rt_thread_create(&s->s_thread, worker, sim_worker, s);
+	if (rc < 0)
+		goto out_cond;
+	rc = dev_core_init(&s->s_dev, done);
+	if (rc < 0)
+		goto out_thread;
+	return 0;
+out_thread:
+	rt_mutex_lock(&s->s_lock);
+	s->s_stop = true;
+	rt_cond_signal(&s->s_cond);
+	rt_mutex_unlock(&s->s_lock);
+	rt_thread_join(s->s_thread);
+out_cond:
+	rt_cond_release(&s->s_cond);
+out_lock:
+	rt_mutex_release(&s->s_lock);
+out_free:
+	sim_free(s);
+	return rc;
+}

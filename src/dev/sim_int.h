@@ -1,0 +1,80 @@
+/*
+ * Private to src/dev: the simulated disks' shared machinery (sim.c) and
+ * the two timing models (sim_hdd.c, sim_ssd.c).
+ *
+ * One idea: a model never sleeps. Each sim device has one worker thread
+ * that owns the drive's state; whenever something may have changed (a new
+ * request, a timer) it calls the model's m_step(), which starts whatever
+ * the drive would start at that time, computing when each started request
+ * completes. The worker then waits (rt_cond_timedwait: virtual time in the
+ * sim world, a real sleep in the real one) until the earliest completion or
+ * internal event, and hands finished requests to the completion thread.
+ *
+ * Times are "logical": a request starts at max(when the drive was free,
+ * when it arrived), not at the moment the worker happened to wake up, so a
+ * late wakeup in the real world does not cost a lost revolution.
+ *
+ * Data moves when a request starts (the drive's state is then exactly what
+ * a request that completed earlier left behind).
+ */
+#ifndef UJBD_DEV_SIM_INT_H
+#define UJBD_DEV_SIM_INT_H
+
+#include "dev/dev_int.h"
+
+struct dev_sim;
+
+struct dev_sim_model {
+	/* Start what can start at now (sim_start); return the time of the
+	 * next internal event (UINT64_MAX: none). [s_lock] */
+	uint64_t (*m_step)(struct dev_sim *s, uint64_t now);
+	/* Drop the volatile cache; now = the time of the cut. [s_lock] */
+	void (*m_power_cut)(struct dev_sim *s, uint64_t now);
+	void (*m_free)(struct dev_sim *s);
+};
+
+struct dev_sim {
+	struct dev s_dev;
+	const struct dev_sim_model *s_model;
+	void *s_priv;                 /* the model's state [s_lock] */
+	rt_mutex s_lock;
+	rt_cond s_cond;               /* the worker: something changed */
+	struct dev_req *s_q_first;    /* [s_lock] waiting, arrival order */
+	struct dev_req *s_q_last;     /* [s_lock] */
+	unsigned s_q_len;             /* [s_lock] */
+	struct dev_req *s_svc;        /* [s_lock] started, by (end, seq) */
+	unsigned s_svc_len;           /* [s_lock] */
+	uint64_t s_seq;               /* [s_lock] arrival numbering */
+	bool s_stop;                  /* [s_lock] */
+	rt_thread *s_thread;
+	struct dev_sparse *s_media;   /* [s_lock] what survives a power cut */
+	struct dev_cache s_cache;     /* [s_lock] volatile, dirty data */
+};
+
+/* Request bookkeeping in the dev_req fields owned by the device. */
+#define SIM_END(r) ((r)->r_dev_time[0])
+#define SIM_ARRIVAL(r) ((r)->r_dev_time[1])
+
+/* Create the common part; the model fills s_dev geometry, s_model and
+ * s_priv before. On failure the model's state is freed via m_free. */
+int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes, const char *worker,
+		 const char *done);
+/* Take r off the wait queue (prev = its predecessor or NULL) and put it in
+ * service, completing at end. [s_lock] */
+void dev_sim_start(struct dev_sim *s, struct dev_req *prev, struct dev_req *r,
+		   uint64_t end);
+/* Data movement for a started request: reads see the cache over the media,
+ * writes go to the cache or (through = true) to the media. [s_lock] */
+int64_t dev_sim_read(struct dev_sim *s, struct dev_req *r);
+int64_t dev_sim_write(struct dev_sim *s, struct dev_req *r, bool through,
+		      uint64_t ready_ns);
+
+static inline uint64_t sim_max(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static inline uint64_t sim_ms(double ms) { return (uint64_t)(ms * 1e6 + 0.5); }
+/* ns to move len bytes at mb_s (MB = 1e6 bytes) */
+static inline uint64_t sim_xfer_ns(uint64_t len, double mb_s)
+{
+	return (uint64_t)((double)len * 1e3 / mb_s + 0.5);
+}
+
+#endif
