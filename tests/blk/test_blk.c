@@ -1,0 +1,806 @@
+/*
+ * Block layer scenarios in the sim world: each one runs a few rt threads
+ * against a queue over the simulated HDD, in virtual time, and asserts the
+ * order (and, where the rule is about time, the timing) of the D events the
+ * trace recorded: CFQ's classes, idling and META preemption, deadline's
+ * FIFO expiry, the two plugging policies, merging, and the blkparse format.
+ */
+#include <errno.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t.h"
+#include "ujbd/blk.h"
+#include "ujbd/dev.h"
+#include "ujbd/rt.h"
+
+#define MAXB 64
+#define MAXW 4
+#define MAXEV 8192
+
+/* ---- a scenario: workers on one queue -------------------------------- */
+
+struct worker {
+	const char *name;
+	const char *prio;          /* "rt:4", ... or NULL */
+	enum blk_op op;
+	uint32_t flags;
+	uint64_t sector[MAXB];
+	unsigned n;
+	uint32_t nr_sectors;
+	int batch;                 /* 1: submit all, then wait; 0: one by one */
+	int plug;                  /* batch inside blk_start_plug/finish */
+	int nowait;                /* end_io instead of waiting, then sleep 20 ms */
+	uint64_t delay_ns;
+	/* out */
+	int pid;
+	int rc;
+	struct blk_queue *q;
+	struct blk_bio bio[MAXB];
+	char *buf;
+};
+
+struct scen {
+	struct blk_queue_opts o;
+	unsigned hdd_qd;
+	uint64_t hdd_cache;        /* bytes, (uint64_t)-1 = default */
+	struct worker w[MAXW];
+	unsigned nw;
+	/* out */
+	int rc;
+	struct blk_trace_event ev[MAXEV];
+	size_t nev;
+	struct blk_stat cls[3];
+	struct blk_queue_stats qs;
+};
+
+static void nop_end_io(struct blk_bio *b)
+{
+	(void)b;
+}
+
+static void worker_fn(void *arg)
+{
+	struct worker *w = arg;
+	uint16_t prio;
+	if (w->prio && rt_ioprio_parse(w->prio, &prio) == 0)
+		rt_ioprio_set(prio);
+	w->pid = rt_self_pid();
+	if (w->delay_ns)
+		rt_sleep_ns(w->delay_ns);
+	size_t len = (size_t)w->nr_sectors << BLK_SECTOR_SHIFT;
+	w->buf = calloc(w->n ? w->n : 1, len);
+	struct blk_plug plug;
+	if (w->plug)
+		blk_start_plug(&plug);
+	for (unsigned i = 0; i < w->n && w->rc == 0; i++) {
+		struct blk_bio *b = &w->bio[i];
+		memset(b, 0, sizeof(*b));
+		b->b_op = w->op;
+		b->b_flags = w->flags;
+		b->b_sector = w->sector[i];
+		b->b_nr_sectors = w->nr_sectors;
+		b->b_buf = w->buf + i * len;
+		if (w->nowait) {
+			b->b_end_io = nop_end_io;
+			w->rc = blk_submit(w->q, b);
+			continue;
+		}
+		w->rc = w->batch ? blk_submit(w->q, b) : blk_submit_wait(w->q, b);
+	}
+	if (w->plug)
+		blk_finish_plug(&plug);
+	if (w->nowait)
+		rt_sleep_ns(20 * RT_NS_PER_MS);
+	for (unsigned i = 0; !w->nowait && w->batch && i < w->n && w->rc == 0; i++)
+		w->rc = blk_wait(&w->bio[i]);
+	free(w->buf);
+}
+
+static void scen_main(void *arg)
+{
+	struct scen *s = arg;
+	struct dev_hdd_params hp;
+	dev_hdd_defaults(&hp);
+	hp.queue_depth = s->hdd_qd ? s->hdd_qd : 1;
+	if (s->hdd_cache != (uint64_t)-1)
+		hp.cache_bytes = s->hdd_cache;
+	struct dev *d = NULL;
+	struct blk_queue *q = NULL;
+	s->rc = dev_sim_hdd_new(&hp, &d);
+	if (s->rc < 0)
+		return;
+	s->o.trace = true;
+	s->o.trace_max_events = MAXEV;
+	s->rc = blk_queue_new(d, &s->o, &q);
+	if (s->rc < 0) {
+		dev_close(d);
+		return;
+	}
+	rt_thread *t[MAXW];
+	for (unsigned i = 0; i < s->nw; i++) {
+		s->w[i].q = q;
+		rt_thread_create(&t[i], s->w[i].name, worker_fn, &s->w[i]);
+	}
+	for (unsigned i = 0; i < s->nw; i++)
+		rt_thread_join(t[i]);
+	blk_drain(q);
+	s->nev = blk_trace_events(q, 0, s->ev, MAXEV);
+	blk_stats_classes(q, s->cls);
+	blk_queue_stats(q, &s->qs);
+	blk_queue_free(q);
+	dev_close(d);
+	for (unsigned i = 0; i < s->nw; i++)
+		if (s->w[i].rc && !s->rc)
+			s->rc = s->w[i].rc;
+}
+
+static struct scen *scen_new(enum blk_elevator e)
+{
+	struct scen *s = calloc(1, sizeof(*s));
+	blk_queue_opts_default(&s->o);
+	s->o.elevator = e;
+	s->hdd_cache = (uint64_t)-1;
+	return s;
+}
+
+static int scen_run(struct scen *s, uint64_t seed)
+{
+	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
+	rt_world *w;
+	int rc = rt_world_new(&wo, &w);
+	if (rc < 0)
+		return rc;
+	rc = rt_world_run(w, "main", scen_main, s);
+	rt_world_free(w);
+	return rc < 0 ? rc : s->rc;
+}
+
+static struct worker *scen_worker(struct scen *s, const char *name, const char *prio,
+				  enum blk_op op, uint32_t flags)
+{
+	struct worker *w = &s->w[s->nw++];
+	w->name = name;
+	w->prio = prio;
+	w->op = op;
+	w->flags = flags;
+	w->nr_sectors = 8;
+	w->batch = 1;
+	return w;
+}
+
+/* n far-apart sectors (a fixed pseudo-random spread over ~400 GB). */
+static void spread(struct worker *w, unsigned n, uint64_t salt)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t x = (i + 1) * 2654435761ull + salt * 40503ull;
+		w->sector[i] = (x % 800000000ull) & ~7ull;
+	}
+	w->n = n;
+}
+
+/* The D events as a string, one letter per event: the first letter of the
+ * owning worker's name. */
+static void d_order(const struct scen *s, char *out, size_t len)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->nev && k + 1 < len; i++) {
+		if (s->ev[i].action != 'D')
+			continue;
+		char c = '?';
+		for (unsigned j = 0; j < s->nw; j++)
+			if (s->ev[i].owner_pid == s->w[j].pid)
+				c = s->w[j].name[0];
+		out[k++] = c;
+	}
+	out[k] = '\0';
+}
+
+static size_t count_action(const struct scen *s, char action)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->nev; i++)
+		n += s->ev[i].action == action;
+	return n;
+}
+
+/* Time of the k-th (0-based) event of action by worker w, or UINT64_MAX. */
+static uint64_t ev_time(const struct scen *s, char action, const struct worker *w, unsigned k)
+{
+	for (size_t i = 0; i < s->nev; i++)
+		if (s->ev[i].action == action && s->ev[i].owner_pid == w->pid && k-- == 0)
+			return s->ev[i].time_ns;
+	return UINT64_MAX;
+}
+
+/* ---- CFQ: classes ----------------------------------------------------- */
+
+static void rt_be_scenario(struct scen *s)
+{
+	struct worker *b = scen_worker(s, "bereader", "be:4", BLK_OP_READ, 0);
+	spread(b, 8, 1);
+	struct worker *r = scen_worker(s, "rtreader", "rt:4", BLK_OP_READ, 0);
+	spread(r, 8, 2);
+	r->delay_ns = 1 * RT_NS_PER_MS;
+}
+
+static void test_cfq_rt_before_be(void)
+{
+	struct scen *s = scen_new(BLK_ELV_CFQ);
+	rt_be_scenario(s);
+	T_EQ(scen_run(s, 1), 0);
+	char order[64];
+	d_order(s, order, sizeof(order));
+	/* The BE reader's first request was already at the disk; then the RT
+	 * reader preempts and keeps the disk until it has nothing left. */
+	T_STREQ(order, "brrrrrrrrbbbbbbb");
+	/* btt-style summary: the RT class waited far less. */
+	T_EQ(s->cls[0].reads, 8);
+	T_EQ(s->cls[1].reads, 8);
+	T_CHECK(s->cls[0].q2c_ns_sum * 2 < s->cls[1].q2c_ns_sum);
+	free(s);
+
+	/* Control: noop serves in arrival order. */
+	s = scen_new(BLK_ELV_NOOP);
+	rt_be_scenario(s);
+	T_EQ(scen_run(s, 1), 0);
+	d_order(s, order, sizeof(order));
+	T_STREQ(order, "bbbbbbbbrrrrrrrr");
+	free(s);
+}
+
+static void test_cfq_idle_class_last(void)
+{
+	struct scen *s = scen_new(BLK_ELV_CFQ);
+	struct worker *b = scen_worker(s, "bereader", "be:4", BLK_OP_READ, 0);
+	spread(b, 12, 3);
+	struct worker *i = scen_worker(s, "idlereader", "idle", BLK_OP_READ, 0);
+	spread(i, 1, 4);
+	i->delay_ns = 1 * RT_NS_PER_MS;
+	T_EQ(scen_run(s, 2), 0);
+	char order[64];
+	d_order(s, order, sizeof(order));
+	/* Twelve BE reads take longer than a 100 ms slice; the BE queue is
+	 * re-served after its slice expires, the IDLE request waits for an
+	 * empty BE queue. */
+	T_STREQ(order, "bbbbbbbbbbbbi");
+	T_CHECK(ev_time(s, 'D', &s->w[1], 0) > s->o.cfq.slice_sync_ns);
+	free(s);
+
+	/* Alone, the IDLE reader is served at once. */
+	s = scen_new(BLK_ELV_CFQ);
+	i = scen_worker(s, "idlereader", "idle", BLK_OP_READ, 0);
+	spread(i, 3, 4);
+	i->batch = 0;
+	T_EQ(scen_run(s, 2), 0);
+	T_EQ(count_action(s, 'D'), 3);
+	T_EQ(ev_time(s, 'D', i, 0), ev_time(s, 'Q', i, 0));
+	free(s);
+}
+
+/* ---- CFQ: slice idling and META preemption ---------------------------- */
+
+/* A reads once; C's single request arrives while A's is at the disk. */
+static struct scen *idle_scenario(enum blk_elevator e, enum blk_op cop, uint32_t cflags,
+				  uint64_t slice_idle_ns)
+{
+	struct scen *s = scen_new(e);
+	s->o.cfq.slice_idle_ns = slice_idle_ns;
+	struct worker *a = scen_worker(s, "areader", "be:4", BLK_OP_READ, 0);
+	spread(a, 1, 5);
+	struct worker *c = scen_worker(s, "cthread", "be:4", cop, cflags);
+	spread(c, 1, 6);
+	c->delay_ns = 1 * RT_NS_PER_MS;
+	return s;
+}
+
+static void test_cfq_slice_idle(void)
+{
+	struct scen *s = idle_scenario(BLK_ELV_CFQ, BLK_OP_READ, 0, 8 * RT_NS_PER_MS);
+	T_EQ(scen_run(s, 3), 0);
+	uint64_t a_c = ev_time(s, 'C', &s->w[0], 0), c_d = ev_time(s, 'D', &s->w[1], 0);
+	T_CHECK(a_c != UINT64_MAX && c_d != UINT64_MAX);
+	/* The disk sat idle slice_idle waiting for A's next request. */
+	T_EQ_U64(c_d - a_c, 8 * RT_NS_PER_MS);
+	free(s);
+
+	/* slice_idle = 0: no idling. */
+	s = idle_scenario(BLK_ELV_CFQ, BLK_OP_READ, 0, 0);
+	T_EQ(scen_run(s, 3), 0);
+	T_EQ_U64(ev_time(s, 'D', &s->w[1], 0), ev_time(s, 'C', &s->w[0], 0));
+	free(s);
+
+	/* deadline never idles. */
+	s = idle_scenario(BLK_ELV_DEADLINE, BLK_OP_READ, 0, 8 * RT_NS_PER_MS);
+	T_EQ(scen_run(s, 3), 0);
+	T_EQ_U64(ev_time(s, 'D', &s->w[1], 0), ev_time(s, 'C', &s->w[0], 0));
+	free(s);
+}
+
+/* Seed 003: a journal write tagged META preempts the idling reader. */
+static void test_cfq_meta_preempts(void)
+{
+	struct scen *s = idle_scenario(BLK_ELV_CFQ, BLK_OP_WRITE, BLK_SYNC,
+				       8 * RT_NS_PER_MS);
+	T_EQ(scen_run(s, 4), 0);
+	T_EQ_U64(ev_time(s, 'D', &s->w[1], 0) - ev_time(s, 'C', &s->w[0], 0),
+		 8 * RT_NS_PER_MS);
+	free(s);
+
+	s = idle_scenario(BLK_ELV_CFQ, BLK_OP_WRITE, BLK_SYNC | BLK_META, 8 * RT_NS_PER_MS);
+	T_EQ(scen_run(s, 4), 0);
+	T_EQ_U64(ev_time(s, 'D', &s->w[1], 0), ev_time(s, 'C', &s->w[0], 0));
+	/* The trace says WSM, as jbd2's log writes do. */
+	int seen = 0;
+	for (size_t i = 0; i < s->nev; i++)
+		if (s->ev[i].action == 'D' && s->ev[i].owner_pid == s->w[1].pid)
+			seen = strcmp(s->ev[i].rwbs, "WSM") == 0;
+	T_CHECK(seen);
+	free(s);
+}
+
+/* ---- deadline: FIFO expiry -------------------------------------------- */
+
+static struct scen *expiry_scenario(uint64_t write_expire_ns)
+{
+	struct scen *s = scen_new(BLK_ELV_DEADLINE);
+	s->o.deadline.write_expire_ns = write_expire_ns;
+	s->hdd_cache = 0; /* every write is a mechanical access */
+	/* One thread: a read to occupy the disk, then writes queued behind
+	 * it: A1 (the oldest), "old" far behind A1, then A2..An ascending
+	 * after A1. The first write batch starts at A1 and sweeps upward. */
+	struct worker *w = scen_worker(s, "writer", NULL, BLK_OP_WRITE, 0);
+	w->n = 0;
+	return s;
+}
+
+static void test_deadline_expiry(void)
+{
+	/* The writes: 0 = A1 at 2,000,000; 1 = old at 1000; 2.. = ascending. */
+	for (int variant = 0; variant < 2; variant++) {
+		struct scen *s = expiry_scenario(variant ? 50 * RT_NS_PER_MS : 5 * RT_NS_PER_S);
+		struct worker *r = &s->w[0];
+		/* reuse slot 0 as the reader, add the writer as slot 1 */
+		r->name = "reader";
+		r->op = BLK_OP_READ;
+		r->sector[0] = 500000000;
+		r->n = 1;
+		r->batch = 1;
+		struct worker *w = scen_worker(s, "writer", NULL, BLK_OP_WRITE, 0);
+		w->sector[0] = 2000000;
+		w->sector[1] = 1000;
+		for (unsigned i = 2; i < 60; i++)
+			w->sector[i] = 2000000 + 20000 * i; /* ~5 ms each */
+		w->n = 60;
+		w->delay_ns = RT_NS_PER_MS / 10;
+		T_EQ(scen_run(s, 5), 0);
+		/* Position of the old write among the write D events. */
+		int pos = -1, k = 0;
+		for (size_t i = 0; i < s->nev; i++) {
+			if (s->ev[i].action != 'D' || s->ev[i].owner_pid != w->pid)
+				continue;
+			if (s->ev[i].sector == 1000)
+				pos = k;
+			k++;
+		}
+		T_EQ(k, 60);
+		if (!variant) {
+			T_EQ(pos, 59); /* not expired: reached after the sweep */
+		} else {
+			/* Expired after 50 ms: taken at the next batch
+			 * boundary (batches of fifo_batch = 16). */
+			T_CHECK(pos > 0 && pos < 59);
+			T_EQ(pos % 16, 0);
+			uint64_t t_old = 0;
+			for (size_t i = 0; i < s->nev; i++)
+				if (s->ev[i].action == 'D' && s->ev[i].sector == 1000)
+					t_old = s->ev[i].time_ns;
+			T_CHECK(t_old >= 50 * RT_NS_PER_MS);
+		}
+		free(s);
+	}
+}
+
+/* ---- plugging policies (seed 004) ------------------------------------- */
+
+static struct scen *plug_scenario(enum blk_plug_policy p, int thread_plug, int queue_plug)
+{
+	struct scen *s = scen_new(BLK_ELV_NOOP);
+	s->o.plug_policy = p;
+	s->o.queue_plug = queue_plug;
+	s->hdd_qd = 32; /* NCQ: the device takes each request as it comes */
+	struct worker *w = scen_worker(s, "kjournald", "be:3", BLK_OP_WRITE, BLK_SYNC);
+	for (unsigned i = 0; i < 8; i++)
+		w->sector[i] = 10277200 + 8 * i;
+	w->n = 8;
+	w->plug = thread_plug;
+	return s;
+}
+
+static void test_plug_policies(void)
+{
+	for (int queue_plug = 0; queue_plug < 2; queue_plug++) {
+		int thread_plug = !queue_plug;
+		/* explicit: the batch merges into one request, one D. */
+		struct scen *s = plug_scenario(BLK_PLUG_EXPLICIT, thread_plug, queue_plug);
+		T_EQ(scen_run(s, 6), 0);
+		T_EQ(count_action(s, 'D'), 1);
+		T_EQ(count_action(s, 'M'), 7);
+		for (size_t i = 0; i < s->nev; i++)
+			if (s->ev[i].action == 'D') {
+				T_EQ_U64(s->ev[i].sector, 10277200);
+				T_EQ(s->ev[i].nr_sectors, 64);
+				T_STREQ(s->ev[i].rwbs, "WS");
+			}
+		T_CHECK(count_action(s, 'P') >= 1 && count_action(s, 'U') >= 1);
+		free(s);
+
+		/* implicit-sync: each sync write unplugs and goes alone. */
+		s = plug_scenario(BLK_PLUG_IMPLICIT_SYNC, thread_plug, queue_plug);
+		T_EQ(scen_run(s, 6), 0);
+		T_EQ(count_action(s, 'D'), 8);
+		T_EQ(count_action(s, 'M'), 0);
+		for (size_t i = 0; i < s->nev; i++)
+			if (s->ev[i].action == 'D')
+				T_EQ(s->ev[i].nr_sectors, 8);
+		free(s);
+	}
+}
+
+/* 2.6.29 queue plug: the 4th queued request unplugs (unplug_thresh). */
+static void test_queue_plug_threshold(void)
+{
+	struct scen *s = scen_new(BLK_ELV_NOOP);
+	s->o.queue_plug = true;
+	struct worker *w = scen_worker(s, "writer", NULL, BLK_OP_WRITE, 0);
+	spread(w, 6, 9);
+	T_EQ(scen_run(s, 7), 0);
+	/* P at the first, U with 4 queued at the fourth. */
+	int saw_u4 = 0;
+	for (size_t i = 0; i < s->nev; i++)
+		if (s->ev[i].action == 'U' && s->ev[i].nr == 4)
+			saw_u4 = 1;
+	T_CHECK(saw_u4);
+	T_EQ(s->ev[0].action, 'Q');
+	T_EQ(count_action(s, 'D'), 6);
+	free(s);
+
+	/* The timer: a lone async write nobody waits for is held for
+	 * unplug_delay (3 ms), then the timer unplugs (T). */
+	s = scen_new(BLK_ELV_NOOP);
+	s->o.queue_plug = true;
+	w = scen_worker(s, "writer", NULL, BLK_OP_WRITE, 0);
+	spread(w, 1, 9);
+	w->nowait = 1;
+	T_EQ(scen_run(s, 7), 0);
+	T_EQ(count_action(s, 'T'), 1);
+	T_EQ_U64(ev_time(s, 'D', w, 0) - ev_time(s, 'Q', w, 0), 3 * RT_NS_PER_MS);
+	free(s);
+
+	/* Without the queue plug it goes at once. */
+	s = scen_new(BLK_ELV_NOOP);
+	w = scen_worker(s, "writer", NULL, BLK_OP_WRITE, 0);
+	spread(w, 1, 9);
+	w->nowait = 1;
+	T_EQ(scen_run(s, 7), 0);
+	T_EQ(count_action(s, 'T'), 0);
+	T_EQ_U64(ev_time(s, 'D', w, 0), ev_time(s, 'Q', w, 0));
+	free(s);
+}
+
+/* ---- merging ---------------------------------------------------------- */
+
+struct merge_arg {
+	int rc;
+	int ok_data;
+	struct blk_trace_event ev[256];
+	size_t nev;
+	uint32_t max_sectors;
+};
+
+static void fill(char *p, size_t n, int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (char)(seed * 31 + i * 7);
+}
+
+static void merge_main(void *arg)
+{
+	struct merge_arg *m = arg;
+	struct dev_hdd_params hp;
+	dev_hdd_defaults(&hp);
+	struct dev *d;
+	struct blk_queue *q;
+	struct blk_queue_opts o;
+	blk_queue_opts_default(&o);
+	o.trace = true;
+	o.max_sectors = m->max_sectors;
+	if ((m->rc = dev_sim_hdd_new(&hp, &d)) < 0)
+		return;
+	if ((m->rc = blk_queue_new(d, &o, &q)) < 0) {
+		dev_close(d);
+		return;
+	}
+	enum { N = 6, L = 4096 };
+	static char wbuf[N][L], rbuf[3][L], big[3 * L];
+	struct blk_bio b[N];
+	/* 100, 108 (back), 92 (front), 200 (apart), 116 FUA (never merged),
+	 * read 300 (other direction). */
+	const uint64_t sec[N] = { 100, 108, 92, 200, 116, 300 };
+	memset(b, 0, sizeof(b));
+	struct blk_plug plug;
+	blk_start_plug(&plug);
+	for (int i = 0; i < N; i++) {
+		fill(wbuf[i], L, i + 1);
+		b[i].b_op = i == 5 ? BLK_OP_READ : BLK_OP_WRITE;
+		b[i].b_flags = i == 4 ? BLK_FUA : 0;
+		b[i].b_sector = sec[i];
+		b[i].b_nr_sectors = 8;
+		b[i].b_buf = wbuf[i];
+		if (blk_submit(q, &b[i]) < 0)
+			m->rc = -EIO;
+	}
+	blk_finish_plug(&plug);
+	for (int i = 0; i < N; i++)
+		if (blk_wait(&b[i]) < 0)
+			m->rc = -EIO;
+	/* Read 92..116 back as three plugged bios in separate buffers (merged
+	 * and bounced), and as one. */
+	struct blk_bio r[3], one;
+	memset(r, 0, sizeof(r));
+	blk_start_plug(&plug);
+	for (int i = 0; i < 3; i++) {
+		r[i].b_op = BLK_OP_READ;
+		r[i].b_sector = 92 + 8 * i;
+		r[i].b_nr_sectors = 8;
+		r[i].b_buf = rbuf[2 - i]; /* deliberately not in address order */
+		blk_submit(q, &r[i]);
+	}
+	blk_finish_plug(&plug);
+	for (int i = 0; i < 3; i++)
+		blk_wait(&r[i]);
+	memset(&one, 0, sizeof(one));
+	one.b_op = BLK_OP_READ;
+	one.b_sector = 92;
+	one.b_nr_sectors = 24;
+	one.b_buf = big;
+	blk_submit_wait(q, &one);
+	m->ok_data = memcmp(rbuf[2], wbuf[2], L) == 0 && memcmp(rbuf[1], wbuf[0], L) == 0 &&
+		     memcmp(rbuf[0], wbuf[1], L) == 0 && memcmp(big, wbuf[2], L) == 0 &&
+		     memcmp(big + L, wbuf[0], L) == 0 && memcmp(big + 2 * L, wbuf[1], L) == 0;
+	m->nev = blk_trace_events(q, 0, m->ev, 256);
+	blk_queue_free(q);
+	dev_close(d);
+}
+
+static int run_world(void (*fn)(void *), void *arg, uint64_t seed)
+{
+	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
+	rt_world *w;
+	int rc = rt_world_new(&wo, &w);
+	if (rc < 0)
+		return rc;
+	rc = rt_world_run(w, "main", fn, arg);
+	rt_world_free(w);
+	return rc;
+}
+
+static int has_event(const struct merge_arg *m, char action, uint64_t sector, uint32_t nr)
+{
+	for (size_t i = 0; i < m->nev; i++)
+		if (m->ev[i].action == action && m->ev[i].sector == sector &&
+		    m->ev[i].nr_sectors == nr)
+			return 1;
+	return 0;
+}
+
+static void test_merging(void)
+{
+	struct merge_arg *m = calloc(1, sizeof(*m));
+	m->max_sectors = 1024;
+	T_EQ(run_world(merge_main, m, 8), 0);
+	T_EQ(m->rc, 0);
+	T_CHECK(m->ok_data);
+	T_CHECK(has_event(m, 'M', 108, 8));  /* back merge */
+	T_CHECK(has_event(m, 'F', 92, 8));   /* front merge */
+	T_CHECK(has_event(m, 'D', 92, 24));  /* one request 92..116 */
+	T_CHECK(has_event(m, 'D', 200, 8));
+	T_CHECK(has_event(m, 'D', 116, 8));  /* FUA write stays alone */
+	T_CHECK(!has_event(m, 'M', 116, 8));
+	T_CHECK(has_event(m, 'D', 300, 8));  /* the read is not merged into writes */
+	free(m);
+
+	/* max_sectors 16: 100+108 merge, 92 cannot join them. */
+	m = calloc(1, sizeof(*m));
+	m->max_sectors = 16;
+	T_EQ(run_world(merge_main, m, 8), 0);
+	T_CHECK(has_event(m, 'D', 100, 16));
+	T_CHECK(has_event(m, 'D', 92, 8));
+	T_CHECK(!has_event(m, 'F', 92, 8));
+	free(m);
+}
+
+/* ---- blkparse format --------------------------------------------------- */
+
+static void test_trace_format(void)
+{
+	/* The line from seed 004, field for field. */
+	struct blk_trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.major = 254;
+	ev.minor = 2;
+	ev.cpu = 1;
+	ev.seq = 16;
+	ev.time_ns = 5691576;
+	ev.pid = 6947;
+	ev.action = 'Q';
+	strcpy(ev.rwbs, "W");
+	ev.sector = 10277208;
+	ev.nr_sectors = 8;
+	strcpy(ev.comm, "kjournald");
+	char line[256];
+	blk_trace_format(&ev, line, sizeof(line));
+	T_STREQ(line, "254,2    1       16     0.005691576  6947  Q   W 10277208 + 8 [kjournald]");
+	ev.action = 'C';
+	ev.error = 0;
+	blk_trace_format(&ev, line, sizeof(line));
+	T_STREQ(line, "254,2    1       16     0.005691576  6947  C   W 10277208 + 8 [0]");
+	ev.action = 'U';
+	ev.nr = 3;
+	strcpy(ev.rwbs, "N");
+	blk_trace_format(&ev, line, sizeof(line));
+	T_STREQ(line, "254,2    1       16     0.005691576  6947  U   N [kjournald] 3");
+
+	/* Every line of a real run matches the default format. */
+	struct scen *s = plug_scenario(BLK_PLUG_EXPLICIT, 1, 0);
+	T_EQ(scen_run(s, 9), 0);
+	regex_t re;
+	T_EQ(regcomp(&re,
+		     "^[ 0-9]{3},[0-9][ 0-9]{2} [ 0-9]{2} [ 0-9]{7}[0-9] [ 0-9]{4}[0-9]\\.[0-9]{9} "
+		     "[ 0-9]{4}[0-9] [ A-Z][A-Z] [ A-Z]{0,2}[A-Z]+ "
+		     "(([0-9]+ \\+ [0-9]+ )?\\[[^]]+\\]( [0-9]+)?)$",
+		     REG_EXTENDED | REG_NOSUB), 0);
+	T_CHECK(s->nev > 10);
+	for (size_t i = 0; i < s->nev; i++) {
+		blk_trace_format(&s->ev[i], line, sizeof(line));
+		if (regexec(&re, line, 0, NULL, 0) != 0) {
+			regfree(&re);
+			T_FAILF("line does not match: '%s'", line);
+			free(s);
+			return;
+		}
+		T_EQ(s->ev[i].seq, i + 1);
+	}
+	regfree(&re);
+	/* The RWBS letters. */
+	T_CHECK(count_action(s, 'Q') == 8);
+	T_STREQ(s->ev[0].rwbs, "WS");
+	T_STREQ(s->ev[0].comm, "kjournald");
+	free(s);
+}
+
+/* ---- determinism and the real world ----------------------------------- */
+
+static void test_deterministic(void)
+{
+	struct scen *a = scen_new(BLK_ELV_CFQ), *b = scen_new(BLK_ELV_CFQ);
+	rt_be_scenario(a);
+	rt_be_scenario(b);
+	T_EQ(scen_run(a, 11), 0);
+	T_EQ(scen_run(b, 11), 0);
+	T_EQ(a->nev, b->nev);
+	for (size_t i = 0; i < a->nev; i++) {
+		T_EQ_U64(a->ev[i].time_ns, b->ev[i].time_ns);
+		T_EQ(a->ev[i].action, b->ev[i].action);
+		T_EQ_U64(a->ev[i].sector, b->ev[i].sector);
+	}
+	free(a);
+	free(b);
+}
+
+struct real_arg {
+	int rc;
+	int ok;
+};
+
+static void real_end_io(struct blk_bio *b)
+{
+	int *count = b->b_private;
+	__atomic_add_fetch(count, 1, __ATOMIC_SEQ_CST);
+}
+
+static void real_main(void *arg)
+{
+	struct real_arg *ra = arg;
+	struct dev *d;
+	struct blk_queue *q;
+	if ((ra->rc = dev_mem_new(1 << 20, 512, &d)) < 0)
+		return;
+	for (int e = 0; e < 3; e++) {
+		struct blk_queue_opts o;
+		blk_queue_opts_default(&o);
+		o.elevator = (enum blk_elevator)e;
+		if ((ra->rc = blk_queue_new(d, &o, &q)) < 0)
+			break;
+		static char buf[16][4096];
+		struct blk_bio b[16];
+		int count = 0;
+		memset(b, 0, sizeof(b));
+		for (int i = 0; i < 16; i++) {
+			memset(buf[i], 'a' + i, 4096);
+			b[i].b_op = BLK_OP_WRITE;
+			b[i].b_sector = (uint64_t)i * 8;
+			b[i].b_nr_sectors = 8;
+			b[i].b_buf = buf[i];
+			b[i].b_end_io = real_end_io;
+			b[i].b_private = &count;
+			blk_submit(q, &b[i]);
+		}
+		blk_drain(q);
+		ra->ok += __atomic_load_n(&count, __ATOMIC_SEQ_CST) == 16;
+		char rb[16 * 4096];
+		struct blk_bio r;
+		memset(&r, 0, sizeof(r));
+		r.b_op = BLK_OP_READ;
+		r.b_nr_sectors = 128;
+		r.b_buf = rb;
+		ra->rc = blk_submit_wait(q, &r);
+		ra->ok += ra->rc == 0 && rb[0] == 'a' && rb[15 * 4096] == 'a' + 15;
+		ra->ok += blk_flush(q) == 0;
+		r.b_sector = 2048; /* past the end of 1 MiB */
+		r.b_nr_sectors = 8;
+		ra->ok += blk_submit(q, &r) == -EINVAL;
+		r.b_sector = 0;
+		r.b_nr_sectors = 0;
+		ra->ok += blk_submit(q, &r) == -EINVAL;
+		blk_queue_free(q);
+	}
+	dev_close(d);
+}
+
+static void test_real_world(void)
+{
+	struct rt_world_opts wo = { .kind = RT_WORLD_REAL, .seed = 1 };
+	rt_world *w;
+	T_EQ(rt_world_new(&wo, &w), 0);
+	struct real_arg ra = { 0, 0 };
+	T_EQ(rt_world_run(w, "main", real_main, &ra), 0);
+	rt_world_free(w);
+	T_EQ(ra.rc, 0);
+	T_EQ(ra.ok, 15);
+}
+
+static void test_names_and_defaults(void)
+{
+	struct blk_queue_opts o;
+	blk_queue_opts_default(&o);
+	enum blk_elevator e;
+	T_EQ(blk_elevator_parse("cfq", &e), 0);
+	T_EQ(e, BLK_ELV_CFQ);
+	T_EQ(blk_elevator_parse("as", &e), -EINVAL);
+	enum blk_plug_policy p;
+	T_EQ(blk_plug_policy_parse("implicit-sync", &p), 0);
+	T_EQ(p, BLK_PLUG_IMPLICIT_SYNC);
+	T_STREQ(blk_elevator_name(BLK_ELV_DEADLINE), "deadline");
+	T_EQ(o.max_sectors, 1024);
+	T_EQ_U64(o.cfq.slice_idle_ns, 8 * RT_NS_PER_MS);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	T_RUN(test_names_and_defaults);
+	T_RUN(test_trace_format);
+	T_RUN(test_merging);
+	T_RUN(test_plug_policies);
+	T_RUN(test_queue_plug_threshold);
+	T_RUN(test_cfq_rt_before_be);
+	T_RUN(test_cfq_idle_class_last);
+	T_RUN(test_cfq_slice_idle);
+	T_RUN(test_cfq_meta_preempts);
+	T_RUN(test_deadline_expiry);
+	T_RUN(test_deterministic);
+	T_RUN(test_real_world);
+	return t_done(argv[0]);
+}
