@@ -1,0 +1,348 @@
+/*
+ * libujbd: atomic, crash-safe multi-block updates on a file or block device,
+ * through a journal in the Linux jbd2 format.
+ *
+ * The one idea: a program groups the block updates that must happen
+ * together into a handle; handles join the running compound transaction; a
+ * commit thread ("kjournald") writes each transaction to the journal and
+ * marks it committed with one commit block; later, checkpointing writes the
+ * blocks to their home locations and frees the journal space. After a crash,
+ * recovery replays every committed transaction, so each one happens entirely
+ * or not at all.
+ *
+ *   ujbd_start(j, 3, &h);                          // up to 3 blocks
+ *   ujbd_get_write_access(h, 100, &b);             // cached block 100
+ *   memcpy(ujbd_buf_data(b), new, ujbd_block_size(j));
+ *   ujbd_dirty_metadata(h, b);
+ *   ujbd_buf_put(b);
+ *   ujbd_stop(h);                                  // joins the transaction
+ *   ujbd_commit_tid(j, tid); ujbd_wait_tid(j, tid);   // what fsync does
+ *
+ * Data modes, as jbd2's:
+ *   - ORDERED (default): ujbd_write_data() blocks are written to their home
+ *     location, not to the journal; the commit block of their transaction
+ *     never becomes durable before they are. After a crash a block's data is
+ *     either the new one or the old one; metadata is atomic.
+ *   - JOURNAL: data blocks go through the journal like metadata: atomic too.
+ *   - WRITEBACK: data blocks are written with no ordering against commits
+ *     (gives up: after a crash, committed metadata may point at stale data).
+ *
+ * Worlds: every ujbd function works in the real world (files, block
+ * devices) and in the sim world (simulated disks, virtual time); the caller
+ * must be an rt thread of the world the journal was opened in (or a foreign
+ * thread, for the real world).
+ *
+ * Thread-safety: a struct ujbd may be used by any number of threads at once.
+ * A handle belongs to the thread that started it. A buffer reference may be
+ * passed between threads but is used under the rules of the handle that got
+ * it.
+ *
+ * Errors: 0 or a negative errno; ujbd_strerror() names them. Nothing here
+ * prints or exits. After an I/O error on the journal the journal is aborted:
+ * new handles get -EROFS, no commit is acknowledged any more, and the error
+ * is recorded in the journal superblock when that can still be written.
+ */
+#ifndef UJBD_UJBD_H
+#define UJBD_UJBD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ujbd/format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ujbd;
+struct ujbd_handle;
+struct ujbd_buf;
+struct blk_queue;
+struct blk_queue_opts;
+
+typedef uint32_t ujbd_tid_t;
+
+/* Wrap-safe tid comparisons (tids are compared modulo 2^32). */
+static inline bool ujbd_tid_gt(ujbd_tid_t a, ujbd_tid_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+static inline bool ujbd_tid_geq(ujbd_tid_t a, ujbd_tid_t b)
+{
+	return (int32_t)(a - b) >= 0;
+}
+
+/* ---- options ----------------------------------------------------------- */
+
+enum ujbd_data_mode {
+	UJBD_DATA_ORDERED = 0,
+	UJBD_DATA_JOURNAL = 1,
+	UJBD_DATA_WRITEBACK = 2,
+};
+
+/* When the commit thread is woken for a commit request (seed 002). */
+enum ujbd_wake_policy {
+	/* Only when no commit of that tid is already requested or running. */
+	UJBD_WAKE_NEEDED = 0,
+	/* On every request, as jbd2 did after "fix fsync() tid wraparound". */
+	UJBD_WAKE_ALWAYS = 1,
+};
+
+/* Which journal writes carry the SYNC flag (seed 004). */
+enum ujbd_sync_policy {
+	UJBD_SYNC_FSYNC_ONLY = 0, /* only commits someone waits for */
+	UJBD_SYNC_ALL = 1,
+	UJBD_SYNC_OFF = 2,
+};
+
+/* Commit I/O priority (seed 000): a fixed ioprio, or inherit. */
+#define UJBD_IOPRIO_INHERIT 0xffffu
+
+struct ujbd_opts {
+	enum ujbd_data_mode data_mode;      /* ORDERED */
+	uint64_t commit_interval_ns;        /* 5 s */
+	uint64_t min_batch_time_ns;         /* 0 */
+	uint64_t max_batch_time_ns;         /* 15 ms; 0 disables batching */
+	/* Commit thread I/O priority, kernel encoding (rt.h), or
+	 * UJBD_IOPRIO_INHERIT: the highest priority among the threads waiting
+	 * on the committing transaction, with be:4 as floor. Default be:3, the
+	 * kernel's journal_ioprio default. */
+	uint16_t commit_ioprio;
+	bool journal_meta;                  /* tag journal writes META: true */
+	enum ujbd_sync_policy journal_sync; /* FSYNC_ONLY */
+	enum ujbd_wake_policy wake;         /* NEEDED */
+	/* Write the commit block together with the log blocks (one flush for
+	 * all); used only when every block the transaction depends on is in
+	 * the journal and checksummed (v2/v3, no ordered data pending). */
+	bool async_commit;                  /* false */
+	/* Largest transaction in journal blocks; 0 = (journal length) / 4. */
+	uint32_t max_transaction_blocks;
+	/* Buffer cache limit in blocks (clean buffers are evicted LRU). */
+	uint64_t cache_blocks;              /* 16384 */
+	/* Block layer: queues to use (the same queue when journal and data
+	 * share a device), or NULL to have ujbd create them over the devices
+	 * with blk_opts (NULL: blk_queue_opts_default, i.e. noop and the
+	 * explicit plug policy); ujbd frees only the queues it created. */
+	struct blk_queue *journal_queue, *data_queue;
+	const struct blk_queue_opts *blk_opts;
+	/* Recover at open when the journal needs it (true); false: -EUCLEAN. */
+	bool recover;
+	/* Format the journal at open (destroys its contents). */
+	bool format;
+	struct jbd_format_opts format_opts; /* with format: size, csum, ... */
+};
+
+/* Fill opts with the defaults above. */
+void ujbd_opts_default(struct ujbd_opts *opts);
+
+/* ---- open and close ---------------------------------------------------- */
+
+/*
+ * Open the journal at loc (format.h: journal device + map, data device).
+ * Recovers it first when needed and allowed; starts the commit thread (named
+ * "kjournald") and the checkpoint thread. Tids carry on from the
+ * superblock: they only ever grow, across closes and opens.
+ * Errors: -EUCLEAN (corrupt journal, or an earlier abort recorded in
+ * s_errno: the journal must be recovered or checked first), -EOPNOTSUPP
+ * (unknown features), -EIO, -ENOMEM, -EINVAL (bad options). err, if not
+ * NULL, gets a one-line description.
+ */
+int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
+	      struct ujbd **out, struct jbd_err *err);
+/*
+ * Open by path, in the real world: TARGET is an ext4 image or device (its
+ * internal journal; data device = itself; the ext4 needs_recovery flag is set
+ * while open and cleared at close), or a standalone journal file with its data
+ * device in data_path. journal_path, if not NULL, names an external journal
+ * device for an ext4 TARGET.
+ */
+int ujbd_open_path(const char *target, const char *data_path,
+		   const char *journal_path, const struct ujbd_opts *opts,
+		   struct ujbd **out, struct jbd_err *err);
+/*
+ * Commit the running transaction, checkpoint everything, mark the journal
+ * empty (s_start = 0) and free. Returns the journal's error if it was
+ * aborted (it is still freed). The devices passed in loc are not closed.
+ */
+int ujbd_close(struct ujbd *j);
+/*
+ * Stop at once, as a crash would: no commit, no checkpoint, no superblock
+ * write; threads stopped and memory freed. For tests and recovery drills.
+ */
+void ujbd_close_hard(struct ujbd *j);
+
+uint32_t ujbd_block_size(const struct ujbd *j);
+/* Blocks of the data device. */
+uint64_t ujbd_data_blocks(const struct ujbd *j);
+
+/* ---- handles ----------------------------------------------------------- */
+
+/*
+ * Start a handle that will modify at most nblocks journaled blocks. Waits
+ * while the running transaction is locked or has no room, and for log space.
+ * -ENOSPC if nblocks can never fit in one transaction; -EROFS if aborted.
+ */
+int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out);
+/* Ask for more credits; -EAGAIN if the running transaction has no room
+ * (stop and start a new handle), -ENOSPC if beyond any transaction. */
+int ujbd_extend(struct ujbd_handle *h, unsigned nblocks);
+/* Make the commit of this handle's transaction synchronous: ujbd_stop
+ * commits it and waits for it (with group-commit batching). */
+void ujbd_handle_set_sync(struct ujbd_handle *h, bool sync);
+ujbd_tid_t ujbd_handle_tid(const struct ujbd_handle *h);
+/*
+ * Stop the handle. A sync handle waits for its commit, first waiting up to
+ * the adaptive batch window so other handles join (skipped when this thread
+ * was also the last sync writer). Returns the handle's first error, or the
+ * commit's error for a sync handle.
+ */
+int ujbd_stop(struct ujbd_handle *h);
+
+/*
+ * Get the cached buffer of data-device block `block` for modification by
+ * this handle (reading it if not cached). If the block is being committed,
+ * the committing transaction keeps a frozen copy and the handle modifies the
+ * live buffer. Consumes one credit the first time a block joins the
+ * transaction. The reference is released with ujbd_buf_put.
+ */
+int ujbd_get_write_access(struct ujbd_handle *h, uint64_t block,
+			  struct ujbd_buf **out);
+/* As above, for a block whose old contents do not matter: no read; the
+ * buffer is zero-filled. */
+int ujbd_get_create_access(struct ujbd_handle *h, uint64_t block,
+			   struct ujbd_buf **out);
+/* The buffer changed: it goes to the journal with this transaction. */
+int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b);
+/*
+ * The block is freed: older journaled copies must not be replayed (a revoke
+ * record), and it is no longer written back. -EINVAL for a block this very
+ * handle journaled (forget it instead).
+ */
+int ujbd_revoke(struct ujbd_handle *h, uint64_t block);
+/* Drop this transaction's interest in a buffer it journaled (the block was
+ * freed in the same transaction that changed it). */
+int ujbd_forget(struct ujbd_handle *h, struct ujbd_buf *b);
+/*
+ * A data block: ORDERED and WRITEBACK write it to its home location (ORDERED:
+ * durable before the transaction's commit block); JOURNAL journals it as
+ * metadata (consumes a credit). data: one block, copied.
+ */
+int ujbd_write_data(struct ujbd_handle *h, uint64_t block, const void *data);
+
+void *ujbd_buf_data(struct ujbd_buf *b);
+uint64_t ujbd_buf_block(const struct ujbd_buf *b);
+void ujbd_buf_put(struct ujbd_buf *b);
+
+/* Read block through the cache: the newest contents, committed or not. */
+int ujbd_read(struct ujbd *j, uint64_t block, void *buf);
+
+/* ---- commits (what fsync uses) ---------------------------------------- */
+
+/* The running transaction's tid, or the last committing one if none. */
+ujbd_tid_t ujbd_running_tid(struct ujbd *j);
+/* Ask for tid to be committed (no wait). 0, or -ENOENT for an unknown tid
+ * (already committed tids are fine: 0). */
+int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid);
+/* Wait until tid is committed (durable). Returns -EIO if its commit failed
+ * or the journal aborted before it was durable. */
+int ujbd_wait_tid(struct ujbd *j, ujbd_tid_t tid);
+/* Commit everything so far and wait. */
+int ujbd_sync(struct ujbd *j);
+/* Checkpoint every committed transaction now and wait. */
+int ujbd_checkpoint(struct ujbd *j);
+
+/* ---- the simple entry point -------------------------------------------- */
+
+struct ujbd_block {
+	uint64_t block;
+	const void *data; /* one block */
+};
+#define UJBD_DURABLE 1u /* return only once the update is durable */
+/* Write these blocks atomically (journaled as metadata), in one handle;
+ * durable on return with UJBD_DURABLE, else at the next commit. */
+int ujbd_write_atomic(struct ujbd *j, const struct ujbd_block *blocks,
+		      size_t n, unsigned flags);
+
+/* ---- statistics -------------------------------------------------------- */
+
+struct ujbd_hist {
+	uint64_t count, p50_ns, p99_ns, max_ns, sum_ns;
+};
+
+/* Latency causes, latencytop-style. */
+enum ujbd_lat_cause {
+	UJBD_LAT_WAIT_TRANSACTION = 0, /* handle start waited (locked/full) */
+	UJBD_LAT_WAIT_COMMIT = 1,      /* ujbd_wait_tid / sync stop */
+	UJBD_LAT_WAIT_LOG_SPACE = 2,   /* start waited for checkpointing */
+	UJBD_LAT_WAIT_FROZEN = 3,      /* write access waited on a frozen buffer */
+	UJBD_LAT_NR
+};
+
+struct ujbd_lat {
+	uint64_t count, sum_ns, max_ns;
+};
+
+/*
+ * The fields of /proc/fs/jbd2/<dev>/info (cumulative since open; the
+ * per-phase values are sums, divided when formatted, as the kernel does),
+ * plus histograms, wakeup counters and latency per cause.
+ */
+struct ujbd_stats {
+	uint64_t ts_tid;                 /* transactions committed */
+	uint64_t ts_requested;           /* ... whose commit was requested */
+	uint32_t max_transaction_blocks; /* "each up to K blocks" */
+	uint64_t rs_wait_ns, rs_request_delay_ns, rs_running_ns, rs_locked_ns,
+		rs_flushing_ns, rs_logging_ns;  /* sums */
+	uint64_t average_commit_time_ns; /* (sample + 3 * old) / 4 */
+	uint64_t rs_handle_count, rs_blocks, rs_blocks_logged; /* sums */
+	struct ujbd_hist commit_time;    /* T_FLUSH to done */
+	struct ujbd_hist fsync_latency;  /* ujbd_wait_tid and sync stops */
+	uint64_t wakeups;                /* commit thread woken */
+	uint64_t useless_wakeups;        /* ... and found nothing to do */
+	struct ujbd_lat lat[UJBD_LAT_NR];
+	uint64_t checkpoint_written, checkpoint_dropped;
+	uint64_t log_space_waits, log_space_stall_ns_max;
+};
+
+int ujbd_stats(struct ujbd *j, struct ujbd_stats *out);
+/* The kernel's info file text, byte for byte in layout. `name` is unused
+ * today (reserved). Returns the length, as snprintf. */
+int ujbd_stats_format(const struct ujbd_stats *s, char *buf, size_t len);
+/* The same as one JSON object (plus histograms, wakeups, latencies). */
+int ujbd_stats_json(const struct ujbd_stats *s, char *buf, size_t len);
+
+/* ---- trace events (named after the kernel's jbd2 tracepoints) ---------- */
+
+enum ujbd_trace_kind {
+	UJBD_TR_START_COMMIT, UJBD_TR_COMMIT_LOCKING, UJBD_TR_COMMIT_FLUSHING,
+	UJBD_TR_COMMIT_LOGGING, UJBD_TR_END_COMMIT, UJBD_TR_DROP_TRANSACTION,
+	UJBD_TR_RUN_STATS, UJBD_TR_CHECKPOINT, UJBD_TR_CHECKPOINT_STATS,
+	UJBD_TR_UPDATE_LOG_TAIL, UJBD_TR_WRITE_SUPERBLOCK, UJBD_TR_HANDLE_START,
+	UJBD_TR_HANDLE_EXTEND, UJBD_TR_HANDLE_STATS, UJBD_TR_LOCK_BUFFER_STALL,
+	UJBD_TR_NR
+};
+
+struct ujbd_trace_event {
+	enum ujbd_trace_kind kind;
+	const char *name;       /* "jbd2_start_commit", ... */
+	uint64_t time_ns;       /* rt_now_ns */
+	ujbd_tid_t tid;
+	uint64_t a[6];          /* kind-specific fields, documented per kind in
+				 * src/jbd/trace.c and the README */
+};
+typedef void (*ujbd_trace_fn)(void *arg, const struct ujbd_trace_event *ev);
+/* Install an in-process hook (NULL to remove). Called on the thread that
+ * fires the event, possibly with journal locks held: it must not call ujbd. */
+void ujbd_set_trace_hook(struct ujbd *j, ujbd_trace_fn fn, void *arg);
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* A description of a negative errno returned by ujbd (strerror's text for
+ * system errnos, ujbd's own words for the journal's meanings). */
+const char *ujbd_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UJBD_UJBD_H */
