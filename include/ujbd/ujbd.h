@@ -49,7 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ujbd/format.h"
+#include "ujbd/jbd_log.h"
 
 #ifdef __cplusplus
 extern "C" {
