@@ -114,7 +114,7 @@ static int standalone_probe(struct target *t, bool *is_jbd, uint32_t *bs, struct
 	*is_jbd = true;
 	*bs = jbd_get_be32(sb.s_blocksize);
 	if (*bs < JBD2_MIN_BLOCKSIZE || *bs > JBD2_MAX_BLOCKSIZE || (*bs & (*bs - 1)))
-		return fail(err, -EUCLEAN, "invalid journal '%s': %s", t->path,
+		return fail(err, -EUCLEAN, "invalid journal: '%s': %s", t->path,
 			    "superblock: invalid block size");
 	return 0;
 }

@@ -231,6 +231,23 @@ static int commit_csum_ok(struct scan_state *s, uint32_t where, bool *ok, uint8_
 	return 0;
 }
 
+/* A committed transaction holds a revoke block whose r_count overruns it. */
+static int bad_revoke(struct scan_state *s, const struct jbd_scan_trans *t)
+{
+	uint32_t room = s->j->j_fmt.f_blocksize - s->j->j_fmt.f_tail_bytes;
+
+	for (size_t i = 0; i < t->nblocks; i++) {
+		const struct jbd_scan_block *b = &t->blocks[i];
+		if (b->type == JBD2_REVOKE_BLOCK && b->r_count > room)
+			return stop(s, JBD_STOP_CORRUPT, b->journal_block, -EUCLEAN,
+				    "transaction %u: revoke block %u: r_count %u beyond the block (at most %u)",
+				    t->tid, b->journal_block, b->r_count, room);
+	}
+	ASSERT(!"bad_revoke set without a bad revoke block");
+	return stop(s, JBD_STOP_CORRUPT, t->start_block, -EUCLEAN, "transaction %u: bad revoke block",
+		    t->tid);
+}
+
 static int scan_commit(struct scan_state *s, uint32_t where)
 {
 	struct jbd_scan_trans *t = s->cur;
@@ -268,8 +285,7 @@ static int scan_commit(struct scan_state *s, uint32_t where)
 	} else {
 		t->committed = true;
 		if (t->bad_revoke)
-			return stop(s, JBD_STOP_CORRUPT, where, -EUCLEAN,
-				    "transaction %u: revoke block r_count beyond the block", t->tid);
+			return bad_revoke(s, t);
 		if (!s->end_set)
 			s->sc->sc_end_block = s->blk;
 	}
