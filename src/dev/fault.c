@@ -1,0 +1,203 @@
+/*
+ * fault: fault injection in front of any device. Decisions are made at
+ * submission, in submission order, from counters and a PRNG seeded by the
+ * options, so the same sequence of requests meets the same faults.
+ *
+ *   - fail the Nth read, write or flush (1-based) with -EIO, and with
+ *     `sticky` every later one of that kind too;
+ *   - fail each read, write or flush with a given probability;
+ *   - the Nth write transfers only a seeded prefix of whole blocks (the
+ *     request completes with r_result = the bytes written, which dev_pwrite
+ *     turns into -EIO);
+ *   - the Nth flush reports success while the inner device's cache is lost
+ *     (dev_sim_power_cut on a sim device; nothing on the others).
+ *
+ * A failed request never reaches the inner device. A write with PREFLUSH
+ * counts as a write. Injected failures still complete on the completion
+ * thread, never inside dev_submit.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev/dev_int.h"
+
+struct dev_fault {
+	struct dev f_dev;
+	struct dev *f_inner;
+	struct dev_fault_opts f_opts;
+	rt_mutex f_lock;
+	struct rt_prng f_prng;          /* [f_lock] */
+	struct dev_fault_counts f_cnt;  /* [f_lock] */
+};
+
+struct fault_req {
+	struct dev_req fr_inner;
+	struct dev_req *fr_outer;
+	struct dev_fault *fr_dev;
+};
+
+enum fault_action { FA_PASS, FA_FAIL, FA_SHORT, FA_LOSE_CACHE };
+
+static bool fault_nth(uint64_t nth, uint64_t count, bool sticky)
+{
+	return nth && (count == nth || (sticky && count > nth));
+}
+
+static bool fault_draw(struct dev_fault *f, double rate)
+{
+	if (!(rate > 0))
+		return false;
+	return (double)(rt_prng_next(&f->f_prng) >> 11) * 0x1p-53 < rate;
+}
+
+/* Count r and decide what happens to it. [f_lock] */
+static enum fault_action __fault_decide(struct dev_fault *f, const struct dev_req *r)
+{
+	const struct dev_fault_opts *o = &f->f_opts;
+	struct dev_fault_counts *c = &f->f_cnt;
+
+	switch (r->r_op) {
+	case DEV_OP_READ:
+		c->reads++;
+		if (fault_nth(o->fail_read_nth, c->reads, o->sticky) ||
+		    fault_draw(f, o->read_error_rate))
+			return c->read_errors++, FA_FAIL;
+		return FA_PASS;
+	case DEV_OP_WRITE:
+		c->writes++;
+		if (fault_nth(o->fail_write_nth, c->writes, o->sticky) ||
+		    fault_draw(f, o->write_error_rate))
+			return c->write_errors++, FA_FAIL;
+		if (o->short_write_nth && c->writes == o->short_write_nth)
+			return c->short_writes++, FA_SHORT;
+		return FA_PASS;
+	default:
+		c->flushes++;
+		if (fault_nth(o->fail_flush_nth, c->flushes, o->sticky) ||
+		    fault_draw(f, o->flush_error_rate))
+			return c->flush_errors++, FA_FAIL;
+		if (o->lose_cache_flush_nth && c->flushes == o->lose_cache_flush_nth)
+			return c->lost_caches++, FA_LOSE_CACHE;
+		return FA_PASS;
+	}
+}
+
+static void fault_inner_done(struct dev_req *ir)
+{
+	struct fault_req *fr = ir->r_priv;
+	struct dev_fault *f = fr->fr_dev;
+	struct dev_req *o = fr->fr_outer;
+
+	o->r_result = ir->r_result;
+	free(fr);
+	dev_core_complete(&f->f_dev, o);
+}
+
+static int fault_submit(struct dev *d, struct dev_req *r)
+{
+	struct dev_fault *f = (struct dev_fault *)d;
+	struct fault_req *fr;
+	uint32_t len = r->r_len, bs = d->d_block_size;
+	enum fault_action act;
+	int err;
+
+	rt_mutex_lock(&f->f_lock);
+	act = __fault_decide(f, r);
+	if (act == FA_SHORT) /* 0 .. len/bs - 1 whole blocks */
+		len = (uint32_t)rt_prng_below(&f->f_prng, r->r_len / bs) * bs;
+	rt_mutex_unlock(&f->f_lock);
+
+	if (act == FA_FAIL || act == FA_LOSE_CACHE || (act == FA_SHORT && len == 0)) {
+		if (act == FA_LOSE_CACHE)
+			dev_sim_power_cut(f->f_inner); /* -EINVAL off a sim: nothing to lose */
+		r->r_result = act == FA_FAIL ? -EIO : 0;
+		dev_core_complete(d, r);
+		return 0;
+	}
+	fr = calloc(1, sizeof(*fr));
+	if (!fr)
+		return -ENOMEM;
+	fr->fr_outer = r;
+	fr->fr_dev = f;
+	fr->fr_inner = (struct dev_req){ .r_op = r->r_op, .r_flags = r->r_flags,
+		.r_off = r->r_off, .r_len = len, .r_buf = r->r_buf,
+		.r_ioprio = r->r_ioprio, .r_done = fault_inner_done, .r_priv = fr };
+	err = dev_submit(f->f_inner, &fr->fr_inner);
+	if (err < 0)
+		free(fr);
+	return err;
+}
+
+static void fault_close(struct dev *d)
+{
+	struct dev_fault *f = (struct dev_fault *)d;
+
+	dev_close(f->f_inner);
+	rt_mutex_release(&f->f_lock);
+	free(f);
+}
+
+static int fault_power_cut(struct dev *d)
+{
+	return dev_sim_power_cut(((struct dev_fault *)d)->f_inner);
+}
+
+static const struct dev_ops dev_fault_ops = {
+	.o_submit = fault_submit,
+	.o_close = fault_close,
+	.o_power_cut = fault_power_cut,
+};
+
+int dev_fault_new(struct dev *inner, const struct dev_fault_opts *opts,
+		  struct dev **out)
+{
+	struct dev_fault *f;
+	int err;
+
+	if (!inner || !opts)
+		return -EINVAL;
+	if (!(opts->read_error_rate >= 0 && opts->read_error_rate <= 1) ||
+	    !(opts->write_error_rate >= 0 && opts->write_error_rate <= 1) ||
+	    !(opts->flush_error_rate >= 0 && opts->flush_error_rate <= 1))
+		return -EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->f_inner = inner;
+	f->f_opts = *opts;
+	rt_prng_init(&f->f_prng, opts->seed);
+	f->f_dev.d_ops = &dev_fault_ops;
+	f->f_dev.d_size = dev_size(inner);
+	f->f_dev.d_block_size = dev_block_size(inner);
+	f->f_dev.d_queue_depth = dev_queue_depth(inner);
+	f->f_dev.d_rotational = dev_rotational(inner);
+	f->f_dev.d_volatile_cache = dev_volatile_cache(inner);
+	snprintf(f->f_dev.d_name, sizeof(f->f_dev.d_name), "fault:%s", dev_name(inner));
+	err = rt_mutex_init(&f->f_lock, "dev_fault");
+	if (err < 0)
+		goto out_free;
+	err = dev_core_init(&f->f_dev, "fault-done");
+	if (err < 0)
+		goto out_lock;
+	*out = &f->f_dev;
+	return 0;
+out_lock:
+	rt_mutex_release(&f->f_lock);
+out_free:
+	free(f);
+	return err;
+}
+
+void dev_fault_counts(const struct dev *d, struct dev_fault_counts *out)
+{
+	struct dev_fault *f = (struct dev_fault *)d;
+
+	memset(out, 0, sizeof(*out));
+	if (!d || d->d_ops != &dev_fault_ops)
+		return;
+	rt_mutex_lock(&f->f_lock);
+	*out = f->f_cnt;
+	rt_mutex_unlock(&f->f_lock);
+}
