@@ -188,6 +188,7 @@ struct blk_queue {
 	uint64_t q_t0;
 
 	struct blk_bio *q_end_head, *q_end_tail; /* [q_lock] end_io to call */
+	unsigned q_end_pending;      /* [q_lock] end_io queued or running */
 
 	/* trace and statistics [q_lock] */
 	struct blk_trace_event *q_tr;

@@ -102,6 +102,7 @@ void blk_unlock(struct blk_queue *q)
 {
 	while (q->q_end_head) {
 		struct blk_bio *b = q->q_end_head;
+		unsigned n = 0;
 		q->q_end_head = q->q_end_tail = NULL;
 		rt_mutex_unlock(&q->q_lock);
 		while (b) {
@@ -109,8 +110,13 @@ void blk_unlock(struct blk_queue *q)
 			b->b_next = NULL;
 			b->b_end_io(b); /* may free b */
 			b = next;
+			n++;
 		}
 		rt_mutex_lock(&q->q_lock);
+		ASSERT(q->q_end_pending >= n);
+		q->q_end_pending -= n;
+		if (q->q_end_pending == 0)
+			rt_cond_broadcast(&q->q_done);
 	}
 	rt_mutex_unlock(&q->q_lock);
 }
@@ -457,6 +463,7 @@ static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
 		__blk_account_bio(q, b, rq, now);
 		b->b_next = NULL;
 		if (b->b_end_io) {
+			q->q_end_pending++;
 			if (q->q_end_tail)
 				q->q_end_tail->b_next = b;
 			else
@@ -642,9 +649,21 @@ void blk_drain(struct blk_queue *q)
 	blk_plug_flush_current();
 	rt_mutex_lock(&q->q_lock);
 	__blk_unplug(q, 'U');
-	while (q->q_nr_queued || q->q_in_flight || !blk_list_empty(&q->q_dispatch)) {
+	for (;;) {
+		if (q->q_end_head) {
+			/* Our own completions (a failed dev_submit): call them. */
+			blk_unlock(q);
+			rt_mutex_lock(&q->q_lock);
+			continue;
+		}
+		/* Also wait for end_io callbacks running on other threads:
+		 * after a drain the caller may free what they use. */
+		if (!q->q_nr_queued && !q->q_in_flight && blk_list_empty(&q->q_dispatch) &&
+		    !q->q_end_pending)
+			break;
 		__blk_run_queue(q);
-		rt_cond_wait(&q->q_done, &q->q_lock);
+		if (!q->q_end_head)
+			rt_cond_wait(&q->q_done, &q->q_lock);
 	}
 	blk_unlock(q);
 }

@@ -787,6 +787,141 @@ static void test_names_and_defaults(void)
 	T_EQ_U64(o.cfq.slice_idle_ns, 8 * RT_NS_PER_MS);
 }
 
+/* Preemption rule 5: a sync request ends an async queue's slice. */
+static void test_cfq_sync_preempts_async(void)
+{
+	struct scen *s = scen_new(BLK_ELV_CFQ);
+	s->hdd_cache = 0;
+	struct worker *w = scen_worker(s, "writeback", "be:4", BLK_OP_WRITE, 0);
+	spread(w, 12, 7);
+	struct worker *r = scen_worker(s, "reader", "be:4", BLK_OP_READ, 0);
+	spread(r, 3, 8);
+	r->delay_ns = 1 * RT_NS_PER_MS;
+	T_EQ(scen_run(s, 13), 0);
+	char order[64];
+	d_order(s, order, sizeof(order));
+	T_STREQ(order, "wrrrwwwwwwwwwww");
+	free(s);
+
+	/* Control: noop serves in arrival order. */
+	s = scen_new(BLK_ELV_NOOP);
+	s->hdd_cache = 0;
+	w = scen_worker(s, "writeback", "be:4", BLK_OP_WRITE, 0);
+	spread(w, 12, 7);
+	r = scen_worker(s, "reader", "be:4", BLK_OP_READ, 0);
+	spread(r, 3, 8);
+	r->delay_ns = 1 * RT_NS_PER_MS;
+	T_EQ(scen_run(s, 13), 0);
+	d_order(s, order, sizeof(order));
+	T_STREQ(order, "wwwwwwwwwwwwrrr");
+	free(s);
+}
+
+/* next_rq: a request behind the head costs back_seek_penalty x distance. */
+static void test_cfq_back_seek(void)
+{
+	for (unsigned penalty = 2; penalty <= 3; penalty++) {
+		struct scen *s = scen_new(BLK_ELV_CFQ);
+		s->o.cfq.back_seek_penalty = penalty;
+		struct worker *w = scen_worker(s, "reader", "be:4", BLK_OP_READ, 0);
+		w->sector[0] = 1000000;  /* issued at once: head = 1000008 */
+		w->sector[1] = 1000128;  /* 120 ahead */
+		w->sector[2] = 999950;   /* 58 behind: costs 116 or 174 */
+		w->n = 3;
+		T_EQ(scen_run(s, 14), 0);
+		uint64_t d[3];
+		int k = 0;
+		for (size_t i = 0; i < s->nev && k < 3; i++)
+			if (s->ev[i].action == 'D')
+				d[k++] = s->ev[i].sector;
+		T_EQ(k, 3);
+		T_EQ_U64(d[0], 1000000);
+		T_EQ_U64(d[1], penalty == 2 ? 999950 : 1000128);
+		T_EQ_U64(d[2], penalty == 2 ? 1000128 : 999950);
+		free(s);
+	}
+}
+
+/* ---- request pool exhaustion and I/O errors ---------------------------- */
+
+static void test_request_pool_sleep(void)
+{
+	struct scen *s = scen_new(BLK_ELV_DEADLINE);
+	s->o.nr_requests = 4;
+	struct worker *w = scen_worker(s, "reader", NULL, BLK_OP_READ, 0);
+	spread(w, 20, 10);
+	T_EQ(scen_run(s, 15), 0);
+	T_EQ(count_action(s, 'D'), 20);
+	T_EQ(count_action(s, 'C'), 20);
+	T_CHECK(count_action(s, 'S') > 0);
+	free(s);
+}
+
+struct err_arg {
+	int rc, e1, e2, e3;
+	struct blk_trace_event ev[64];
+	size_t nev;
+};
+
+static void err_main(void *arg)
+{
+	struct err_arg *ea = arg;
+	struct dev_hdd_params hp;
+	dev_hdd_defaults(&hp);
+	struct dev *inner, *d;
+	struct dev_fault_opts fo;
+	memset(&fo, 0, sizeof(fo));
+	fo.fail_read_nth = 2;
+	if ((ea->rc = dev_sim_hdd_new(&hp, &inner)) < 0)
+		return;
+	if ((ea->rc = dev_fault_new(inner, &fo, &d)) < 0) {
+		dev_close(inner);
+		return;
+	}
+	struct blk_queue_opts o;
+	blk_queue_opts_default(&o);
+	o.trace = true;
+	struct blk_queue *q;
+	if ((ea->rc = blk_queue_new(d, &o, &q)) < 0) {
+		dev_close(d);
+		return;
+	}
+	static char buf[4096];
+	struct blk_bio b;
+	int *res[3] = { &ea->e1, &ea->e2, &ea->e3 };
+	for (int i = 0; i < 3; i++) {
+		memset(&b, 0, sizeof(b));
+		b.b_op = BLK_OP_READ;
+		b.b_sector = 800 + 64 * (uint64_t)i;
+		b.b_nr_sectors = 8;
+		b.b_buf = buf;
+		*res[i] = blk_submit_wait(q, &b);
+	}
+	ea->nev = blk_trace_events(q, 0, ea->ev, 64);
+	blk_queue_free(q);
+	dev_close(d);
+}
+
+static void test_io_error(void)
+{
+	struct err_arg *ea = calloc(1, sizeof(*ea));
+	T_EQ(run_world(err_main, ea, 16), 0);
+	T_EQ(ea->rc, 0);
+	T_EQ(ea->e1, 0);
+	T_EQ(ea->e2, -EIO);
+	T_EQ(ea->e3, 0);
+	char line[256];
+	int found = 0;
+	for (size_t i = 0; i < ea->nev; i++) {
+		if (ea->ev[i].action != 'C' || ea->ev[i].sector != 864)
+			continue;
+		blk_trace_format(&ea->ev[i], line, sizeof(line));
+		found = strstr(line, " C   R 864 + 8 [-5]") != NULL;
+	}
+	T_CHECK(found);
+	free(ea);
+}
+
 /* ---- the load generator: RT vs BE random readers (devbench --threads) -- */
 
 struct bench_arg {
@@ -859,7 +994,11 @@ int main(int argc, char **argv)
 	T_RUN(test_cfq_idle_class_last);
 	T_RUN(test_cfq_slice_idle);
 	T_RUN(test_cfq_meta_preempts);
+	T_RUN(test_cfq_sync_preempts_async);
+	T_RUN(test_cfq_back_seek);
 	T_RUN(test_deadline_expiry);
+	T_RUN(test_request_pool_sleep);
+	T_RUN(test_io_error);
 	T_RUN(test_deterministic);
 	T_RUN(test_real_world);
 	T_RUN(test_bench_rt_vs_be);
