@@ -1,9 +1,532 @@
-/* PLACEHOLDER: replaced by the real implementation of 'ujbd devbench'. */
+/*
+ * ujbd devbench: run N I/Os against a simulated disk or a real file and
+ * report IOPS, MB/s and latency.
+ *
+ * The run happens inside an rt world: a sim world seeded by --seed (virtual
+ * time, so the same seed prints the same numbers byte for byte and nothing
+ * from the wall clock reaches the output), or the real world (real sleeps
+ * for a sim disk, real I/O for a file).
+ *
+ * Shape, for those who extend it (threads, elevators, ioprio, traces):
+ * bench_run() opens the disk and drives every bench_thread; a thread's loop
+ * (bench_thread_run) asks bench_next() what to do and bench_issue() does
+ * exactly one I/O and records its latency in that thread's own stats;
+ * bench_report() merges the threads' stats at the end.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "ujbd/dev.h"
+#include "ujbd/rt.h"
+
+#define BENCH_MAX_OPS 10000000ull
+#define BENCH_MAX_BS (16u << 20)
+#define BENCH_FILE_SIZE (256ull << 20) /* default size of a file: disk */
+
+enum bench_pattern { PAT_SEQ, PAT_RAND, PAT_WRITE_FLUSH };
+static const char *const pattern_names[] = { "seq", "rand", "write-flush" };
+
+struct bench_cfg {
+	const char *disk;         /* "hdd", "ssd" or "file:PATH" */
+	enum bench_pattern pattern;
+	uint32_t bs;
+	uint64_t ops;
+	uint64_t seed;
+	uint64_t size;            /* 0 = the disk's default */
+	bool sim_world;
+	bool json;
+	bool direct;
+};
+
+/* One issuing thread and what it measured. */
+struct bench_thread {
+	unsigned bt_index;
+	struct rt_prng bt_prng;
+	uint8_t *bt_buf;
+	uint64_t bt_ops;          /* I/Os to issue */
+	uint64_t *bt_lat_ns;      /* [bt_ops] */
+	uint64_t bt_done;
+	uint64_t bt_bytes;
+};
+
+struct bench {
+	struct bench_cfg b_cfg;
+	struct dev *b_dev;
+	uint64_t b_span;          /* bytes addressed: the disk, in whole bs */
+	unsigned b_nthreads;
+	struct bench_thread b_thr[1];
+	uint64_t b_elapsed_ns;
+	int b_err;                /* first error, negative errno */
+	const char *b_err_what;
+	bool b_err_usage;         /* the error is the arguments' fault */
+	char b_name[64];          /* the disk's name for the report */
+	const char *b_engine;     /* file disks: the engine */
+};
+
+/* ---- the disk ------------------------------------------------------------ */
+
+static int bench_open(struct bench *b)
+{
+	const struct bench_cfg *c = &b->b_cfg;
+
+	if (!strcmp(c->disk, "hdd")) {
+		struct dev_hdd_params p;
+
+		dev_hdd_defaults(&p);
+		if (c->size)
+			p.size = c->size;
+		return dev_sim_hdd_new(&p, &b->b_dev);
+	}
+	if (!strcmp(c->disk, "ssd")) {
+		struct dev_ssd_params p;
+
+		dev_ssd_defaults(&p);
+		if (c->size)
+			p.size = c->size;
+		return dev_sim_ssd_new(&p, &b->b_dev);
+	}
+	struct dev_file_opts o = { .create = true, .direct = c->direct,
+				   .size = c->size ? c->size : BENCH_FILE_SIZE,
+				   .block_size = c->direct ? 4096 : 0 };
+	int err = dev_file_open(c->disk + 5, &o, &b->b_dev);
+
+	if (err == 0)
+		b->b_engine = dev_file_engine_name(b->b_dev);
+	return err;
+}
+
+/* ---- one I/O --------------------------------------------------------------- */
+
+enum bench_op { BOP_READ, BOP_WRITE_FLUSH };
+
+/* What the thread's i-th I/O is. */
+static void bench_next(const struct bench *b, struct bench_thread *t, uint64_t i,
+		       enum bench_op *op, uint64_t *off)
+{
+	uint64_t blocks = b->b_span / b->b_cfg.bs;
+
+	switch (b->b_cfg.pattern) {
+	case PAT_RAND:
+		*op = BOP_READ;
+		*off = rt_prng_below(&t->bt_prng, blocks) * b->b_cfg.bs;
+		break;
+	case PAT_SEQ:
+		*op = BOP_READ;
+		*off = (i % blocks) * b->b_cfg.bs;
+		break;
+	default:
+		*op = BOP_WRITE_FLUSH;
+		*off = (i % blocks) * b->b_cfg.bs;
+		break;
+	}
+}
+
+/* Issue exactly one I/O (a write+flush counts as one) and record it. */
+static int bench_issue(struct bench *b, struct bench_thread *t, enum bench_op op,
+		       uint64_t off)
+{
+	uint64_t t0 = rt_now_ns();
+	int err;
+
+	if (op == BOP_READ) {
+		err = dev_pread(b->b_dev, t->bt_buf, b->b_cfg.bs, off);
+	} else {
+		err = dev_pwrite(b->b_dev, t->bt_buf, b->b_cfg.bs, off, 0);
+		if (err == 0)
+			err = dev_flush(b->b_dev);
+	}
+	if (err < 0)
+		return err;
+	t->bt_lat_ns[t->bt_done++] = rt_now_ns() - t0;
+	t->bt_bytes += b->b_cfg.bs;
+	return 0;
+}
+
+static int bench_thread_run(struct bench *b, struct bench_thread *t)
+{
+	for (uint64_t i = 0; i < t->bt_ops; i++) {
+		enum bench_op op;
+		uint64_t off;
+		int err;
+
+		bench_next(b, t, i, &op, &off);
+		err = bench_issue(b, t, op, off);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int bench_thread_init(struct bench *b, struct bench_thread *t, unsigned idx,
+			     uint64_t ops)
+{
+	void *buf;
+
+	t->bt_index = idx;
+	t->bt_ops = ops;
+	rt_prng_init(&t->bt_prng, b->b_cfg.seed * 0x9e3779b97f4a7c15ull + idx + 1);
+	if (posix_memalign(&buf, 4096, b->b_cfg.bs))
+		return -ENOMEM;
+	t->bt_buf = buf;
+	/* written blocks carry a recognisable pattern, not zeros */
+	for (uint32_t i = 0; i < b->b_cfg.bs; i++)
+		t->bt_buf[i] = (uint8_t)(i * 7 + idx);
+	t->bt_lat_ns = calloc(ops ? ops : 1, sizeof(uint64_t));
+	return t->bt_lat_ns ? 0 : -ENOMEM;
+}
+
+/* The body of the run, as the first thread of the world. */
+static void bench_run(void *arg)
+{
+	struct bench *b = arg;
+	uint64_t t0;
+	int err;
+
+	err = bench_open(b);
+	if (err < 0) {
+		b->b_err = err;
+		b->b_err_what = "cannot open the disk";
+		return;
+	}
+	snprintf(b->b_name, sizeof(b->b_name), "%s", dev_name(b->b_dev));
+	b->b_span = dev_size(b->b_dev) - dev_size(b->b_dev) % b->b_cfg.bs;
+	if (b->b_cfg.bs % dev_block_size(b->b_dev) || b->b_span == 0) {
+		b->b_err = -EINVAL;
+		b->b_err_usage = true;
+		b->b_err_what = "--bs must be a multiple of the disk's block size and fit in it";
+		goto out;
+	}
+	b->b_nthreads = 1;
+	for (unsigned i = 0; i < b->b_nthreads && !b->b_err; i++)
+		b->b_err = bench_thread_init(b, &b->b_thr[i], i, b->b_cfg.ops);
+	if (b->b_err) {
+		b->b_err_what = "out of memory";
+		goto out;
+	}
+	t0 = rt_now_ns();
+	/* one thread for now: run it here */
+	err = bench_thread_run(b, &b->b_thr[0]);
+	b->b_elapsed_ns = rt_now_ns() - t0;
+	if (err < 0) {
+		b->b_err = err;
+		b->b_err_what = "I/O error";
+	}
+out:
+	dev_close(b->b_dev);
+	b->b_dev = NULL;
+}
+
+/* ---- the report ---------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct bench_stats {
+	uint64_t n, bytes;
+	double iops, mb_s, avg_us, p50_us, p99_us, max_us;
+};
+
+/* Nearest-rank percentile of sorted v[n]. */
+static uint64_t pct(const uint64_t *v, uint64_t n, unsigned p)
+{
+	uint64_t rank = (n * p + 99) / 100;
+
+	return v[rank ? rank - 1 : 0];
+}
+
+static int bench_merge(const struct bench *b, struct bench_stats *s)
+{
+	uint64_t *all, k = 0;
+	double sum = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (unsigned i = 0; i < b->b_nthreads; i++) {
+		s->n += b->b_thr[i].bt_done;
+		s->bytes += b->b_thr[i].bt_bytes;
+	}
+	if (s->n == 0)
+		return 0;
+	all = malloc(s->n * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (unsigned i = 0; i < b->b_nthreads; i++)
+		for (uint64_t j = 0; j < b->b_thr[i].bt_done; j++)
+			all[k++] = b->b_thr[i].bt_lat_ns[j];
+	qsort(all, s->n, sizeof(*all), cmp_u64);
+	for (uint64_t j = 0; j < s->n; j++)
+		sum += (double)all[j];
+	s->avg_us = sum / (double)s->n / 1e3;
+	s->p50_us = (double)pct(all, s->n, 50) / 1e3;
+	s->p99_us = (double)pct(all, s->n, 99) / 1e3;
+	s->max_us = (double)all[s->n - 1] / 1e3;
+	if (b->b_elapsed_ns) {
+		s->iops = (double)s->n * 1e9 / (double)b->b_elapsed_ns;
+		s->mb_s = (double)s->bytes * 1e3 / (double)b->b_elapsed_ns;
+	}
+	free(all);
+	return 0;
+}
+
+static void bench_report(const struct bench *b, const struct bench_stats *s)
+{
+	const struct bench_cfg *c = &b->b_cfg;
+	const char *world = c->sim_world ? "sim" : "real";
+
+	if (c->json) {
+		printf("{\"disk\":\"%s\",\"pattern\":\"%s\",\"bs\":%" PRIu32
+		       ",\"ops\":%" PRIu64 ",\"world\":\"%s\",\"seed\":%" PRIu64
+		       ",\"elapsed_s\":%.6f,\"iops\":%.3f,\"mb_s\":%.3f,"
+		       "\"latency_us\":{\"avg\":%.3f,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}}\n",
+		       b->b_name, pattern_names[c->pattern], c->bs, s->n, world, c->seed,
+		       (double)b->b_elapsed_ns / 1e9, s->iops, s->mb_s, s->avg_us,
+		       s->p50_us, s->p99_us, s->max_us);
+		return;
+	}
+	printf("devbench: disk %s%s%s, pattern %s, bs %" PRIu32 ", %s world, seed %" PRIu64 "\n",
+	       b->b_name, b->b_engine ? " engine " : "", b->b_engine ? b->b_engine : "",
+	       pattern_names[c->pattern], c->bs, world, c->seed);
+	printf("  ops       %" PRIu64 " in %.3f s\n", s->n, (double)b->b_elapsed_ns / 1e9);
+	printf("  iops      %.1f\n", s->iops);
+	printf("  MB/s      %.2f\n", s->mb_s);
+	printf("  latency   avg %.1f us, p50 %.1f us, p99 %.1f us, max %.1f us\n",
+	       s->avg_us, s->p50_us, s->p99_us, s->max_us);
+}
+
+/* ---- the command line ---------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ujbd devbench [--disk=hdd|ssd|file:PATH] [--pattern=seq|rand|write-flush]\n"
+		"                     [--bs=SIZE] [--ops=N] [--seed=S] [--world=sim|real]\n"
+		"                     [--size=SIZE] [--direct] [--json]\n"
+		"\n"
+		"Run N I/Os, one at a time, and report IOPS, MB/s and latency.\n"
+		"  --disk     hdd (simulated 7200 rpm drive), ssd (simulated), or file:PATH\n"
+		"             (a regular file, created and sized if missing, or a block\n"
+		"             device); default hdd\n"
+		"  --pattern  seq: sequential reads from the start; rand: uniform random\n"
+		"             reads over the disk; write-flush: a sequential write then a\n"
+		"             cache flush, timed as one operation; default rand\n"
+		"  --bs       bytes per I/O (k/M suffixes); default 4k\n"
+		"  --ops      number of I/Os; default 1000\n"
+		"  --seed     seed of the sim world and of the random offsets; default 1\n"
+		"  --world    sim (virtual time: same seed, same output) or real (real\n"
+		"             sleeps for a simulated disk); default sim, real for file:\n"
+		"  --size     disk size; default the model's (500G hdd, 80G ssd), 256M for\n"
+		"             a file that must be created or is smaller\n"
+		"  --direct   file: open with O_DIRECT (4 KiB blocks)\n"
+		"  --json     one JSON object: iops, mb_s, latency_us {avg, p50, p99, max}\n"
+		"\n"
+		"exit status: 0 ok, 2 bad arguments, 3 I/O error\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
+/* Parse argv into c; 0, 1 for --help, or -EINVAL (message printed). */
+static int bench_args(int argc, char **argv, struct bench_cfg *c, bool *world_set)
+{
+	static const struct option opts[] = {
+		{ "disk", required_argument, NULL, 'd' },
+		{ "pattern", required_argument, NULL, 'p' },
+		{ "bs", required_argument, NULL, 'b' },
+		{ "ops", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "world", required_argument, NULL, 'w' },
+		{ "size", required_argument, NULL, 'z' },
+		{ "direct", no_argument, NULL, 'D' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int ch;
+
+	opterr = 0;
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			return 1;
+		case 'd':
+			if (strcmp(optarg, "hdd") && strcmp(optarg, "ssd") &&
+			    (strncmp(optarg, "file:", 5) || !optarg[5])) {
+				cli_err(argv[0], "unknown disk '%s' (hdd, ssd or file:PATH)", optarg);
+				return -EINVAL;
+			}
+			c->disk = optarg;
+			break;
+		case 'p': {
+			int k = -1;
+
+			for (int i = 0; i < 3; i++)
+				if (!strcmp(optarg, pattern_names[i]))
+					k = i;
+			if (k < 0) {
+				cli_err(argv[0], "unknown pattern '%s' (seq, rand or write-flush)", optarg);
+				return -EINVAL;
+			}
+			c->pattern = (enum bench_pattern)k;
+			break;
+		}
+		case 'b':
+			if (dev_parse_size(optarg, &v) || v < 512 || v > BENCH_MAX_BS || v % 512) {
+				cli_err(argv[0], "bad --bs '%s' (a multiple of 512 up to 16M)", optarg);
+				return -EINVAL;
+			}
+			c->bs = (uint32_t)v;
+			break;
+		case 'n':
+			if (parse_u64(optarg, &v) || v == 0 || v > BENCH_MAX_OPS) {
+				cli_err(argv[0], "bad --ops '%s' (1 to %llu)", optarg, BENCH_MAX_OPS);
+				return -EINVAL;
+			}
+			c->ops = v;
+			break;
+		case 's':
+			if (parse_u64(optarg, &c->seed)) {
+				cli_err(argv[0], "bad --seed '%s' (an unsigned integer)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'w':
+			if (strcmp(optarg, "sim") && strcmp(optarg, "real")) {
+				cli_err(argv[0], "unknown world '%s' (sim or real)", optarg);
+				return -EINVAL;
+			}
+			c->sim_world = !strcmp(optarg, "sim");
+			*world_set = true;
+			break;
+		case 'z':
+			if (dev_parse_size(optarg, &c->size) || c->size == 0) {
+				cli_err(argv[0], "bad --size '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'D':
+			c->direct = true;
+			break;
+		case 'j':
+			c->json = true;
+			break;
+		case ':':
+			cli_err(argv[0], "option '%s' needs a value", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			cli_err(argv[0], "unknown option '%s' (ujbd devbench --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		cli_err(argv[0], "unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Check the combination; 0 or -EINVAL (message printed). */
+static int bench_check(const char *verb, struct bench_cfg *c, bool world_set)
+{
+	bool file = !strncmp(c->disk, "file:", 5);
+
+	if (!world_set)
+		c->sim_world = !file;
+	if (file && c->sim_world) {
+		cli_err(verb, "a file disk does real I/O: use --world=real");
+		return -EINVAL;
+	}
+	if (c->direct && !file) {
+		cli_err(verb, "--direct applies to file: disks only");
+		return -EINVAL;
+	}
+	if (c->direct && c->bs % 4096) {
+		cli_err(verb, "--direct needs --bs to be a multiple of 4k");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int bench_world(struct bench *b)
+{
+	struct rt_world_opts o = {
+		.kind = b->b_cfg.sim_world ? RT_WORLD_SIM : RT_WORLD_REAL,
+		.seed = b->b_cfg.seed,
+	};
+	rt_world *w;
+	int err = rt_world_new(&o, &w);
+
+	if (err < 0)
+		return err;
+	err = rt_world_run(w, "devbench", bench_run, b);
+	rt_world_free(w);
+	return err;
+}
 
 int cmd_devbench(int argc, char **argv)
 {
-	(void)argc;
-	cli_err(argv[0], "not built yet");
-	return EXIT_USAGE;
+	struct bench *b = calloc(1, sizeof(*b));
+	struct bench_stats s;
+	bool world_set = false;
+	int rc, status = EXIT_OK;
+
+	if (!b) {
+		cli_err(argv[0], "out of memory");
+		return EXIT_IO;
+	}
+	b->b_cfg = (struct bench_cfg){ .disk = "hdd", .pattern = PAT_RAND, .bs = 4096,
+				       .ops = 1000, .seed = 1, .sim_world = true };
+	rc = bench_args(argc, argv, &b->b_cfg, &world_set);
+	if (rc == 1) {
+		usage(stdout);
+		goto out;
+	}
+	if (rc < 0 || bench_check(argv[0], &b->b_cfg, world_set) < 0) {
+		status = EXIT_USAGE;
+		goto out;
+	}
+	rc = bench_world(b);
+	if (rc < 0 || b->b_err) {
+		int err = rc < 0 ? rc : b->b_err;
+
+		if (b->b_err_usage) {
+			cli_err(argv[0], "%s", b->b_err_what);
+			status = EXIT_USAGE;
+		} else {
+			cli_err(argv[0], "%s '%s': %s", b->b_err_what ? b->b_err_what : "cannot run",
+				b->b_cfg.disk, strerror(-err));
+			status = EXIT_IO;
+		}
+		goto out;
+	}
+	if (bench_merge(b, &s) < 0) {
+		cli_err(argv[0], "out of memory");
+		status = EXIT_IO;
+		goto out;
+	}
+	bench_report(b, &s);
+out:
+	for (unsigned i = 0; i < b->b_nthreads; i++) {
+		free(b->b_thr[i].bt_buf);
+		free(b->b_thr[i].bt_lat_ns);
+	}
+	free(b);
+	return status;
 }
