@@ -323,13 +323,16 @@ enum ujbd_trace_kind {
 	UJBD_TR_NR
 };
 
+#define UJBD_TRACE_ARGS 9
+
 struct ujbd_trace_event {
 	enum ujbd_trace_kind kind;
 	const char *name;       /* "jbd2_start_commit", ... */
 	uint64_t time_ns;       /* rt_now_ns */
 	ujbd_tid_t tid;
-	uint64_t a[6];          /* kind-specific fields, documented per kind in
-				 * src/jbd/trace.c and the README */
+	/* kind-specific fields, documented per kind in src/jbd/jtrace.h and
+	 * docs/stats.md; a[6..8] are used by jbd2_run_stats only */
+	uint64_t a[UJBD_TRACE_ARGS];
 };
 typedef void (*ujbd_trace_fn)(void *arg, const struct ujbd_trace_event *ev);
 /* Install an in-process hook (NULL to remove). Called on the thread that
