@@ -18,8 +18,9 @@
  *   - FUA on a write: it completes only once its own data is on stable media.
  *
  * Offsets and lengths are in bytes and must be multiples of the logical block
- * size (dev_block_size()), within dev_size(). All waiting goes through rt_*,
- * so every backend works in both worlds.
+ * size (dev_block_size()), within dev_size(); a read or write of length 0,
+ * and flags on a read, are -EINVAL (a pure flush is DEV_OP_FLUSH). All
+ * waiting goes through rt_*, so every backend works in both worlds.
  *
  * Ownership: a wrapper (rec, fault) takes ownership of the device it wraps
  * and closes it in dev_close().
@@ -215,7 +216,9 @@ int dev_rec_new(struct dev *inner, struct dev **out);
 size_t dev_rec_count(const struct dev *rec);
 int dev_rec_entry(const struct dev *rec, size_t i, struct dev_rec_entry *out);
 /* Indexes of the completed flushes (and FUA/PREFLUSH writes): the points
- * where a crash test is most interesting. Returns the count, fills up to n. */
+ * where a crash test is most interesting. Returns the count, fills up to n.
+ * idx[k] is the entry's log index: the image right after that entry is
+ * dev_rec_image(rec, idx[k] + 1, ...). */
 size_t dev_rec_flush_points(const struct dev *rec, size_t *idx, size_t n);
 /* Writes among the first `point` entries that no completed flush covers. */
 size_t dev_rec_pending_writes(const struct dev *rec, size_t point);
