@@ -1,0 +1,319 @@
+/*
+ * buf.c: the buffer cache of the data device (see buf.h for the model).
+ *
+ * Lookups hash the block number (Fibonacci hashing into a power-of-two
+ * table sized at creation: no resizing, no allocation but the buffers).
+ * A buffer with no reference sits on the LRU list, oldest first; when a new
+ * buffer would take the cache past its limit, unreferenced buffers are
+ * freed from the old end. Reads drop c_lock: the reader marks the buffer
+ * BUF_READING and others wait on c_cond, so a block is read at most once.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf/buf.h"
+
+#include <assert.h>
+#define ASSERT(x) assert(x)
+
+struct buf_cache {
+	rt_mutex c_lock;
+	rt_cond c_cond;                 /* a read finished */
+	struct blk_queue *c_queue;      /* const */
+	uint32_t c_block_size;          /* const */
+	uint64_t c_nblocks;             /* const */
+	uint64_t c_limit;               /* const */
+	struct ujbd_buf **c_hash;       /* [c_lock] */
+	unsigned c_hash_shift;          /* const */
+	struct ujbd_buf *c_lru_first, *c_lru_last; /* [c_lock] */
+	struct buf_stats c_stats;       /* [c_lock] */
+};
+
+static size_t buf_hash(const struct buf_cache *c, uint64_t block)
+{
+	return (size_t)((block * 0x9E3779B97F4A7C15ull) >> (64 - c->c_hash_shift));
+}
+
+int buf_cache_new(struct blk_queue *q, uint32_t block_size, uint64_t nblocks,
+		  uint64_t limit, struct buf_cache **out)
+{
+	struct buf_cache *c;
+	unsigned shift = 8;
+
+	if (!q || block_size < 512 || (block_size & (block_size - 1)))
+		return -EINVAL;
+	if (!limit)
+		limit = 16384;
+	while (shift < 24 && (1ull << shift) < limit * 2)
+		shift++;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->c_hash = calloc((size_t)1 << shift, sizeof(*c->c_hash));
+	if (!c->c_hash) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->c_queue = q;
+	c->c_block_size = block_size;
+	c->c_nblocks = nblocks;
+	c->c_limit = limit;
+	c->c_hash_shift = shift;
+	c->c_stats.limit = limit;
+	rt_mutex_init(&c->c_lock, "buf.c_lock");
+	rt_cond_init(&c->c_cond, "buf.c_cond");
+	*out = c;
+	return 0;
+}
+
+static void buf_free_one(struct ujbd_buf *b)
+{
+	free(b->b_data);
+	free(b);
+}
+
+void buf_cache_free(struct buf_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < ((size_t)1 << c->c_hash_shift); i++) {
+		struct ujbd_buf *b = c->c_hash[i], *next;
+		for (; b; b = next) {
+			next = b->b_hnext;
+			ASSERT(b->b_count == 0);
+			buf_free_one(b);
+		}
+	}
+	free(c->c_hash);
+	rt_cond_release(&c->c_cond);
+	rt_mutex_release(&c->c_lock);
+	free(c);
+}
+
+/* ---- LRU -------------------------------------------------------------- */
+
+static void __lru_del(struct buf_cache *c, struct ujbd_buf *b)
+{
+	if (b->b_lprev)
+		b->b_lprev->b_lnext = b->b_lnext;
+	else
+		c->c_lru_first = b->b_lnext;
+	if (b->b_lnext)
+		b->b_lnext->b_lprev = b->b_lprev;
+	else
+		c->c_lru_last = b->b_lprev;
+	b->b_lprev = b->b_lnext = NULL;
+}
+
+static void __lru_add(struct buf_cache *c, struct ujbd_buf *b)
+{
+	b->b_lnext = NULL;
+	b->b_lprev = c->c_lru_last;
+	if (c->c_lru_last)
+		c->c_lru_last->b_lnext = b;
+	else
+		c->c_lru_first = b;
+	c->c_lru_last = b;
+}
+
+static void __hash_del(struct buf_cache *c, struct ujbd_buf *b)
+{
+	struct ujbd_buf **pp = &c->c_hash[buf_hash(c, b->b_blocknr)];
+
+	while (*pp != b) {
+		ASSERT(*pp);
+		pp = &(*pp)->b_hnext;
+	}
+	*pp = b->b_hnext;
+}
+
+/* Evict unreferenced buffers, oldest first, until under the limit. */
+static void __evict(struct buf_cache *c)
+{
+	while (c->c_stats.cached >= c->c_limit && c->c_lru_first) {
+		struct ujbd_buf *b = c->c_lru_first;
+		ASSERT(b->b_count == 0 && !(b->b_state & BUF_READING));
+		__lru_del(c, b);
+		__hash_del(c, b);
+		c->c_stats.cached--;
+		c->c_stats.evictions++;
+		buf_free_one(b);
+	}
+}
+
+/* ---- lookup ------------------------------------------------------------ */
+
+static struct ujbd_buf *__lookup(struct buf_cache *c, uint64_t block)
+{
+	struct ujbd_buf *b = c->c_hash[buf_hash(c, block)];
+
+	while (b && b->b_blocknr != block)
+		b = b->b_hnext;
+	return b;
+}
+
+static void __grab(struct buf_cache *c, struct ujbd_buf *b)
+{
+	if (b->b_count++ == 0)
+		__lru_del(c, b);
+}
+
+static struct ujbd_buf *buf_alloc(struct buf_cache *c, uint64_t block)
+{
+	struct ujbd_buf *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	if (posix_memalign((void **)&b->b_data, 4096, c->c_block_size)) {
+		free(b);
+		return NULL;
+	}
+	b->b_blocknr = block;
+	b->b_cache = c;
+	return b;
+}
+
+/* Read b from the device; b is BUF_READING and referenced by the caller. */
+static int buf_read(struct buf_cache *c, struct ujbd_buf *b)
+{
+	struct blk_bio bio;
+
+	memset(&bio, 0, sizeof(bio));
+	bio.b_op = BLK_OP_READ;
+	bio.b_flags = BLK_SYNC | BLK_META;
+	bio.b_sector = b->b_blocknr * (c->c_block_size >> BLK_SECTOR_SHIFT);
+	bio.b_nr_sectors = c->c_block_size >> BLK_SECTOR_SHIFT;
+	bio.b_buf = b->b_data;
+	return blk_submit_wait(c->c_queue, &bio);
+}
+
+/* Make b up to date (mode READ or ZERO); c_lock held, dropped for I/O. */
+static int __fill(struct buf_cache *c, struct ujbd_buf *b, enum buf_mode mode)
+{
+	int rc;
+
+	while (b->b_state & BUF_READING)
+		rt_cond_wait(&c->c_cond, &c->c_lock);
+	if (b->b_state & BUF_UPTODATE)
+		return 0;
+	if (mode == BUF_GET_ZERO) {
+		memset(b->b_data, 0, c->c_block_size);
+		b->b_state |= BUF_UPTODATE;
+		return 0;
+	}
+	b->b_state |= BUF_READING;
+	c->c_stats.reads++;
+	rt_mutex_unlock(&c->c_lock);
+	rc = buf_read(c, b);
+	rt_mutex_lock(&c->c_lock);
+	b->b_state &= ~BUF_READING;
+	if (rc == 0)
+		b->b_state |= BUF_UPTODATE;
+	else
+		c->c_stats.read_errors++;
+	rt_cond_broadcast(&c->c_cond);
+	return rc < 0 ? rc : 0;
+}
+
+int buf_get(struct buf_cache *c, uint64_t block, enum buf_mode mode,
+	    struct ujbd_buf **out)
+{
+	struct ujbd_buf *b, *fresh = NULL;
+	int rc = 0;
+
+	if (block >= c->c_nblocks)
+		return -EINVAL;
+	rt_mutex_lock(&c->c_lock);
+	b = __lookup(c, block);
+	if (!b && mode == BUF_GET_PEEK) {
+		rt_mutex_unlock(&c->c_lock);
+		return -ENOENT;
+	}
+	if (!b) {
+		/* Allocate without the lock, then look again: another thread
+		 * may have added the block meanwhile. */
+		rt_mutex_unlock(&c->c_lock);
+		fresh = buf_alloc(c, block);
+		if (!fresh)
+			return -ENOMEM;
+		rt_mutex_lock(&c->c_lock);
+		b = __lookup(c, block);
+		if (!b) {
+			__evict(c);
+			b = fresh;
+			fresh = NULL;
+			size_t h = buf_hash(c, block);
+			b->b_hnext = c->c_hash[h];
+			c->c_hash[h] = b;
+			c->c_stats.cached++;
+			c->c_stats.misses++;
+		} else {
+			c->c_stats.hits++;
+		}
+	} else {
+		c->c_stats.hits++;
+	}
+	__grab(c, b);
+	if (mode != BUF_GET_PEEK)
+		rc = __fill(c, b, mode);
+	if (rc) {
+		if (--b->b_count == 0)
+			__lru_add(c, b);
+		b = NULL;
+	}
+	rt_mutex_unlock(&c->c_lock);
+	if (fresh)
+		buf_free_one(fresh);
+	*out = b;
+	return rc;
+}
+
+void buf_hold(struct ujbd_buf *b)
+{
+	struct buf_cache *c = b->b_cache;
+
+	rt_mutex_lock(&c->c_lock);
+	ASSERT(b->b_count > 0);
+	b->b_count++;
+	rt_mutex_unlock(&c->c_lock);
+}
+
+void buf_put(struct ujbd_buf *b)
+{
+	struct buf_cache *c;
+
+	if (!b)
+		return;
+	c = b->b_cache;
+	rt_mutex_lock(&c->c_lock);
+	ASSERT(b->b_count > 0);
+	if (--b->b_count == 0) {
+		__lru_add(c, b);
+		/* Keep the cache near its limit even without new lookups. */
+		if (c->c_stats.cached > c->c_limit)
+			__evict(c);
+	}
+	rt_mutex_unlock(&c->c_lock);
+}
+
+void buf_set_uptodate(struct ujbd_buf *b)
+{
+	struct buf_cache *c = b->b_cache;
+
+	rt_mutex_lock(&c->c_lock);
+	b->b_state |= BUF_UPTODATE;
+	rt_mutex_unlock(&c->c_lock);
+}
+
+uint32_t buf_block_size(const struct buf_cache *c)
+{
+	return c->c_block_size;
+}
+
+void buf_cache_stats(struct buf_cache *c, struct buf_stats *out)
+{
+	rt_mutex_lock(&c->c_lock);
+	*out = c->c_stats;
+	rt_mutex_unlock(&c->c_lock);
+}
