@@ -12,6 +12,12 @@
  * (bench_thread_run) asks bench_next() what to do and bench_issue() does
  * exactly one I/O and records its latency in that thread's own stats;
  * bench_report() merges the threads' stats at the end.
+ *
+ * Through the block layer (--elevator, --threads, --ioprio, --trace): the
+ * I/O goes as bios through one blk queue over the disk, each thread is an rt
+ * thread with its own I/O priority, --ops is shared by all threads (the run
+ * ends after that many I/Os in all, so every thread is measured over the
+ * same window), and the report adds one entry per thread.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +27,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ujbd/blk.h"
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
 
@@ -41,6 +48,13 @@ struct bench_cfg {
 	bool sim_world;
 	bool json;
 	bool direct;
+	/* the block layer: used when any of these is given */
+	bool use_blk;
+	enum blk_elevator elevator;   /* cfq, the default of 2.6.18-2.6.32 */
+	unsigned threads;             /* 1 */
+	uint16_t ioprio[BLK_BENCH_MAX_THREADS];
+	unsigned nioprio;             /* 0 = threads keep the caller's */
+	const char *trace_path;
 };
 
 /* One issuing thread and what it measured. */
@@ -49,9 +63,13 @@ struct bench_thread {
 	struct rt_prng bt_prng;
 	uint8_t *bt_buf;
 	uint64_t bt_ops;          /* I/Os to issue */
-	uint64_t *bt_lat_ns;      /* [bt_ops] */
+	uint64_t *bt_lat_ns;      /* [bt_cap] */
+	uint64_t bt_cap;
 	uint64_t bt_done;
 	uint64_t bt_bytes;
+	struct bench *bt_bench;   /* for the rt thread */
+	uint16_t bt_ioprio;       /* as the thread ran */
+	int bt_err;
 };
 
 struct bench {
@@ -59,7 +77,10 @@ struct bench {
 	struct dev *b_dev;
 	uint64_t b_span;          /* bytes addressed: the disk, in whole bs */
 	unsigned b_nthreads;
-	struct bench_thread b_thr[1];
+	struct bench_thread b_thr[BLK_BENCH_MAX_THREADS];
+	struct blk_queue *b_q;    /* through the block layer, or NULL */
+	FILE *b_trace;
+	uint64_t b_claimed;       /* I/Os claimed by the threads (atomic) */
 	uint64_t b_elapsed_ns;
 	int b_err;                /* first error, negative errno */
 	const char *b_err_what;
@@ -126,6 +147,25 @@ static void bench_next(const struct bench *b, struct bench_thread *t, uint64_t i
 	}
 }
 
+/* One I/O as bios through the queue: a read, or a SYNC write then a flush. */
+static int bench_issue_blk(struct bench *b, struct bench_thread *t, enum bench_op op,
+			   uint64_t off)
+{
+	struct blk_bio bio;
+	int err;
+
+	memset(&bio, 0, sizeof(bio));
+	bio.b_op = op == BOP_READ ? BLK_OP_READ : BLK_OP_WRITE;
+	bio.b_flags = op == BOP_READ ? 0 : BLK_SYNC;
+	bio.b_sector = off >> BLK_SECTOR_SHIFT;
+	bio.b_nr_sectors = b->b_cfg.bs >> BLK_SECTOR_SHIFT;
+	bio.b_buf = t->bt_buf;
+	err = blk_submit_wait(b->b_q, &bio);
+	if (err == 0 && op != BOP_READ)
+		err = blk_flush(b->b_q);
+	return err;
+}
+
 /* Issue exactly one I/O (a write+flush counts as one) and record it. */
 static int bench_issue(struct bench *b, struct bench_thread *t, enum bench_op op,
 		       uint64_t off)
@@ -133,7 +173,9 @@ static int bench_issue(struct bench *b, struct bench_thread *t, enum bench_op op
 	uint64_t t0 = rt_now_ns();
 	int err;
 
-	if (op == BOP_READ) {
+	if (b->b_q) {
+		err = bench_issue_blk(b, t, op, off);
+	} else if (op == BOP_READ) {
 		err = dev_pread(b->b_dev, t->bt_buf, b->b_cfg.bs, off);
 	} else {
 		err = dev_pwrite(b->b_dev, t->bt_buf, b->b_cfg.bs, off, 0);
@@ -142,6 +184,15 @@ static int bench_issue(struct bench *b, struct bench_thread *t, enum bench_op op
 	}
 	if (err < 0)
 		return err;
+	if (t->bt_done == t->bt_cap) {
+		uint64_t cap = 2 * t->bt_cap;
+		uint64_t *p = realloc(t->bt_lat_ns, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		t->bt_lat_ns = p;
+		t->bt_cap = cap;
+	}
 	t->bt_lat_ns[t->bt_done++] = rt_now_ns() - t0;
 	t->bt_bytes += b->b_cfg.bs;
 	return 0;
@@ -150,6 +201,10 @@ static int bench_issue(struct bench *b, struct bench_thread *t, enum bench_op op
 static int bench_thread_run(struct bench *b, struct bench_thread *t)
 {
 	for (uint64_t i = 0; i < t->bt_ops; i++) {
+		/* Threads share --ops: claim one before issuing it. */
+		if (b->b_nthreads > 1 &&
+		    __atomic_fetch_add(&b->b_claimed, 1, __ATOMIC_RELAXED) >= b->b_cfg.ops)
+			break;
 		enum bench_op op;
 		uint64_t off;
 		int err;
@@ -176,8 +231,91 @@ static int bench_thread_init(struct bench *b, struct bench_thread *t, unsigned i
 	/* written blocks carry a recognisable pattern, not zeros */
 	for (uint32_t i = 0; i < b->b_cfg.bs; i++)
 		t->bt_buf[i] = (uint8_t)(i * 7 + idx);
-	t->bt_lat_ns = calloc(ops ? ops : 1, sizeof(uint64_t));
+	t->bt_cap = ops < 1024 ? (ops ? ops : 1) : 1024;
+	t->bt_lat_ns = calloc(t->bt_cap, sizeof(uint64_t));
 	return t->bt_lat_ns ? 0 : -ENOMEM;
+}
+
+/* ---- through the block layer ---------------------------------------------- */
+
+static void bench_trace_line(void *arg, const struct blk_trace_event *ev)
+{
+	char line[256];
+
+	blk_trace_format(ev, line, sizeof(line));
+	fprintf(arg, "%s\n", line);
+}
+
+static int bench_queue_open(struct bench *b)
+{
+	struct blk_queue_opts o;
+
+	blk_queue_opts_default(&o);
+	o.elevator = b->b_cfg.elevator;
+	if (b->b_cfg.trace_path) {
+		b->b_trace = fopen(b->b_cfg.trace_path, "w");
+		if (!b->b_trace)
+			return -errno;
+		o.trace_fn = bench_trace_line;
+		o.trace_arg = b->b_trace;
+		o.trace_major = 254;
+		o.trace_minor = 0;
+	}
+	return blk_queue_new(b->b_dev, &o, &b->b_q);
+}
+
+/* Free the queue; the trace file ends with the btt-style summary. */
+static int bench_queue_close(struct bench *b)
+{
+	int err = 0;
+
+	if (b->b_q && b->b_trace)
+		err = blk_stats_print(b->b_q, b->b_trace);
+	blk_queue_free(b->b_q);
+	b->b_q = NULL;
+	if (b->b_trace && fclose(b->b_trace) && !err)
+		err = -EIO;
+	b->b_trace = NULL;
+	return err;
+}
+
+static void bench_thread_main(void *arg)
+{
+	struct bench_thread *t = arg;
+	struct bench *b = t->bt_bench;
+
+	if (b->b_cfg.nioprio) {
+		uint16_t prio = b->b_cfg.ioprio[b->b_cfg.nioprio == 1 ? 0 : t->bt_index];
+
+		/* The kernel may refuse RT (EPERM); rt still records it and
+		 * our block layer honours it, which is what is measured. */
+		(void)rt_ioprio_set(prio);
+	}
+	t->bt_ioprio = rt_ioprio_get();
+	t->bt_err = bench_thread_run(b, t);
+}
+
+/* Run every thread as an rt thread named benchN; first error wins. */
+static int bench_threads_run(struct bench *b)
+{
+	rt_thread *th[BLK_BENCH_MAX_THREADS];
+	unsigned started = 0;
+	int err = 0;
+
+	for (unsigned i = 0; i < b->b_nthreads && !err; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "bench%u", i);
+		b->b_thr[i].bt_bench = b;
+		err = rt_thread_create(&th[i], name, bench_thread_main, &b->b_thr[i]);
+		started += err == 0;
+	}
+	for (unsigned i = 0; i < started; i++) {
+		rt_thread_join(th[i]);
+		if (!err)
+			err = b->b_thr[i].bt_err;
+	}
+	return err;
 }
 
 /* The body of the run, as the first thread of the world. */
@@ -201,22 +339,42 @@ static void bench_run(void *arg)
 		b->b_err_what = "--bs must be a multiple of the disk's block size and fit in it";
 		goto out;
 	}
-	b->b_nthreads = 1;
+	b->b_nthreads = b->b_cfg.use_blk ? b->b_cfg.threads : 1;
 	for (unsigned i = 0; i < b->b_nthreads && !b->b_err; i++)
 		b->b_err = bench_thread_init(b, &b->b_thr[i], i, b->b_cfg.ops);
 	if (b->b_err) {
 		b->b_err_what = "out of memory";
 		goto out;
 	}
+	if (b->b_cfg.use_blk) {
+		b->b_err = bench_queue_open(b);
+		if (b->b_err) {
+			b->b_err_what = b->b_trace || !b->b_cfg.trace_path ?
+				"cannot set up the block queue" : "cannot write the trace";
+			goto out;
+		}
+	}
 	t0 = rt_now_ns();
-	/* one thread for now: run it here */
-	err = bench_thread_run(b, &b->b_thr[0]);
+	if (b->b_q)
+		err = bench_threads_run(b);
+	else /* one thread, no block layer: run it here */
+		err = bench_thread_run(b, &b->b_thr[0]);
 	b->b_elapsed_ns = rt_now_ns() - t0;
+	if (b->b_q) {
+		int cerr = bench_queue_close(b);
+
+		if (!err && cerr) {
+			b->b_err = cerr;
+			b->b_err_what = "cannot write the trace";
+		}
+	}
 	if (err < 0) {
 		b->b_err = err;
 		b->b_err_what = "I/O error";
 	}
 out:
+	if (b->b_q || b->b_trace)
+		bench_queue_close(b);
 	dev_close(b->b_dev);
 	b->b_dev = NULL;
 }
@@ -243,13 +401,15 @@ static uint64_t pct(const uint64_t *v, uint64_t n, unsigned p)
 	return v[rank ? rank - 1 : 0];
 }
 
-static int bench_merge(const struct bench *b, struct bench_stats *s)
+/* The stats of threads [first, first + n). */
+static int bench_merge_range(const struct bench *b, unsigned first, unsigned n,
+			     struct bench_stats *s)
 {
 	uint64_t *all, k = 0;
 	double sum = 0;
 
 	memset(s, 0, sizeof(*s));
-	for (unsigned i = 0; i < b->b_nthreads; i++) {
+	for (unsigned i = first; i < first + n; i++) {
 		s->n += b->b_thr[i].bt_done;
 		s->bytes += b->b_thr[i].bt_bytes;
 	}
@@ -258,7 +418,7 @@ static int bench_merge(const struct bench *b, struct bench_stats *s)
 	all = malloc(s->n * sizeof(*all));
 	if (!all)
 		return -ENOMEM;
-	for (unsigned i = 0; i < b->b_nthreads; i++)
+	for (unsigned i = first; i < first + n; i++)
 		for (uint64_t j = 0; j < b->b_thr[i].bt_done; j++)
 			all[k++] = b->b_thr[i].bt_lat_ns[j];
 	qsort(all, s->n, sizeof(*all), cmp_u64);
@@ -276,6 +436,42 @@ static int bench_merge(const struct bench *b, struct bench_stats *s)
 	return 0;
 }
 
+static int bench_merge(const struct bench *b, struct bench_stats *s)
+{
+	return bench_merge_range(b, 0, b->b_nthreads, s);
+}
+
+/* Through the block layer: the elevator and one entry per thread. */
+static void bench_report_threads(const struct bench *b)
+{
+	const struct bench_cfg *c = &b->b_cfg;
+
+	if (c->json)
+		printf(",\"elevator\":\"%s\",\"threads\":[", blk_elevator_name(c->elevator));
+	else
+		printf("  elevator  %s\n", blk_elevator_name(c->elevator));
+	for (unsigned i = 0; i < b->b_nthreads; i++) {
+		struct bench_stats s;
+		char prio[16];
+
+		if (bench_merge_range(b, i, 1, &s) < 0)
+			memset(&s, 0, sizeof(s));
+		rt_ioprio_str(b->b_thr[i].bt_ioprio, prio, sizeof(prio));
+		if (c->json)
+			printf("%s{\"name\":\"bench%u\",\"ioprio\":\"%s\",\"ops\":%" PRIu64
+			       ",\"iops\":%.3f,\"mb_s\":%.3f,\"latency_us\":{\"avg\":%.3f,"
+			       "\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}}",
+			       i ? "," : "", i, prio, s.n, s.iops, s.mb_s, s.avg_us, s.p50_us,
+			       s.p99_us, s.max_us);
+		else
+			printf("  bench%-3u  %-6s ops %" PRIu64 ", iops %.1f, latency avg %.1f us, "
+			       "p50 %.1f us, p99 %.1f us, max %.1f us\n",
+			       i, prio, s.n, s.iops, s.avg_us, s.p50_us, s.p99_us, s.max_us);
+	}
+	if (c->json)
+		printf("]");
+}
+
 static void bench_report(const struct bench *b, const struct bench_stats *s)
 {
 	const struct bench_cfg *c = &b->b_cfg;
@@ -285,10 +481,13 @@ static void bench_report(const struct bench *b, const struct bench_stats *s)
 		printf("{\"disk\":\"%s\",\"pattern\":\"%s\",\"bs\":%" PRIu32
 		       ",\"ops\":%" PRIu64 ",\"world\":\"%s\",\"seed\":%" PRIu64
 		       ",\"elapsed_s\":%.6f,\"iops\":%.3f,\"mb_s\":%.3f,"
-		       "\"latency_us\":{\"avg\":%.3f,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}}\n",
+		       "\"latency_us\":{\"avg\":%.3f,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}",
 		       b->b_name, pattern_names[c->pattern], c->bs, s->n, world, c->seed,
 		       (double)b->b_elapsed_ns / 1e9, s->iops, s->mb_s, s->avg_us,
 		       s->p50_us, s->p99_us, s->max_us);
+		if (c->use_blk)
+			bench_report_threads(b);
+		printf("}\n");
 		return;
 	}
 	printf("devbench: disk %s%s%s, pattern %s, bs %" PRIu32 ", %s world, seed %" PRIu64 "\n",
@@ -299,6 +498,8 @@ static void bench_report(const struct bench *b, const struct bench_stats *s)
 	printf("  MB/s      %.2f\n", s->mb_s);
 	printf("  latency   avg %.1f us, p50 %.1f us, p99 %.1f us, max %.1f us\n",
 	       s->avg_us, s->p50_us, s->p99_us, s->max_us);
+	if (c->use_blk)
+		bench_report_threads(b);
 }
 
 /* ---- the command line ---------------------------------------------------- */
@@ -309,6 +510,8 @@ static void usage(FILE *f)
 		"usage: ujbd devbench [--disk=hdd|ssd|file:PATH] [--pattern=seq|rand|write-flush]\n"
 		"                     [--bs=SIZE] [--ops=N] [--seed=S] [--world=sim|real]\n"
 		"                     [--size=SIZE] [--direct] [--json]\n"
+		"                     [--elevator=noop|deadline|cfq] [--threads=N]\n"
+		"                     [--ioprio=CLASS:LEVEL[,CLASS:LEVEL...]] [--trace=FILE]\n"
 		"\n"
 		"Run N I/Os, one at a time, and report IOPS, MB/s and latency.\n"
 		"  --disk     hdd (simulated 7200 rpm drive), ssd (simulated), or file:PATH\n"
@@ -327,6 +530,18 @@ static void usage(FILE *f)
 		"  --direct   file: open with O_DIRECT (4 KiB blocks)\n"
 		"  --json     one JSON object: iops, mb_s, latency_us {avg, p50, p99, max}\n"
 		"\n"
+		"Through ujbd's block layer (any of the four options below): bios go\n"
+		"through one queue over the disk; --ops is shared by all threads (the run\n"
+		"ends after that many I/Os in all); the report adds the elevator and a\n"
+		"'threads' list (name, ioprio, ops, iops, mb_s, latency_us per thread).\n"
+		"  --elevator noop, deadline or cfq (2.6.29-2.6.33 rules); default cfq\n"
+		"  --threads  issuing threads, 1 to 64; default 1, or the number of --ioprio\n"
+		"             entries\n"
+		"  --ioprio   one I/O priority per thread (or one for all): rt:0-7,\n"
+		"             be:0-7, idle; default: the threads keep devbench's (none = be:4)\n"
+		"  --trace    write a blktrace of the queue to FILE, in blkparse's format,\n"
+		"             ending with a per-process and per-class summary\n"
+		"\n"
 		"exit status: 0 ok, 2 bad arguments, 3 I/O error\n");
 }
 
@@ -339,6 +554,26 @@ static int parse_u64(const char *s, uint64_t *out)
 	errno = 0;
 	*out = strtoull(s, &end, 10);
 	return errno || *end ? -EINVAL : 0;
+}
+
+/* "rt:4,be:4,idle" into c->ioprio[]. */
+static int bench_parse_ioprio(const char *arg, struct bench_cfg *c)
+{
+	char buf[512], *save = NULL, *tok;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	c->nioprio = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint16_t prio;
+
+		if (c->nioprio == BLK_BENCH_MAX_THREADS || rt_ioprio_parse(tok, &prio) ||
+		    RT_IOPRIO_CLASS(prio) == RT_IOPRIO_CLASS_NONE)
+			return -EINVAL;
+		c->ioprio[c->nioprio++] = prio;
+	}
+	return c->nioprio ? 0 : -EINVAL;
 }
 
 /* Parse argv into c; 0, 1 for --help, or -EINVAL (message printed). */
@@ -354,6 +589,10 @@ static int bench_args(int argc, char **argv, struct bench_cfg *c, bool *world_se
 		{ "size", required_argument, NULL, 'z' },
 		{ "direct", no_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "elevator", required_argument, NULL, 'e' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "ioprio", required_argument, NULL, 'i' },
+		{ "trace", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -427,6 +666,34 @@ static int bench_args(int argc, char **argv, struct bench_cfg *c, bool *world_se
 		case 'j':
 			c->json = true;
 			break;
+		case 'e':
+			if (blk_elevator_parse(optarg, &c->elevator)) {
+				cli_err(argv[0], "unknown elevator '%s' (noop, deadline or cfq)", optarg);
+				return -EINVAL;
+			}
+			c->use_blk = true;
+			break;
+		case 't':
+			if (parse_u64(optarg, &v) || v == 0 || v > BLK_BENCH_MAX_THREADS) {
+				cli_err(argv[0], "bad --threads '%s' (1 to %d)", optarg,
+					BLK_BENCH_MAX_THREADS);
+				return -EINVAL;
+			}
+			c->threads = (unsigned)v;
+			c->use_blk = true;
+			break;
+		case 'i':
+			if (bench_parse_ioprio(optarg, c) < 0) {
+				cli_err(argv[0], "bad --ioprio '%s' (CLASS:LEVEL[,...]: rt:0-7, be:0-7, idle)",
+					optarg);
+				return -EINVAL;
+			}
+			c->use_blk = true;
+			break;
+		case 'T':
+			c->trace_path = optarg;
+			c->use_blk = true;
+			break;
 		case ':':
 			cli_err(argv[0], "option '%s' needs a value", argv[optind - 1]);
 			return -EINVAL;
@@ -461,6 +728,13 @@ static int bench_check(const char *verb, struct bench_cfg *c, bool world_set)
 		cli_err(verb, "--direct needs --bs to be a multiple of 4k");
 		return -EINVAL;
 	}
+	if (!c->threads)
+		c->threads = c->nioprio > 1 ? c->nioprio : 1;
+	if (c->nioprio > 1 && c->nioprio != c->threads) {
+		cli_err(verb, "--ioprio has %u entries for %u threads (give one, or one per thread)",
+			c->nioprio, c->threads);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -492,7 +766,8 @@ int cmd_devbench(int argc, char **argv)
 		return EXIT_IO;
 	}
 	b->b_cfg = (struct bench_cfg){ .disk = "hdd", .pattern = PAT_RAND, .bs = 4096,
-				       .ops = 1000, .seed = 1, .sim_world = true };
+				       .ops = 1000, .seed = 1, .sim_world = true,
+				       .elevator = BLK_ELV_CFQ };
 	rc = bench_args(argc, argv, &b->b_cfg, &world_set);
 	if (rc == 1) {
 		usage(stdout);

@@ -331,10 +331,16 @@ static int blk_stat_print_row(FILE *f, const struct blk_stat *s)
 	char prio[16];
 	if (n == 0 && s->merges == 0)
 		return 0;
-	rt_ioprio_str(s->ioprio, prio, sizeof(prio));
-	return fprintf(f, "%-16s %6d %-6s %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7" PRIu64
+	char pid[16];
+	if (s->pid < 0) { /* a class row: no process, no single priority */
+		pid[0] = prio[0] = '\0';
+	} else {
+		snprintf(pid, sizeof(pid), "%d", s->pid);
+		rt_ioprio_str(s->ioprio, prio, sizeof(prio));
+	}
+	return fprintf(f, "%-16s %6s %-6s %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7" PRIu64
 		       " %10.3f %10.3f %10.3f %10.3f\n",
-		       s->comm, s->pid, prio, s->reads, s->writes, s->flushes, s->merges,
+		       s->comm, pid, prio, s->reads, s->writes, s->flushes, s->merges,
 		       n ? blk_ms(s->q2c_ns_sum / n) : 0.0, blk_ms(s->q2c_ns_max),
 		       n ? blk_ms(s->d2c_ns_sum / n) : 0.0, blk_ms(s->d2c_ns_max));
 }
