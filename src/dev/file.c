@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -421,6 +422,30 @@ const char *dev_file_engine_name(const struct dev *d)
 	return ((const struct dev_file *)d)->f_uring ? "io_uring" : "threads";
 }
 
+/* Whether a block device says it is rotational (sysfs; a partition's
+ * queue is its parent's). Unknown: assume a disk. */
+static bool dev_file_rotational(dev_t rdev)
+{
+	static const char *const fmt[] = { "/sys/dev/block/%u:%u/queue/rotational",
+					   "/sys/dev/block/%u:%u/../queue/rotational" };
+
+	for (int i = 0; i < 2; i++) {
+		char path[96];
+		int c = EOF;
+		FILE *f;
+
+		snprintf(path, sizeof(path), fmt[i], major(rdev), minor(rdev));
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		c = fgetc(f);
+		fclose(f);
+		if (c == '0' || c == '1')
+			return c == '1';
+	}
+	return true;
+}
+
 /* Size and logical block size of what fd refers to; sizes a regular file. */
 static int dev_file_geometry(struct dev_file *f, const struct dev_file_opts *o)
 {
@@ -456,7 +481,9 @@ static int dev_file_geometry(struct dev_file *f, const struct dev_file_opts *o)
 		return -EINVAL;
 	f->f_dev.d_size = size - size % bs;
 	f->f_dev.d_block_size = bs;
-	f->f_dev.d_rotational = S_ISBLK(st.st_mode); /* unknown: assume a disk */
+	/* a regular file's device is unknown: say not rotational, so a block
+	 * layer above does not idle for a seek it cannot see */
+	f->f_dev.d_rotational = S_ISBLK(st.st_mode) && dev_file_rotational(st.st_rdev);
 	return 0;
 }
 

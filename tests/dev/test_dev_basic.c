@@ -364,6 +364,55 @@ static void test_file_direct(void)
 	unlink(path);
 }
 
+/* A block device: size from BLKGETSIZE64, logical block size from
+ * BLKSSZGET. Needs root and a free loop device, else SKIP. */
+static void test_file_blockdev(void)
+{
+	char path[300], cmd[700], loop[64] = "";
+	struct dev *d;
+	struct dev_file_opts o = { .create = true, .size = 8 << 20 };
+	uint8_t a[4096], b[4096];
+	FILE *p;
+	int rc;
+
+	if (geteuid() != 0)
+		T_SKIP("needs root for losetup");
+	snprintf(path, sizeof(path), "%s/backing", tmpdir);
+	T_EQ(dev_file_open(path, &o, &d), 0);
+	dev_close(d);
+	snprintf(cmd, sizeof(cmd), "losetup -f --show --sector-size 4096 '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	if (p) {
+		if (!fgets(loop, sizeof(loop), p))
+			loop[0] = 0;
+		pclose(p);
+	}
+	loop[strcspn(loop, "\n")] = 0;
+	if (!loop[0]) {
+		unlink(path);
+		T_SKIP("no loop device available (losetup failed)");
+	}
+	o = (struct dev_file_opts){ .engine = DEV_FILE_THREADS };
+	rc = dev_file_open(loop, &o, &d);
+	if (rc == 0) {
+		T_EQ_U64(dev_size(d), 8 << 20);
+		T_EQ(dev_block_size(d), 4096);
+		fill(a, sizeof(a), 4);
+		T_EQ(dev_pwrite(d, a, 4096, 4096, DEV_REQ_FUA), 0);
+		T_EQ(dev_pread(d, b, 4096, 4096), 0);
+		T_CHECK(memcmp(a, b, 4096) == 0);
+		T_EQ(dev_pread(d, b, 512, 0), -EINVAL); /* below its block size */
+		dev_close(d);
+		o.block_size = 512; /* smaller than the device's: refused */
+		T_EQ(dev_file_open(loop, &o, &d), -EINVAL);
+	}
+	snprintf(cmd, sizeof(cmd), "losetup -d '%s'", loop);
+	if (system(cmd) != 0)
+		fprintf(stderr, "    could not detach %s\n", loop);
+	unlink(path);
+	T_EQ(rc, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -383,6 +432,7 @@ int main(int argc, char **argv)
 	T_RUN(test_file_uring_ioprio);
 	T_RUN(test_file_errors);
 	T_RUN(test_file_direct);
+	T_RUN(test_file_blockdev);
 	rmdir(tmpdir);
 	return t_done(argv[0]);
 }
