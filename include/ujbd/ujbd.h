@@ -128,6 +128,10 @@ struct ujbd_opts {
 	const struct blk_queue_opts *blk_opts;
 	/* Recover at open when the journal needs it (true); false: -EUCLEAN. */
 	bool recover;
+	/* Accept a journal whose superblock records an earlier abort
+	 * (s_errno): clear it at open instead of failing with -EUCLEAN. Set it
+	 * once the data has been checked (false). */
+	bool clear_error;
 	/* Format the journal at open (destroys its contents). */
 	bool format;
 	struct jbd_format_opts format_opts; /* with format: size, csum, ... */
