@@ -922,6 +922,45 @@ static void test_io_error(void)
 	free(ea);
 }
 
+/* FIFO expiry, checked once per slice: an old request that the sort order
+ * would leave for last (it "wraps": far behind the head) is taken at the
+ * start of the next slice once fifo_expire_sync has passed. */
+static void test_cfq_fifo_expire(void)
+{
+	for (int variant = 0; variant < 2; variant++) {
+		struct scen *s = scen_new(BLK_ELV_CFQ);
+		if (variant)
+			s->o.cfq.fifo_expire_sync_ns = 50 * RT_NS_PER_MS;
+		struct worker *w = scen_worker(s, "reader", "be:4", BLK_OP_READ, 0);
+		w->sector[0] = 1000000;        /* issued at once */
+		w->sector[1] = 100;            /* far behind: wraps */
+		for (unsigned i = 2; i < 40; i++)
+			w->sector[i] = 1000000 + 200000 * i; /* ~6 ms each */
+		w->n = 40;
+		T_EQ(scen_run(s, 17), 0);
+		int pos = -1, k = 0;
+		uint64_t t = 0;
+		for (size_t i = 0; i < s->nev; i++) {
+			if (s->ev[i].action != 'D')
+				continue;
+			if (s->ev[i].sector == 100) {
+				pos = k;
+				t = s->ev[i].time_ns;
+			}
+			k++;
+		}
+		T_EQ(k, 40);
+		if (!variant) {
+			T_EQ(pos, 39);
+		} else {
+			/* first slice: 100 ms from the first completion */
+			T_CHECK(pos > 1 && pos < 39);
+			T_CHECK(t >= 100 * RT_NS_PER_MS);
+		}
+		free(s);
+	}
+}
+
 /* ---- the load generator: RT vs BE random readers (devbench --threads) -- */
 
 struct bench_arg {
@@ -996,6 +1035,7 @@ int main(int argc, char **argv)
 	T_RUN(test_cfq_meta_preempts);
 	T_RUN(test_cfq_sync_preempts_async);
 	T_RUN(test_cfq_back_seek);
+	T_RUN(test_cfq_fifo_expire);
 	T_RUN(test_deadline_expiry);
 	T_RUN(test_request_pool_sleep);
 	T_RUN(test_io_error);
