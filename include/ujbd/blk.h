@@ -80,7 +80,8 @@ struct blk_bio {
 	uint32_t b_nr_sectors;   /* > 0 for reads and writes */
 	void *b_buf;             /* b_nr_sectors * 512 bytes */
 	/* Kernel encoding (rt.h). 0 = the submitting thread's rt_ioprio_get()
-	 * at submission; class NONE then means BE at the given level. */
+	 * at each submission (the field itself is left 0, so a reused bio
+	 * follows the thread); class NONE means BE at the given level. */
 	uint16_t b_ioprio;
 	/*
 	 * Called once on completion, on whatever thread completes the
@@ -99,6 +100,7 @@ struct blk_bio {
 	struct blk_bio *b_next;  /* plug list, request's bio list */
 	uint64_t b_q_ns;         /* Q time (rt_now_ns) */
 	uint64_t b_d_ns, b_c_ns; /* D and C of its request */
+	uint16_t b_prio;         /* effective: b_ioprio or the thread's */
 	int b_pid;               /* submitting thread */
 	char b_comm[16];
 	bool b_done;             /* [q_lock] for blk_wait */

@@ -327,8 +327,8 @@ static int cfq_allow_merge(struct blk_queue *q, struct blk_request *rq,
 	if (sync != blk_rq_is_sync(rq))
 		return 0;
 	if (!cq->cq_sync)
-		return cq == cfq_async_queue(cd, b->b_ioprio);
-	return cq->cq_pid == b->b_pid && cq->cq_ioprio == b->b_ioprio;
+		return cq == cfq_async_queue(cd, b->b_prio);
+	return cq->cq_pid == b->b_pid && cq->cq_ioprio == b->b_prio;
 }
 
 /* ---- choosing among a queue's requests ------------------------------ */

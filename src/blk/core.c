@@ -183,7 +183,7 @@ static struct blk_request *__blk_rq_alloc(struct blk_queue *q, struct blk_bio *b
 	rq->rq_flags = b->b_flags;
 	rq->rq_sector = b->b_sector;
 	rq->rq_nr_sectors = b->b_nr_sectors;
-	rq->rq_ioprio = b->b_ioprio;
+	rq->rq_ioprio = b->b_prio;
 	rq->rq_pid = b->b_pid;
 	memcpy(rq->rq_comm, b->b_comm, sizeof(rq->rq_comm));
 	rq->rq_bio = rq->rq_biotail = b;
@@ -260,7 +260,7 @@ static int __blk_try_merge(struct blk_queue *q, struct blk_bio *b)
 		}
 		rq->rq_nr_sectors += b->b_nr_sectors;
 		rq->rq_nr_bios++;
-		rq->rq_ioprio = blk_ioprio_best(rq->rq_ioprio, b->b_ioprio);
+		rq->rq_ioprio = blk_ioprio_best(rq->rq_ioprio, b->b_prio);
 		__blk_trace_bio(q, kind == 1 ? 'M' : 'F', b);
 		__blk_account_merge(q, b);
 		q->q_stats.merges++;
@@ -731,8 +731,7 @@ int blk_submit(struct blk_queue *q, struct blk_bio *b)
 	b->b_error = 0;
 	b->b_done = false;
 	b->b_d_ns = b->b_c_ns = 0;
-	if (b->b_ioprio == 0)
-		b->b_ioprio = rt_ioprio_get();
+	b->b_prio = b->b_ioprio ? b->b_ioprio : rt_ioprio_get();
 	b->b_pid = rt_self_pid();
 	snprintf(b->b_comm, sizeof(b->b_comm), "%s", rt_self_name());
 	int unplugs = blk_bio_unplugs(q, b);

@@ -111,7 +111,7 @@ void __blk_trace_bio(struct blk_queue *q, char action, const struct blk_bio *b)
 		ev.nr_sectors = b->b_nr_sectors;
 	}
 	ev.owner_pid = b->b_pid;
-	ev.ioprio = b->b_ioprio;
+	ev.ioprio = b->b_prio;
 	__blk_trace_emit(q, &ev);
 }
 
@@ -260,7 +260,7 @@ static void blk_stat_add(struct blk_stat *s, const struct blk_bio *b,
 	else
 		s->flushes++;
 	s->sectors += b->b_op == BLK_OP_FLUSH ? 0 : b->b_nr_sectors;
-	s->ioprio = b->b_ioprio;
+	s->ioprio = b->b_prio;
 	s->q2c_ns_sum += q2c;
 	s->d2c_ns_sum += d2c;
 	s->i2d_ns_sum += i2d;
@@ -283,13 +283,13 @@ void __blk_account_bio(struct blk_queue *q, const struct blk_bio *b,
 		       const struct blk_request *rq, uint64_t now)
 {
 	blk_stat_add(__blk_proc_stat(q, b->b_pid, b->b_comm), b, rq, now);
-	blk_stat_add(__blk_class_stat(q, b->b_ioprio), b, rq, now);
+	blk_stat_add(__blk_class_stat(q, b->b_prio), b, rq, now);
 }
 
 void __blk_account_merge(struct blk_queue *q, const struct blk_bio *b)
 {
 	__blk_proc_stat(q, b->b_pid, b->b_comm)->merges++;
-	__blk_class_stat(q, b->b_ioprio)->merges++;
+	__blk_class_stat(q, b->b_prio)->merges++;
 }
 
 size_t blk_stats_procs(struct blk_queue *q, struct blk_stat *out, size_t n)

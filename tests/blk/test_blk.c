@@ -235,6 +235,9 @@ static void test_cfq_rt_before_be(void)
 	/* The BE reader's first request was already at the disk; then the RT
 	 * reader preempts and keeps the disk until it has nothing left. */
 	T_STREQ(order, "brrrrrrrrbbbbbbb");
+	/* b_ioprio 0 stays 0: a reused bio follows its thread's priority. */
+	T_EQ(s->w[1].bio[0].b_ioprio, 0);
+	T_EQ(RT_IOPRIO_CLASS(s->w[1].bio[0].b_prio), RT_IOPRIO_CLASS_RT);
 	/* btt-style summary: the RT class waited far less. */
 	T_EQ(s->cls[0].reads, 8);
 	T_EQ(s->cls[1].reads, 8);
