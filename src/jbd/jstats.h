@@ -100,6 +100,8 @@ void jbd_hist_add(struct jbd_hist *h, uint64_t ns);
  * holds the sample of that rank, clamped to the largest value seen; 0 if
  * empty. */
 uint64_t jbd_hist_pct(const struct jbd_hist *h, double pct);
+/* Add src's samples to dst. */
+void jbd_hist_merge(struct jbd_hist *dst, const struct jbd_hist *src);
 void jbd_hist_summary(const struct jbd_hist *h, struct ujbd_hist *out);
 /* Bucket index of a value, and the largest value bucket b holds. */
 unsigned jbd_hist_bucket(uint64_t ns);

@@ -87,6 +87,16 @@ uint64_t jbd_hist_pct(const struct jbd_hist *h, double pct)
 	return h->h_max_ns;
 }
 
+void jbd_hist_merge(struct jbd_hist *dst, const struct jbd_hist *src)
+{
+	for (unsigned b = 0; b < JBD_HIST_BUCKETS; b++)
+		dst->h_bucket[b] += src->h_bucket[b];
+	dst->h_count += src->h_count;
+	dst->h_sum_ns += src->h_sum_ns;
+	if (src->h_max_ns > dst->h_max_ns)
+		dst->h_max_ns = src->h_max_ns;
+}
+
 void jbd_hist_summary(const struct jbd_hist *h, struct ujbd_hist *out)
 {
 	out->count = h->h_count;

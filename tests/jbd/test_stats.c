@@ -232,6 +232,23 @@ static void test_hist_percentiles(void)
 	T_CHECK(jbd_hist_pct(&h, 99) >= 5 * RT_NS_PER_MS);
 	T_CHECK(jbd_hist_pct(&h, 99) < 7 * RT_NS_PER_MS);
 	T_EQ_U64(jbd_hist_pct(&h, 100), 7 * RT_NS_PER_MS);
+	/* Merging two histograms is the histogram of both. */
+	{
+		struct jbd_hist a, c;
+
+		jbd_hist_init(&a);
+		jbd_hist_init(&c);
+		jbd_hist_add(&a, 3);
+		jbd_hist_add(&a, 9 * RT_NS_PER_MS);
+		jbd_hist_merge(&c, &h);
+		jbd_hist_merge(&c, &a);
+		T_EQ_U64(c.h_count, 102);
+		T_EQ_U64(c.h_max_ns, 9 * RT_NS_PER_MS);
+		T_EQ_U64(c.h_sum_ns, h.h_sum_ns + a.h_sum_ns);
+		T_EQ_U64(jbd_hist_pct(&c, 0.5), 3); /* rank 1 */
+		T_EQ_U64(jbd_hist_pct(&c, 1), 10); /* rank 2 */
+		T_EQ_U64(jbd_hist_pct(&c, 100), 9 * RT_NS_PER_MS);
+	}
 	/* One sample: every percentile is it. */
 	jbd_hist_init(&h);
 	jbd_hist_add(&h, 123456789);
