@@ -1,0 +1,259 @@
+/*
+ * checkpoint.c: writing committed buffers home and freeing log space.
+ *
+ * The one idea: a committed transaction holds its log space until every
+ * buffer it logged is either written to its home block (and that write is
+ * durable: the data device is flushed) or logged again by a later committed
+ * transaction (then the later copy is the one that matters: "dropped").
+ * Then the tail may move past it; the superblock saying so is written by
+ * jbd_update_tail, and only then is the space reused.
+ *
+ * A buffer that a running or committing transaction holds is not written
+ * home: its bytes may be uncommitted. A forced pass (someone waits for
+ * space) asks for that transaction's commit instead, after which the
+ * buffer belongs to the newer checkpoint entry and the older one is
+ * dropped, as jbd2's log_do_checkpoint does.
+ *
+ * The checkpoint thread ("jbd2-ckpt") runs a pass when the log is more
+ * than half full after a commit, when a handle waits for space (forced),
+ * and every six commit intervals (the kernel's 30 s dirty expiry at the
+ * default 5 s). Passes write at most j_ckpt_n buffers each and move the
+ * tail after each, so a writer waiting for space is released as soon as
+ * enough is free, not after the whole log has been written back.
+ */
+#include <stdlib.h>
+
+#include "jbd/jbd_int.h"
+
+void __jbd_cp_append(struct ujbd *j, struct jbd_txn *t)
+{
+	t->t_cpnext = NULL;
+	t->t_cpprev = j->j_cp_last;
+	if (j->j_cp_last)
+		j->j_cp_last->t_cpnext = t;
+	else
+		j->j_cp_first = t;
+	j->j_cp_last = t;
+}
+
+static void __cp_unlink(struct ujbd *j, struct jbd_txn *t)
+{
+	if (t->t_cpprev)
+		t->t_cpprev->t_cpnext = t->t_cpnext;
+	else
+		j->j_cp_first = t->t_cpnext;
+	if (t->t_cpnext)
+		t->t_cpnext->t_cpprev = t->t_cpprev;
+	else
+		j->j_cp_last = t->t_cpprev;
+}
+
+/* Free the committed transactions with nothing left to write home. Their
+ * home writes were flushed before their last buffer left the list. */
+void __jbd_cp_drop_empty(struct ujbd *j)
+{
+	struct jbd_txn *t = j->j_cp_first, *next;
+
+	for (; t; t = next) {
+		next = t->t_cpnext;
+		if (t->t_nr_ckpt)
+			continue;
+		__cp_unlink(j, t);
+		jbd_stats_checkpoint(&j->j_stats, t->t_ckpt_written, t->t_ckpt_dropped);
+		JBD_TRACE(&j->j_tracer, jbd2_checkpoint_stats, t->t_tid,
+			  t->t_ckpt_first_ns ? rt_now_ns() - t->t_ckpt_first_ns : 0, 0,
+			  t->t_ckpt_written, t->t_ckpt_dropped, 0, 0);
+		JBD_TRACE(&j->j_tracer, jbd2_drop_transaction, t->t_tid, t->t_synchronous_commit,
+			  0, 0, 0, 0, 0);
+		free(t);
+	}
+}
+
+/* Pick up to j_ckpt_n buffers from the oldest transactions and copy them;
+ * *hold gets the tid of a transaction holding a buffer (for a forced
+ * pass). Returns the count. Lock held. */
+static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold)
+{
+	uint64_t now = rt_now_ns();
+	uint32_t n = 0;
+
+	for (struct jbd_txn *t = j->j_cp_first; t && n < j->j_ckpt_n; t = t->t_cpnext) {
+		if (!t->t_ckpt_first_ns)
+			t->t_ckpt_first_ns = now;
+		for (struct jbd_jh *jh = t->t_ckpt; jh && n < j->j_ckpt_n; jh = jh->b_cpnext) {
+			if (jh->b_ckpt_busy)
+				continue;
+			if (jh->b_transaction) {
+				if (!*held || ujbd_tid_gt(jh->b_transaction->t_tid, *hold))
+					*hold = jh->b_transaction->t_tid;
+				*held = true;
+				continue;
+			}
+			memcpy(j->j_ckpt_io[n].io_data, jh->jh_buf->b_data, j->j_blocksize);
+			jh->b_ckpt_busy = true;
+			j->j_ckpt_jh[n] = jh;
+			j->j_ckpt_txn[n] = t;
+			n++;
+		}
+		/* Only the oldest transaction frees space; go further only to
+		 * fill the batch. */
+	}
+	return n;
+}
+
+static int cp_write(struct ujbd *j, uint32_t n)
+{
+	uint32_t nsec = j->j_blocksize >> BLK_SECTOR_SHIFT;
+	struct blk_plug plug;
+	int rc = 0, r;
+
+	blk_start_plug(&plug);
+	for (uint32_t i = 0; i < n; i++) {
+		struct jbd_iobuf *io = &j->j_ckpt_io[i];
+		memset(&io->io_bio, 0, sizeof(io->io_bio));
+		io->io_bio.b_op = BLK_OP_WRITE;
+		io->io_bio.b_sector = j->j_ckpt_jh[i]->jh_buf->b_blocknr * nsec;
+		io->io_bio.b_nr_sectors = nsec;
+		io->io_bio.b_buf = io->io_data;
+		r = blk_submit(j->j_dq, &io->io_bio);
+		io->io_busy = r == 0;
+		if (r && !rc)
+			rc = r;
+	}
+	blk_finish_plug(&plug);
+	for (uint32_t i = 0; i < n; i++) {
+		if (!j->j_ckpt_io[i].io_busy)
+			continue;
+		r = blk_wait(&j->j_ckpt_io[i].io_bio);
+		j->j_ckpt_io[i].io_busy = false;
+		if (r && !rc)
+			rc = r;
+	}
+	/* Home writes durable before the tail moves past them. */
+	if (!rc)
+		rc = blk_flush(j->j_dq);
+	return rc;
+}
+
+/* Take the written buffers off their lists. Lock held. */
+static void __cp_done(struct ujbd *j, uint32_t n, int err)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct jbd_jh *jh = j->j_ckpt_jh[i];
+		struct jbd_txn *t = j->j_ckpt_txn[i];
+		struct ujbd_buf *put = NULL;
+
+		jh->b_ckpt_busy = false;
+		/* A later commit refiled it: that copy must go home too. */
+		if (!err && jh->b_cp_transaction == t) {
+			__jbd_list_del_cp(t, jh);
+			t->t_ckpt_written++;
+		}
+		__jbd_jh_maybe_free(j, jh, &put);
+		buf_put(put);
+	}
+}
+
+int jbd_checkpoint_pass(struct ujbd *j, bool force)
+{
+	ujbd_tid_t hold = 0;
+	bool held = false;
+	uint32_t n;
+	int rc;
+
+	rt_mutex_lock(&j->j_state_lock);
+	if (j->j_flags & JBD_F_ABORTED) {
+		rc = j->j_errno;
+		rt_mutex_unlock(&j->j_state_lock);
+		return rc;
+	}
+	n = __cp_collect(j, &held, &hold);
+	JBD_TRACE(&j->j_tracer, jbd2_checkpoint, j->j_cp_first ? j->j_cp_first->t_tid : 0,
+		  n ? (int64_t)n : held ? 0 : -1, 0, 0, 0, 0, 0);
+	if (!n && held && force) {
+		/* Only a commit can free these buffers. */
+		__jbd_request_commit(j, hold);
+		rc = __jbd_wait_commit(j, hold);
+		rt_mutex_unlock(&j->j_state_lock);
+		return rc ? rc : 1;
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+	if (!n) {
+		rc = jbd_update_tail(j, false);
+		return rc ? rc : 0;
+	}
+	rc = cp_write(j, n);
+	rt_mutex_lock(&j->j_state_lock);
+	__cp_done(j, n, rc);
+	if (rc)
+		__jbd_abort(j, rc);
+	rt_mutex_unlock(&j->j_state_lock);
+	if (rc) {
+		jbd_abort_write_sb(j);
+		return rc;
+	}
+	rc = jbd_update_tail(j, false);
+	return rc ? rc : 1;
+}
+
+int ujbd_checkpoint(struct ujbd *j)
+{
+	ujbd_tid_t last;
+	int rc;
+
+	rt_mutex_lock(&j->j_state_lock);
+	last = j->j_commit_sequence;
+	rt_mutex_unlock(&j->j_state_lock);
+	rt_mutex_lock(&j->j_checkpoint_mutex);
+	for (;;) {
+		rc = jbd_checkpoint_pass(j, true);
+		if (rc <= 0)
+			break;
+		rt_mutex_lock(&j->j_state_lock);
+		bool done = !j->j_cp_first || ujbd_tid_gt(j->j_cp_first->t_tid, last);
+		rt_mutex_unlock(&j->j_state_lock);
+		if (done)
+			break;
+	}
+	rt_mutex_unlock(&j->j_checkpoint_mutex);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- the checkpoint thread ----------------------------------------------- */
+
+static bool __cp_wanted(const struct ujbd *j)
+{
+	if (j->j_ckpt_want || j->j_space_waiters)
+		return true;
+	return j->j_cp_first &&
+	       jbd_log_distance(&j->j_jnl, j->j_tail, j->j_head) > jbd_log_size(j) / 2;
+}
+
+void jbd_checkpointd(void *arg)
+{
+	struct ujbd *j = arg;
+	bool idle = false; /* the last pass found nothing: wait for a signal */
+
+	rt_mutex_lock(&j->j_state_lock);
+	for (;;) {
+		if (j->j_flags & (JBD_F_STOP_CKPT | JBD_F_ABORTED | JBD_F_HARD))
+			break;
+		if (idle || !__cp_wanted(j)) {
+			uint64_t deadline = rt_now_ns() + 6 * j->j_opts.commit_interval_ns;
+			int w = rt_cond_timedwait(&j->j_wait_checkpoint, &j->j_state_lock, deadline);
+			if (w == -ETIMEDOUT && !j->j_cp_first)
+				continue;
+			if (j->j_flags & (JBD_F_STOP_CKPT | JBD_F_ABORTED | JBD_F_HARD))
+				break;
+		}
+		bool force = j->j_space_waiters > 0;
+		j->j_ckpt_want = 0;
+		rt_mutex_unlock(&j->j_state_lock);
+		rt_mutex_lock(&j->j_checkpoint_mutex);
+		int rc = jbd_checkpoint_pass(j, force);
+		rt_mutex_unlock(&j->j_checkpoint_mutex);
+		rt_mutex_lock(&j->j_state_lock);
+		idle = rc <= 0;
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+}

@@ -1,0 +1,723 @@
+/*
+ * commit.c: the commit thread ("kjournald") and the commit of one
+ * transaction, plus the commit requests and waits that fsync is made of.
+ *
+ * The one idea: a transaction becomes durable the moment its commit block
+ * is, so everything it depends on must be durable first: its ordered data
+ * (written home, waited for, and flushed when the data device is not the
+ * journal's) and its log blocks (written under one plug, unplugged
+ * explicitly, waited for); then the commit block goes out with
+ * PREFLUSH|FUA, which orders it after all of them on the journal device.
+ * Only then are waiters told, and only then may its buffers be written
+ * home by the checkpoint.
+ *
+ * The phases of one commit, each boundary timestamped for the statistics
+ * and traced under the kernel's tracepoint name:
+ *   0. start        jbd2_start_commit
+ *   1. lock         T_LOCKED: no new handles; wait for t_updates to drain
+ *                   (jbd2_commit_locking); then T_FLUSH, the transaction is
+ *                   the committing one and a new one may start
+ *   2. flush data   ordered data written home and waited for
+ *                   (jbd2_commit_flushing)
+ *   3. log          T_COMMIT (jbd2_commit_logging): superblock if the log
+ *                   was empty, revoke blocks, descriptors and the copies of
+ *                   the buffers, under a blk_plug
+ *   4. unplug       explicit blk_finish_plug, wait for the log I/O
+ *   5. commit block PREFLUSH|FUA (async commit: with the log blocks, then
+ *                   one flush)
+ *   6. done         sequence moved, waiters woken (jbd2_end_commit,
+ *                   jbd2_run_stats)
+ *   7. checkpoint   buffers refiled to the checkpoint list, earlier copies
+ *                   dropped, the checkpoint thread told if space is short
+ *
+ * Nothing here allocates: the I/O ring and the revoke tables were
+ * allocated at open. Copies of buffer bytes are taken under j_state_lock
+ * (see jbd_int.h), so the running transaction never waits for this I/O.
+ */
+#include <stdlib.h>
+
+#include "jbd/jbd_int.h"
+
+/* ---- requests and waits --------------------------------------------------- */
+
+/*
+ * Seed 002: with UJBD_WAKE_NEEDED the commit thread is woken only when the
+ * request is new (no commit of that tid asked for, running or done);
+ * UJBD_WAKE_ALWAYS wakes it on every request, as jbd2 did after the fsync
+ * tid wraparound fix, and the thread then finds nothing to do: a useless
+ * wakeup, counted by the thread.
+ */
+void __jbd_request_commit(struct ujbd *j, ujbd_tid_t tid)
+{
+	bool needed = false;
+
+	if (!ujbd_tid_geq(j->j_commit_sequence, tid) && !ujbd_tid_geq(j->j_commit_request, tid)) {
+		needed = true;
+		j->j_commit_request = tid;
+		if (j->j_running && j->j_running->t_tid == tid && !j->j_running->t_requested) {
+			j->j_running->t_requested = true;
+			j->j_running->t_requested_ns = rt_now_ns();
+		}
+	}
+	if ((needed || j->j_opts.wake == UJBD_WAKE_ALWAYS) && j->j_kj_sleeping) {
+		j->j_kj_sleeping = false;
+		j->j_kj_woken = true;
+		rt_cond_signal(&j->j_wait_commit);
+	}
+}
+
+/* The waiter's ioprio, for UJBD_IOPRIO_INHERIT. */
+static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
+{
+	struct jbd_txn *t = NULL;
+	uint16_t prio = rt_ioprio_get();
+
+	if (j->j_running && j->j_running->t_tid == tid)
+		t = j->j_running;
+	else if (j->j_committing && j->j_committing->t_tid == tid)
+		t = j->j_committing;
+	if (!t)
+		return;
+	t->t_synchronous_commit = true;
+	if (RT_IOPRIO_CLASS(prio) == RT_IOPRIO_CLASS_NONE)
+		prio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, RT_IOPRIO_LEVEL(prio));
+	if (!t->t_waiter_prio || jbd_ioprio_higher(prio, t->t_waiter_prio))
+		t->t_waiter_prio = prio;
+}
+
+int __jbd_wait_commit(struct ujbd *j, ujbd_tid_t tid)
+{
+	uint64_t t0 = rt_now_ns();
+	bool waited = false;
+	int rc = 0;
+
+	__note_waiter(j, tid);
+	while (!ujbd_tid_geq(j->j_commit_sequence, tid)) {
+		if (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)) {
+			rc = -EIO;
+			break;
+		}
+		waited = true;
+		rt_cond_wait(&j->j_wait_done_commit, &j->j_state_lock);
+	}
+	if (waited)
+		jbd_stats_lat(&j->j_stats, UJBD_LAT_WAIT_COMMIT, rt_now_ns() - t0);
+	return rc;
+}
+
+/* tid was handed out already (tids at or after the next one are unknown). */
+static bool __tid_known(const struct ujbd *j, ujbd_tid_t tid)
+{
+	return ujbd_tid_gt(j->j_transaction_sequence, tid);
+}
+
+int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
+{
+	int rc = 0;
+
+	rt_mutex_lock(&j->j_state_lock);
+	if (!__tid_known(j, tid))
+		rc = -ENOENT;
+	else if ((j->j_flags & JBD_F_ABORTED) && !ujbd_tid_geq(j->j_commit_sequence, tid))
+		rc = -EIO;
+	else
+		__jbd_request_commit(j, tid);
+	rt_mutex_unlock(&j->j_state_lock);
+	return rc;
+}
+
+int ujbd_wait_tid(struct ujbd *j, ujbd_tid_t tid)
+{
+	uint64_t t0 = rt_now_ns();
+	int rc;
+
+	rt_mutex_lock(&j->j_state_lock);
+	rc = __tid_known(j, tid) ? __jbd_wait_commit(j, tid) : -ENOENT;
+	rt_mutex_unlock(&j->j_state_lock);
+	if (rc != -ENOENT)
+		jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
+	return rc;
+}
+
+int ujbd_sync(struct ujbd *j)
+{
+	uint64_t t0 = rt_now_ns();
+	ujbd_tid_t tid;
+	int rc;
+
+	rt_mutex_lock(&j->j_state_lock);
+	tid = j->j_running ? j->j_running->t_tid
+	      : j->j_committing ? j->j_committing->t_tid : j->j_commit_sequence;
+	__jbd_request_commit(j, tid);
+	rc = __jbd_wait_commit(j, tid);
+	if (!rc && (j->j_flags & JBD_F_ABORTED))
+		rc = j->j_errno;
+	rt_mutex_unlock(&j->j_state_lock);
+	jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
+	return rc;
+}
+
+/* ---- the I/O ring ----------------------------------------------------- */
+
+struct commit_ctx {
+	struct jbd_txn *t;
+	uint64_t start_ns, locked_ns, flush_ns, log_ns, end_ns;
+	uint32_t blk;          /* next log block */
+	uint32_t ring_used;
+	uint32_t nbuf;         /* metadata buffers logged */
+	uint32_t logged;       /* log blocks written, commit block included */
+	uint32_t v1_crc;
+	uint16_t prio;         /* b_ioprio of this commit's bios (0: thread's) */
+	uint32_t jflags;       /* journal write flags */
+	bool plugged;
+	struct blk_plug plug;
+	struct jbd_tag *tags;  /* j_dcap of them (allocated at open) */
+	struct jbd_iobuf **slots; /* j_dcap */
+	uint64_t *revs;        /* j_rcap */
+};
+
+static bool hard_stop(struct ujbd *j)
+{
+	return __atomic_load_n(&j->j_flags, __ATOMIC_ACQUIRE) & JBD_F_HARD;
+}
+
+static struct jbd_iobuf *ring_slot(struct ujbd *j, struct commit_ctx *c)
+{
+	ASSERT(c->ring_used < j->j_ring_n);
+	return &j->j_ring[c->ring_used++];
+}
+
+static int io_submit(struct blk_queue *q, struct jbd_iobuf *io, uint64_t sector,
+		     uint32_t nsec, uint32_t flags, uint16_t prio)
+{
+	memset(&io->io_bio, 0, sizeof(io->io_bio));
+	io->io_bio.b_op = BLK_OP_WRITE;
+	io->io_bio.b_flags = flags;
+	io->io_bio.b_sector = sector;
+	io->io_bio.b_nr_sectors = nsec;
+	io->io_bio.b_buf = io->io_data;
+	io->io_bio.b_ioprio = prio;
+	int rc = blk_submit(q, &io->io_bio);
+	io->io_busy = rc == 0;
+	return rc;
+}
+
+/* Finish the plug (the explicit unplug), wait for every slot, free them. */
+static int ring_wait(struct ujbd *j, struct commit_ctx *c)
+{
+	int rc = 0, r;
+
+	if (c->plugged) {
+		blk_finish_plug(&c->plug);
+		c->plugged = false;
+	}
+	for (uint32_t i = 0; i < c->ring_used; i++) {
+		struct jbd_iobuf *io = &j->j_ring[i];
+		if (!io->io_busy)
+			continue;
+		r = blk_wait(&io->io_bio);
+		io->io_busy = false;
+		if (r && !rc)
+			rc = r;
+	}
+	c->ring_used = 0;
+	return rc;
+}
+
+static void ring_plug(struct commit_ctx *c)
+{
+	if (!c->plugged) {
+		blk_start_plug(&c->plug);
+		c->plugged = true;
+	}
+}
+
+/* Make room for n slots: wait for the ring if it is too full. */
+static int ring_reserve(struct ujbd *j, struct commit_ctx *c, uint32_t n)
+{
+	int rc = 0;
+
+	ASSERT(n <= j->j_ring_n);
+	if (c->ring_used + n > j->j_ring_n)
+		rc = ring_wait(j, c);
+	ring_plug(c);
+	return rc;
+}
+
+/* Submit slot io as the next log block. */
+static int log_put(struct ujbd *j, struct commit_ctx *c, struct jbd_iobuf *io)
+{
+	uint64_t off;
+	int rc = jbd_loc_offset(&j->j_jnl.j_loc, c->blk, &off);
+
+	if (!rc)
+		rc = io_submit(j->j_jq, io, off >> BLK_SECTOR_SHIFT,
+			       j->j_blocksize >> BLK_SECTOR_SHIFT, c->jflags, c->prio);
+	c->blk = jbd_log_next(&j->j_jnl, c->blk);
+	c->logged++;
+	return rc;
+}
+
+/* ---- phase 1: lock ---------------------------------------------------------- */
+
+static uint32_t __count_dirty(const struct jbd_txn *t)
+{
+	uint32_t n = 0;
+
+	for (const struct jbd_jh *jh = t->t_buffers; jh; jh = jh->b_tnext)
+		n += jh->b_dirty && !jh->b_forget;
+	return n;
+}
+
+/* Wait for the handles; make t the committing transaction. Lock held. */
+static int __phase_lock(struct ujbd *j, struct commit_ctx *c)
+{
+	struct jbd_txn *t = c->t;
+	uint32_t nbuf;
+
+	c->start_ns = rt_now_ns();
+	JBD_TRACE(&j->j_tracer, jbd2_start_commit, t->t_tid, t->t_synchronous_commit, 0, 0, 0, 0, 0);
+	t->t_state = T_LOCKED;
+	c->locked_ns = t->t_locked_ns = rt_now_ns();
+	JBD_TRACE(&j->j_tracer, jbd2_commit_locking, t->t_tid, t->t_synchronous_commit, 0, 0, 0, 0, 0);
+	while (t->t_updates > 0) {
+		if (j->j_flags & JBD_F_HARD)
+			return -ESHUTDOWN;
+		rt_cond_wait(&j->j_wait_updates, &j->j_state_lock);
+	}
+	ASSERT(j->j_committing == NULL && j->j_running == t);
+	t->t_state = T_FLUSH;
+	c->flush_ns = rt_now_ns();
+	j->j_committing = t;
+	j->j_running = NULL;
+	if (!ujbd_tid_geq(j->j_commit_request, t->t_tid))
+		j->j_commit_request = t->t_tid;
+	nbuf = __count_dirty(t);
+	t->t_log_need = jbd_txn_revoke_blocks(j, t) + nbuf + (nbuf + j->j_dcap - 1) / j->j_dcap + 1;
+	ASSERT(t->t_log_need <= jbd_log_res(j, t->t_outstanding) + j->j_slack);
+	c->nbuf = nbuf;
+	rt_cond_broadcast(&j->j_wait_transaction_locked);
+	rt_cond_broadcast(&j->j_wait_space);
+	JBD_TRACE(&j->j_tracer, jbd2_commit_flushing, t->t_tid, t->t_synchronous_commit, 0, 0, 0, 0, 0);
+	return 0;
+}
+
+/* The I/O flags and priority of this commit's journal writes (seeds 000,
+ * 003, 004). Lock held. */
+static void __io_policy(struct ujbd *j, struct commit_ctx *c)
+{
+	const struct ujbd_opts *o = &j->j_opts;
+	bool sync = o->journal_sync == UJBD_SYNC_ALL ||
+		    (o->journal_sync == UJBD_SYNC_FSYNC_ONLY && c->t->t_synchronous_commit);
+
+	c->jflags = (sync ? BLK_SYNC : 0) | (o->journal_meta ? BLK_META : 0);
+	if (o->commit_ioprio != UJBD_IOPRIO_INHERIT) {
+		c->prio = 0; /* the thread's own, set at start */
+		return;
+	}
+	uint16_t floor = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4), p = c->t->t_waiter_prio;
+	c->prio = p && jbd_ioprio_higher(p, floor) ? p : floor;
+	if (rt_ioprio_get() != c->prio)
+		rt_ioprio_set(c->prio);
+}
+
+/* ---- phase 2: ordered data ------------------------------------------------ */
+
+static int phase_data(struct ujbd *j, struct commit_ctx *c)
+{
+	struct jbd_txn *t = c->t;
+	struct jbd_jh *jh = t->t_data;
+	uint32_t nsec = j->j_blocksize >> BLK_SECTOR_SHIFT;
+	uint32_t dflags = c->jflags & BLK_SYNC;
+	int rc = 0;
+
+	/* t_data is stable: only this thread changes a committing list. */
+	while (jh && !rc) {
+		uint32_t n = 0;
+		struct jbd_jh *first = jh;
+		rt_mutex_lock(&j->j_state_lock);
+		for (; jh && n < j->j_ring_n; jh = jh->b_dnext, n++)
+			memcpy(j->j_ring[n].io_data, jh->jh_buf->b_data, j->j_blocksize);
+		rt_mutex_unlock(&j->j_state_lock);
+		ring_plug(c);
+		jh = first;
+		for (uint32_t i = 0; i < n && !rc; i++, jh = jh->b_dnext) {
+			struct jbd_iobuf *io = ring_slot(j, c);
+			rc = io_submit(j->j_dq, io, jh->jh_buf->b_blocknr * nsec, nsec, dflags, c->prio);
+		}
+		int w = ring_wait(j, c);
+		rc = rc ? rc : w;
+	}
+	return rc;
+}
+
+/* ---- phase 3: log blocks ---------------------------------------------------- */
+
+static int log_revokes(struct ujbd *j, struct commit_ctx *c)
+{
+	const struct jbd_revoke_table *rt = c->t->t_revoke;
+	uint32_t i = 0;
+	int rc = 0;
+
+	/* The committing table is stable: revokes go to the running one. */
+	while (!rc) {
+		size_t n = 0;
+		struct jbd_iobuf *io;
+		for (; i < rt->rt_n && n < j->j_rcap; i++)
+			if (rt->rt_blocks[i] != UINT64_MAX)
+				c->revs[n++] = rt->rt_blocks[i];
+		if (!n)
+			break;
+		rc = ring_reserve(j, c, 1);
+		if (rc)
+			break;
+		io = ring_slot(j, c);
+		memset(io->io_data, 0, j->j_blocksize);
+		jbd_revoke_encode(&j->j_jnl.j_fmt, io->io_data, c->t->t_tid, c->revs, n);
+		rc = log_put(j, c, io);
+	}
+	return rc;
+}
+
+/* Copy the next up to j_dcap dirty buffers into slots; returns the count
+ * and leaves *pos after the last one. Lock taken here. */
+static uint32_t log_copy(struct ujbd *j, struct commit_ctx *c, struct jbd_jh **pos,
+			 struct jbd_iobuf **slots)
+{
+	struct jbd_jh *jh = *pos;
+	uint32_t n = 0;
+
+	rt_mutex_lock(&j->j_state_lock);
+	for (; jh && n < j->j_dcap; jh = jh->b_tnext) {
+		if (!jh->b_dirty || jh->b_forget)
+			continue;
+		const uint8_t *src = jh->b_frozen_data ? jh->b_frozen_data : jh->jh_buf->b_data;
+		slots[n] = ring_slot(j, c);
+		memcpy(slots[n]->io_data, src, j->j_blocksize);
+		c->tags[n] = (struct jbd_tag){ jh->jh_buf->b_blocknr, 0, 0 };
+		jh->b_logged = true;
+		if (jh->b_frozen_data) {
+			free(jh->b_frozen_data);
+			jh->b_frozen_data = NULL;
+			jh->jh_buf->b_jstate &= ~BUF_J_FROZEN;
+		}
+		n++;
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+	*pos = jh;
+	return n;
+}
+
+/* One descriptor and its n copies (escaped, checksummed). */
+static int log_chunk(struct ujbd *j, struct commit_ctx *c, struct jbd_iobuf *desc,
+		     struct jbd_iobuf **slots, uint32_t n)
+{
+	const struct jbd_fmt *f = &j->j_jnl.j_fmt;
+	ujbd_tid_t tid = c->t->t_tid;
+	int rc;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *d = slots[i]->io_data;
+		if (jbd_block_needs_escape(d)) {
+			jbd_escape(d);
+			c->tags[i].t_flags = JBD2_FLAG_ESCAPE;
+		}
+		c->tags[i].t_csum = f->f_csum_v23 ? jbd_tag_csum(f, tid, d) : 0;
+		if (f->f_csum_v23 && !f->f_v3)
+			c->tags[i].t_csum &= 0xFFFF;
+	}
+	jbd_desc_encode(f, desc->io_data, tid, c->tags, n, j->j_jnl.j_sb.s_uuid);
+	if (f->f_csum_v1) {
+		c->v1_crc = jbd_crc32_be(c->v1_crc, desc->io_data, j->j_blocksize);
+		for (uint32_t i = 0; i < n; i++)
+			c->v1_crc = jbd_crc32_be(c->v1_crc, slots[i]->io_data, j->j_blocksize);
+	}
+	rc = log_put(j, c, desc);
+	for (uint32_t i = 0; i < n && !rc; i++)
+		rc = log_put(j, c, slots[i]);
+	return rc;
+}
+
+static int log_buffers(struct ujbd *j, struct commit_ctx *c)
+{
+	struct jbd_jh *pos = c->t->t_buffers;
+	struct jbd_iobuf **slots = c->slots;
+	int rc = 0;
+
+	for (uint32_t done = 0; done < c->nbuf && !rc;) {
+		rc = ring_reserve(j, c, j->j_dcap + 1 < j->j_ring_n ? j->j_dcap + 1 : j->j_ring_n);
+		if (rc)
+			break;
+		struct jbd_iobuf *desc = ring_slot(j, c);
+		uint32_t n = log_copy(j, c, &pos, slots);
+		ASSERT(n > 0);
+		rc = log_chunk(j, c, desc, slots, n);
+		done += n;
+	}
+	return rc;
+}
+
+static int phase_log(struct ujbd *j, struct commit_ctx *c)
+{
+	struct jbd_txn *t = c->t;
+	bool empty;
+	int rc;
+
+	rt_mutex_lock(&j->j_state_lock);
+	t->t_state = T_COMMIT;
+	c->log_ns = rt_now_ns();
+	t->t_log_start = c->blk = j->j_head;
+	empty = j->j_sb_empty;
+	rt_mutex_unlock(&j->j_state_lock);
+	JBD_TRACE(&j->j_tracer, jbd2_commit_logging, t->t_tid, t->t_synchronous_commit, 0, 0, 0, 0, 0);
+	/* A commit block must never be durable in a log nobody will read. */
+	if (empty) {
+		rc = jbd_update_tail(j, false);
+		if (rc)
+			return rc;
+	}
+	c->v1_crc = 0xFFFFFFFFu;
+	rc = log_revokes(j, c);
+	if (!rc)
+		rc = log_buffers(j, c);
+	return rc;
+}
+
+/* ---- phase 5: the commit block ------------------------------------------ */
+
+static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
+{
+	const struct jbd_fmt *f = &j->j_jnl.j_fmt;
+	bool async = j->j_opts.async_commit && f->f_csum_v23 && !c->t->t_data;
+	uint64_t now = rt_now_ns();
+	struct jbd_iobuf *io;
+	int rc = 0;
+
+	if (!async) {
+		rc = ring_wait(j, c);                    /* phase 4 */
+		if (!rc && c->t->t_data && j->j_dq != j->j_jq)
+			rc = blk_flush(j->j_dq);     /* ordered data durable first */
+		if (rc || hard_stop(j))
+			return rc ? rc : -ESHUTDOWN;
+	}
+	rc = ring_reserve(j, c, 1);
+	if (rc)
+		return rc;
+	io = ring_slot(j, c);
+	memset(io->io_data, 0, j->j_blocksize);
+	jbd_commit_encode(f, io->io_data, c->t->t_tid, now / RT_NS_PER_S,
+			  (uint32_t)(now % RT_NS_PER_S), c->v1_crc);
+	if (!async)
+		c->jflags |= BLK_PREFLUSH | BLK_FUA;
+	rc = log_put(j, c, io);
+	int w = ring_wait(j, c);
+	rc = rc ? rc : w;
+	if (!rc && async)
+		rc = blk_flush(j->j_jq);  /* one flush for the log and the commit block */
+	return rc;
+}
+
+/* ---- phase 6 and 7: done, refile for the checkpoint ---------------------- */
+
+static void __refile_one(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
+{
+	struct ujbd_buf *put = NULL;
+	struct jbd_txn *old = jh->b_cp_transaction;
+
+	if ((jh->b_dirty && !jh->b_forget) || jh->b_forget) {
+		/* Logged here: the older copy need not go home. Forgotten: it
+		 * must not any more. */
+		if (old) {
+			__jbd_list_del_cp(old, jh);
+			old->t_ckpt_dropped++;
+		}
+		if (!jh->b_forget)
+			__jbd_list_add_cp(t, jh);
+	}
+	jh->b_transaction = NULL;
+	jh->b_dirty = jh->b_forget = jh->b_logged = false;
+	if (jh->b_next_transaction) {
+		struct jbd_txn *nt = jh->b_next_transaction;
+		jh->b_next_transaction = NULL;
+		jh->b_transaction = nt;
+		jh->b_dirty = jh->b_next_dirty;
+		jh->b_forget = jh->b_next_forget;
+		jh->b_next_dirty = jh->b_next_forget = false;
+		__jbd_list_add_t(&nt->t_buffers, jh);
+		nt->t_nr_buffers++;
+	} else {
+		jh->jh_buf->b_jstate &= ~BUF_J_JOURNALED;
+	}
+	__jbd_jh_maybe_free(j, jh, &put);
+	if (put)
+		buf_put(put);
+}
+
+static void __refile(struct ujbd *j, struct jbd_txn *t)
+{
+	struct jbd_jh *jh, *next;
+	struct ujbd_buf *put;
+
+	for (jh = t->t_buffers; jh; jh = next) {
+		next = jh->b_tnext;
+		jh->b_tnext = jh->b_tprev = NULL;
+		__refile_one(j, t, jh);
+	}
+	t->t_buffers = NULL;
+	t->t_nr_buffers = 0;
+	while ((jh = t->t_data)) {
+		struct jbd_txn *nt = jh->b_data_next;
+		__jbd_list_del_d(t, jh);
+		jh->b_data_next = NULL;
+		if (nt)
+			__jbd_list_add_d(nt, jh);
+		put = NULL;
+		__jbd_jh_maybe_free(j, jh, &put);
+		if (put)
+			buf_put(put);
+	}
+}
+
+static void __report(struct ujbd *j, struct commit_ctx *c)
+{
+	struct jbd_txn *t = c->t;
+	struct jbd_run_sample r = {
+		.tid = t->t_tid,
+		.requested = t->t_requested,
+		.wait_ns = t->t_max_wait_ns,
+		.request_delay_ns = t->t_requested && c->locked_ns > t->t_requested_ns
+					    ? c->locked_ns - t->t_requested_ns : 0,
+		.running_ns = c->locked_ns - t->t_start_ns,
+		.locked_ns = c->flush_ns - c->locked_ns,
+		.flushing_ns = c->log_ns - c->flush_ns,
+		.logging_ns = c->end_ns - c->log_ns,
+		.commit_time_ns = c->end_ns - c->flush_ns,
+		.handle_count = t->t_handle_count,
+		.blocks = c->nbuf,
+		.blocks_logged = c->logged,
+	};
+
+	jbd_stats_commit(&j->j_stats, &r);
+	JBD_TRACE_RUN_STATS(&j->j_tracer, &r);
+	JBD_TRACE(&j->j_tracer, jbd2_end_commit, t->t_tid, t->t_synchronous_commit,
+		  j->j_tail_sequence, 0, 0, 0, 0);
+}
+
+/* Lock held. */
+static void __phase_done(struct ujbd *j, struct commit_ctx *c)
+{
+	struct jbd_txn *t = c->t;
+
+	c->end_ns = rt_now_ns();
+	ASSERT(c->logged == t->t_log_need);
+	t->t_log_end = c->blk;
+	j->j_head = c->blk;
+	j->j_commit_sequence = t->t_tid;
+	__refile(j, t);
+	__jbd_revoke_table_put(j, t->t_revoke);
+	t->t_revoke = NULL;
+	t->t_state = T_FINISHED;
+	j->j_committing = NULL;
+	__jbd_cp_append(j, t);
+	__report(j, c);
+	rt_cond_broadcast(&j->j_wait_done_commit);
+	rt_cond_broadcast(&j->j_wait_space);
+	if (j->j_space_waiters ||
+	    jbd_log_distance(&j->j_jnl, j->j_tail, j->j_head) > jbd_log_size(j) / 2) {
+		j->j_ckpt_want++;
+		rt_cond_signal(&j->j_wait_checkpoint);
+	}
+}
+
+/* Commit the running transaction. Lock held on entry and on return. */
+static void __commit(struct ujbd *j)
+{
+	struct commit_ctx c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.t = j->j_running;
+	c.tags = j->j_commit_tags;
+	c.slots = j->j_commit_slots;
+	c.revs = j->j_commit_revs;
+	rc = __phase_lock(j, &c);
+	if (rc)
+		return; /* close_hard */
+	__io_policy(j, &c);
+	rt_mutex_unlock(&j->j_state_lock);
+	rc = phase_data(j, &c);
+	if (!rc)
+		rc = hard_stop(j) ? -ESHUTDOWN : phase_log(j, &c);
+	if (!rc)
+		rc = phase_commit_block(j, &c);
+	if (rc)
+		(void)ring_wait(j, &c);
+	rt_mutex_lock(&j->j_state_lock);
+	if (rc == -ESHUTDOWN)
+		return;
+	if (rc) {
+		/* No commit is acknowledged after a failed write or flush. */
+		__jbd_abort(j, rc);
+		rt_mutex_unlock(&j->j_state_lock);
+		jbd_abort_write_sb(j);
+		rt_mutex_lock(&j->j_state_lock);
+		return;
+	}
+	__phase_done(j, &c);
+}
+
+/* ---- kjournald ------------------------------------------------------------ */
+
+static bool __commit_due(const struct ujbd *j)
+{
+	const struct jbd_txn *t = j->j_running;
+
+	if (!t || (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
+		return false;
+	return ujbd_tid_geq(j->j_commit_request, t->t_tid) || rt_now_ns() >= t->t_expires_ns;
+}
+
+/* Sleep until asked, or until the running transaction expires. */
+static void __kj_sleep(struct ujbd *j)
+{
+	const struct jbd_txn *t = j->j_running;
+	bool timed_out = false;
+
+	j->j_kj_sleeping = true;
+	j->j_kj_timed = t != NULL && !(j->j_flags & JBD_F_ABORTED);
+	if (j->j_kj_timed)
+		timed_out = rt_cond_timedwait(&j->j_wait_commit, &j->j_state_lock,
+					      t->t_expires_ns) == -ETIMEDOUT;
+	else
+		rt_cond_wait(&j->j_wait_commit, &j->j_state_lock);
+	j->j_kj_sleeping = false;
+	if (j->j_kj_kicked) {
+		j->j_kj_kicked = false;
+		return;
+	}
+	if (j->j_kj_woken || timed_out) {
+		j->j_kj_woken = false;
+		jbd_stats_wakeup(&j->j_stats, !__commit_due(j) && !(j->j_flags & JBD_F_STOPPING));
+	}
+}
+
+void jbd_kjournald(void *arg)
+{
+	struct ujbd *j = arg;
+
+	if (j->j_opts.commit_ioprio != UJBD_IOPRIO_INHERIT)
+		rt_ioprio_set(j->j_opts.commit_ioprio);
+	rt_mutex_lock(&j->j_state_lock);
+	for (;;) {
+		if (j->j_flags & JBD_F_HARD)
+			break;
+		if (__commit_due(j)) {
+			__commit(j);
+			continue;
+		}
+		if (j->j_flags & JBD_F_STOPPING)
+			break;
+		__kj_sleep(j);
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+}

@@ -1,0 +1,319 @@
+/*
+ * jbd_int.h: the journal runtime's private structures (struct ujbd,
+ * transactions, journal heads, the commit ring), shared by rt_journal.c
+ * (open, close, superblock, threads), transaction.c (handles), commit.c
+ * (kjournald), checkpoint.c and revoke.c.
+ *
+ * LOCK ORDER (take left before right; never the reverse):
+ *
+ *   j_checkpoint_mutex -> j_sb_mutex -> j_state_lock -> buf c_lock -> blk q_lock
+ *                                                    -> stats s_lock (leaf)
+ *
+ *   j_state_lock   one mutex for all journal state: transactions, their
+ *                  lists, journal heads, the revoke tables, log space, the
+ *                  commit request and sequence numbers, and the copying of
+ *                  buffer data into frozen copies and I/O buffers.
+ *   j_checkpoint_mutex  serialises checkpoint passes (the checkpoint thread,
+ *                  ujbd_checkpoint, close); held across checkpoint I/O,
+ *                  never taken by the commit thread.
+ *   j_sb_mutex     serialises superblock writes: the values written are
+ *                  computed under it (from j_state_lock state) and
+ *                  published after the write, so the on-disk tail only
+ *                  moves forward and never past a commit it must cover.
+ *
+ * No lock is held across I/O except j_checkpoint_mutex. Conditions, all
+ * waited on with j_state_lock:
+ *   j_wait_commit        kjournald sleeps here (requests, timer kick, stop)
+ *   j_wait_updates       the committing transaction's t_updates reached 0
+ *   j_wait_transaction_locked  the running transaction left T_LOCKED, or
+ *                        a full one was handed to the commit thread
+ *   j_wait_done_commit   a commit finished (j_commit_sequence moved) or abort
+ *   j_wait_space         log space was freed (tail moved or a commit ended)
+ *   j_wait_checkpoint    the checkpoint thread sleeps here
+ *
+ * Buffer data rule: a buffer's bytes are modified only by the holder of a
+ * handle with write access (or by write_data under j_state_lock), and read
+ * for I/O only by copying under j_state_lock; a handle of the running
+ * transaction that gets write access to a buffer the committing transaction
+ * has not yet copied first makes a frozen copy, so the commit logs exactly
+ * what its own handles wrote.
+ *
+ * Checklist: a new field of struct ujbd that is allocated => free it in
+ * jbd_free (rt_journal.c).
+ */
+#ifndef UJBD_JBD_JBD_INT_H
+#define UJBD_JBD_JBD_INT_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "buf/buf.h"
+#include "jbd/internal.h"
+#include "jbd/jstats.h"
+#include "jbd/jtrace.h"
+#include "ujbd/blk.h"
+#include "ujbd/jbd_log.h"
+#include "ujbd/rt.h"
+#include "ujbd/ujbd.h"
+
+/* ---- limits ---------------------------------------------------------- */
+
+/* Log blocks the commit copies into before it must wait for I/O. */
+#define JBD_RING_MAX 512u
+/* Revoke blocks one transaction may need (more: ujbd_revoke -ENOSPC). */
+#define JBD_REVOKE_BLOCKS_MAX 8u
+/* Buffers written home per checkpoint batch. */
+#define JBD_CKPT_BATCH 256u
+
+/* ---- journal heads ---------------------------------------------------- */
+
+/*
+ * The journal's view of one buffer. Exists while any pointer below is set;
+ * holds one buffer reference for that time. [j_state_lock] throughout.
+ */
+struct jbd_jh {
+	struct ujbd_buf *jh_buf;
+	struct jbd_txn *b_transaction;      /* running or committing owner */
+	struct jbd_txn *b_next_transaction; /* running, while committing owns it */
+	struct jbd_txn *b_cp_transaction;   /* newest committed copy not yet home */
+	struct jbd_txn *b_data_transaction; /* ordered/writeback data of that txn */
+	uint8_t *b_frozen_data;             /* committed bytes while running modifies */
+	bool b_dirty;       /* dirty_metadata in b_transaction */
+	bool b_next_dirty;  /* dirty_metadata in b_next_transaction */
+	bool b_logged;      /* the commit copied it into the log ring */
+	bool b_ckpt_busy;   /* a checkpoint write of it is in flight */
+	bool b_forget;      /* b_transaction frees it: drop its checkpoint copy
+			     * at that commit, never log or write it back */
+	bool b_next_forget; /* the same, for b_next_transaction */
+	struct jbd_txn *b_data_next; /* data of the running txn while the
+				      * committing one holds it on t_data */
+	struct jbd_jh *b_tnext, *b_tprev;   /* b_transaction's t_buffers */
+	struct jbd_jh *b_cpnext, *b_cpprev; /* b_cp_transaction's t_ckpt */
+	struct jbd_jh *b_dnext, *b_dprev;   /* b_data_transaction's t_data */
+};
+
+/* ---- runtime revoke table (revoke.c) -------------------------------- */
+
+/* Revoke records of one transaction: an array in revoke order plus an
+ * open-addressing index; both sized at open (no allocation later). */
+struct jbd_revoke_table {
+	uint64_t *rt_blocks;   /* UINT64_MAX = cancelled */
+	uint32_t rt_n, rt_cap; /* rt_cap records at most */
+	int32_t *rt_slot;      /* index into rt_blocks, -1 empty */
+	uint32_t rt_mask;      /* slots - 1 */
+	uint32_t rt_live;      /* records not cancelled */
+};
+
+/* ---- transactions ----------------------------------------------------- */
+
+enum jbd_tstate {
+	T_RUNNING = 0,
+	T_LOCKED,   /* commit waiting for t_updates to drain */
+	T_FLUSH,    /* committing: ordered data */
+	T_COMMIT,   /* committing: log blocks and commit block */
+	T_FINISHED, /* committed, on the checkpoint list */
+};
+
+struct jbd_txn {
+	ujbd_tid_t t_tid;                 /* const */
+	enum jbd_tstate t_state;          /* [j_state_lock] */
+	int t_updates;                    /* [j_state_lock] open handles */
+	uint32_t t_outstanding;           /* [j_state_lock] credits reserved or used */
+	uint32_t t_nr_buffers;            /* [j_state_lock] on t_buffers */
+	struct jbd_jh *t_buffers;         /* [j_state_lock] */
+	struct jbd_jh *t_data;            /* [j_state_lock] ordered/writeback data */
+	uint32_t t_nr_data;               /* [j_state_lock] */
+	struct jbd_revoke_table *t_revoke;/* [j_state_lock] running/committing */
+	uint64_t t_handle_count;          /* [j_state_lock] */
+	bool t_synchronous_commit;        /* [j_state_lock] someone waits on it */
+	bool t_requested;                 /* [j_state_lock] commit was asked for */
+	uint16_t t_waiter_prio;           /* [j_state_lock] best ioprio of waiters, 0 none */
+	uint64_t t_start_ns, t_expires_ns, t_requested_ns, t_locked_ns;
+	uint64_t t_max_wait_ns;           /* [j_state_lock] longest start wait */
+	/* log placement, set by the commit */
+	uint32_t t_log_start, t_log_end;  /* [j_state_lock] */
+	uint32_t t_log_need;              /* [j_state_lock] exact blocks, from T_FLUSH */
+	/* checkpoint */
+	struct jbd_jh *t_ckpt;            /* [j_state_lock] */
+	uint32_t t_nr_ckpt;               /* [j_state_lock] */
+	uint64_t t_ckpt_written, t_ckpt_dropped; /* [j_state_lock] */
+	uint64_t t_ckpt_first_ns;         /* [j_state_lock] first active pass */
+	struct jbd_txn *t_cpnext, *t_cpprev; /* [j_state_lock] j_cp list, tid order */
+};
+
+/* ---- the commit's I/O ring --------------------------------------------- */
+
+struct jbd_iobuf {
+	struct blk_bio io_bio;
+	uint8_t *io_data;
+	bool io_busy;
+};
+
+/* ---- the journal --------------------------------------------------------- */
+
+#define JBD_F_ABORTED  (1u << 0)
+#define JBD_F_STOPPING (1u << 1) /* threads asked to exit */
+#define JBD_F_CLOSING  (1u << 2)
+#define JBD_F_STOP_CKPT (1u << 3) /* checkpoint thread asked to exit */
+#define JBD_F_HARD     (1u << 4) /* close_hard: stop writing at once */
+
+struct ujbd {
+	struct ujbd_opts j_opts;          /* const (queues cleared) */
+	struct jbd_journal j_jnl;         /* loc, fmt, j_first/j_last; j_sb [j_state_lock] */
+	uint32_t j_blocksize;             /* const */
+	uint64_t j_data_blocks;           /* const */
+	struct blk_queue *j_jq, *j_dq;    /* const: journal and data queues */
+	bool j_own_jq, j_own_dq;          /* const: created here */
+	struct buf_cache *j_cache;        /* const */
+	uint32_t j_max_txn;               /* const: credits per transaction */
+	uint32_t j_dcap, j_rcap;          /* const: tags per descriptor, revoke recs */
+	uint32_t j_slack;                 /* const: revoke blocks kept in reserve */
+
+	rt_mutex j_state_lock;
+	rt_mutex j_checkpoint_mutex;
+	rt_mutex j_sb_mutex;
+	rt_cond j_wait_commit, j_wait_updates, j_wait_transaction_locked;
+	rt_cond j_wait_done_commit, j_wait_space, j_wait_checkpoint;
+
+	uint32_t j_flags;                 /* [j_state_lock] JBD_F_* */
+	int j_errno;                      /* [j_state_lock] first error (negative) */
+	struct jbd_txn *j_running;        /* [j_state_lock] */
+	struct jbd_txn *j_committing;     /* [j_state_lock] */
+	struct jbd_txn *j_cp_first, *j_cp_last; /* [j_state_lock] checkpoint list */
+	ujbd_tid_t j_transaction_sequence;/* [j_state_lock] next tid to hand out */
+	ujbd_tid_t j_commit_sequence;     /* [j_state_lock] last tid committed */
+	ujbd_tid_t j_commit_request;      /* [j_state_lock] highest tid asked for */
+	ujbd_tid_t j_tail_sequence;       /* [j_state_lock] tid at the durable tail */
+	uint32_t j_head, j_tail;          /* [j_state_lock] log blocks */
+	bool j_sb_empty;                  /* [j_state_lock] s_start is 0 on disk */
+	int j_last_sync_writer;           /* [j_state_lock] pid */
+
+	/* kjournald */
+	rt_thread *j_task, *j_ckpt_task;
+	bool j_kj_sleeping;               /* [j_state_lock] in its wait */
+	bool j_kj_timed;                  /* [j_state_lock] ... with a deadline */
+	bool j_kj_woken;                  /* [j_state_lock] a request woke it */
+	bool j_kj_kicked;                 /* [j_state_lock] timer re-arm, not counted */
+	uint32_t j_ckpt_want;             /* [j_state_lock] checkpoint thread asked */
+	uint32_t j_space_waiters;         /* [j_state_lock] */
+
+	/* commit-thread private (only kjournald touches these) */
+	struct jbd_iobuf *j_ring;
+	uint32_t j_ring_n;
+	struct jbd_tag *j_commit_tags;    /* j_dcap */
+	struct jbd_iobuf **j_commit_slots;/* j_dcap */
+	uint64_t *j_commit_revs;          /* j_rcap */
+	struct jbd_jh **j_ckpt_jh;        /* checkpoint batch (j_checkpoint_mutex) */
+	struct jbd_txn **j_ckpt_txn;      /* ... and the transaction each was for */
+	struct jbd_iobuf *j_ckpt_io;      /* j_ckpt_n of them */
+	uint32_t j_ckpt_n;                /* const: checkpoint batch */
+	bool j_sync_init;                 /* locks and stats initialised */
+	struct jbd_revoke_table j_revoke_tables[2]; /* [j_state_lock] */
+	bool j_revoke_used[2];            /* [j_state_lock] */
+	uint8_t *j_sb_buf;                /* [j_state_lock] superblock I/O block */
+
+	struct jbd_stats j_stats;
+	struct jbd_tracer j_tracer;
+
+	/* ujbd_open_path */
+	void *j_path_ctx;
+};
+
+struct ujbd_handle {
+	struct ujbd *h_journal;
+	struct jbd_txn *h_transaction;
+	uint32_t h_buffer_credits;        /* left */
+	uint32_t h_requested;             /* asked for (start + extends) */
+	uint32_t h_dirtied;
+	bool h_sync;
+	int h_err;
+	uint64_t h_start_ns;
+};
+
+/* ---- rt_journal.c ------------------------------------------------------ */
+
+/* Abort: record err (first only), wake everyone; j_state_lock held. The
+ * superblock's s_errno is written later by jbd_abort_write_sb. */
+void __jbd_abort(struct ujbd *j, int err);
+/* Write s_errno (best effort); no lock held. */
+void jbd_abort_write_sb(struct ujbd *j);
+/*
+ * Move the on-disk tail to the oldest transaction still needed (the oldest
+ * on the checkpoint list, else the committing one once it logs, else the
+ * head): write the superblock (PREFLUSH|FUA) if that changes s_start or
+ * s_sequence, then publish j_tail and free the space. empty: write s_start
+ * = 0 (close, with nothing left). No lock held on entry; callers must have
+ * made every home write of a transaction it moves past durable.
+ */
+int jbd_update_tail(struct ujbd *j, bool empty);
+/* Free lists, transactions and the journal; threads are stopped. */
+void jbd_close_free(struct ujbd *j);
+/* The open_path context (open_path.c): a clean close clears the ext4
+ * needs_recovery flag; release closes its devices and frees it. */
+void jbd_path_close_clean(void *ctx);
+void jbd_path_release(void *ctx);
+/* Worst-case log blocks for a transaction of `credits` buffers. */
+uint32_t jbd_log_res(const struct ujbd *j, uint32_t credits);
+/* Log blocks in use (tail to head) plus reservations; j_state_lock held. */
+uint32_t __jbd_log_used(const struct ujbd *j);
+uint32_t jbd_log_size(const struct ujbd *j);
+/* Compare I/O priorities: true if a is served before b. */
+bool jbd_ioprio_higher(uint16_t a, uint16_t b);
+
+/* ---- transaction.c ------------------------------------------------------ */
+
+struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b);
+/* Free jh if no list holds it any more (drops its buffer reference later:
+ * the buffer goes back to the caller through *put). */
+void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put);
+void __jbd_list_del_t(struct jbd_jh **head, struct jbd_jh *jh);
+void __jbd_list_add_t(struct jbd_jh **head, struct jbd_jh *jh);
+void __jbd_list_del_cp(struct jbd_txn *t, struct jbd_jh *jh);
+void __jbd_list_add_cp(struct jbd_txn *t, struct jbd_jh *jh);
+void __jbd_list_del_d(struct jbd_txn *t, struct jbd_jh *jh);
+void __jbd_list_add_d(struct jbd_txn *t, struct jbd_jh *jh);
+uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t);
+
+/* ---- commit.c ------------------------------------------------------------- */
+
+void jbd_kjournald(void *arg);
+/* Ask for tid's commit under the wake policy; j_state_lock held. */
+void __jbd_request_commit(struct ujbd *j, ujbd_tid_t tid);
+/* Wait for tid's commit; j_state_lock held (dropped while waiting). */
+int __jbd_wait_commit(struct ujbd *j, ujbd_tid_t tid);
+
+/* ---- checkpoint.c -------------------------------------------------------- */
+
+void jbd_checkpointd(void *arg);
+/* One checkpoint pass: write home up to a batch of buffers of the oldest
+ * transactions, then move the tail. force: commit transactions that hold
+ * checkpoint buffers. Returns 1 if progress was made, 0 if nothing to do,
+ * or -errno. j_checkpoint_mutex held. */
+int jbd_checkpoint_pass(struct ujbd *j, bool force);
+/* Move the log tail past fully checkpointed transactions (flush the data
+ * device first, then write the superblock). j_checkpoint_mutex held. */
+int jbd_cleanup_tail(struct ujbd *j);
+/* Committed transaction t joins the checkpoint list; j_state_lock held. */
+void __jbd_cp_append(struct ujbd *j, struct jbd_txn *t);
+/* Free checkpoint transactions with nothing left to write; j_state_lock. */
+void __jbd_cp_drop_empty(struct ujbd *j);
+
+/* ---- revoke.c ------------------------------------------------------------- */
+
+int jbd_revoke_table_init(struct jbd_revoke_table *rt, uint32_t cap);
+void jbd_revoke_table_release(struct jbd_revoke_table *rt);
+void jbd_revoke_table_clear(struct jbd_revoke_table *rt);
+/* Add a record (0, or -ENOSPC when full); after a cancel, a new record. */
+int jbd_revoke_add(struct jbd_revoke_table *rt, uint64_t block);
+/* Cancel the record of block, if any (the block is journaled again). */
+bool jbd_revoke_cancel(struct jbd_revoke_table *rt, uint64_t block);
+bool jbd_revoke_has(const struct jbd_revoke_table *rt, uint64_t block);
+/* Copy the live records, in order, into out (at least rt_live slots). */
+uint32_t jbd_revoke_list(const struct jbd_revoke_table *rt, uint64_t *out);
+/* A table for a new transaction (one of the two at open); j_state_lock. */
+struct jbd_revoke_table *__jbd_revoke_table_get(struct ujbd *j);
+void __jbd_revoke_table_put(struct ujbd *j, struct jbd_revoke_table *rt);
+
+#endif

@@ -1,0 +1,675 @@
+/*
+ * rt_journal.c: the journal runtime's lifecycle: options, open (format,
+ * recovery, geometry, queues, threads), the superblock and the log tail,
+ * abort, close, and the small accessors of ujbd.h.
+ *
+ * The one idea of the log's bookkeeping: the log is a ring [j_first,
+ * j_last) whose live part runs from the durable tail (s_start on disk,
+ * j_tail in memory) to the head (j_head, where the next commit writes).
+ * Space is "used" by that live part plus what the committing transaction
+ * will write plus the worst case of the running transaction, so a handle
+ * that is admitted can always be committed: start() waits for space, never
+ * the commit. The tail only moves once the superblock saying so is durable,
+ * and the superblock only moves past a transaction once its home writes are
+ * durable (checkpoint.c flushes the data device first).
+ */
+#include <stdlib.h>
+
+#include "jbd/jbd_int.h"
+
+/* ---- options ------------------------------------------------------------ */
+
+void ujbd_opts_default(struct ujbd_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->data_mode = UJBD_DATA_ORDERED;
+	o->commit_interval_ns = 5 * RT_NS_PER_S;   /* JBD2_DEFAULT_MAX_COMMIT_AGE */
+	o->min_batch_time_ns = 0;                  /* JBD2_DEFAULT_MIN_BATCH_TIME */
+	o->max_batch_time_ns = 15 * RT_NS_PER_MS;  /* JBD2_DEFAULT_MAX_BATCH_TIME */
+	o->commit_ioprio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 3); /* ext4 journal_ioprio */
+	o->journal_meta = true;
+	o->journal_sync = UJBD_SYNC_FSYNC_ONLY;
+	o->wake = UJBD_WAKE_NEEDED;
+	o->async_commit = false;
+	o->cache_blocks = 16384;
+	o->recover = true;
+	o->format_opts.csum = JBD_CSUM_KIND_V3;
+}
+
+const char *ujbd_strerror(int err)
+{
+	switch (-err) {
+	case 0: return "success";
+	case EROFS: return "the journal was aborted after an I/O error";
+	case EUCLEAN: return "the journal needs recovery or checking, or is corrupt";
+	case ENOSPC: return "larger than any transaction or the journal can hold";
+	case EAGAIN: return "the running transaction has no room: stop and start a new handle";
+	case ENOENT: return "no such transaction";
+	case EOPNOTSUPP: return "journal feature not supported";
+	default: return strerror(err < 0 ? -err : err);
+	}
+}
+
+static int opts_check(const struct jbd_loc *loc, const struct ujbd_opts *o,
+		      struct jbd_err *err)
+{
+	if (!loc || !loc->j_dev || !loc->j_data)
+		return jbd_err_set(err, -EINVAL, "a journal device and a data device are needed");
+	if ((unsigned)o->data_mode > UJBD_DATA_WRITEBACK || (unsigned)o->wake > UJBD_WAKE_ALWAYS ||
+	    (unsigned)o->journal_sync > UJBD_SYNC_OFF)
+		return jbd_err_set(err, -EINVAL, "invalid option value");
+	if (o->commit_interval_ns == 0)
+		return jbd_err_set(err, -EINVAL, "commit_interval must be positive");
+	if (o->min_batch_time_ns > o->max_batch_time_ns && o->max_batch_time_ns)
+		return jbd_err_set(err, -EINVAL, "min_batch_time above max_batch_time");
+	if (o->commit_ioprio != UJBD_IOPRIO_INHERIT &&
+	    (RT_IOPRIO_CLASS(o->commit_ioprio) > RT_IOPRIO_CLASS_IDLE ||
+	     RT_IOPRIO_LEVEL(o->commit_ioprio) >= RT_IOPRIO_LEVELS))
+		return jbd_err_set(err, -EINVAL, "invalid commit ioprio 0x%x", o->commit_ioprio);
+	return 0;
+}
+
+/* ---- space ------------------------------------------------------------- */
+
+uint32_t jbd_log_size(const struct ujbd *j)
+{
+	return j->j_jnl.j_last - j->j_jnl.j_first;
+}
+
+uint32_t jbd_log_res(const struct ujbd *j, uint32_t credits)
+{
+	return credits + (credits + j->j_dcap - 1) / j->j_dcap + 1;
+}
+
+uint32_t __jbd_log_used(const struct ujbd *j)
+{
+	uint32_t used = jbd_log_distance(&j->j_jnl, j->j_tail, j->j_head) + 1;
+
+	if (j->j_committing)
+		used += j->j_committing->t_log_need;
+	if (j->j_running)
+		used += jbd_log_res(j, j->j_running->t_outstanding) + j->j_slack;
+	return used;
+}
+
+bool jbd_ioprio_higher(uint16_t a, uint16_t b)
+{
+	unsigned ca = RT_IOPRIO_CLASS(a), cb = RT_IOPRIO_CLASS(b);
+
+	/* NONE is best effort at its level; rank RT < BE < IDLE. */
+	ca = ca == RT_IOPRIO_CLASS_NONE ? RT_IOPRIO_CLASS_BE : ca;
+	cb = cb == RT_IOPRIO_CLASS_NONE ? RT_IOPRIO_CLASS_BE : cb;
+	if (ca != cb)
+		return ca < cb;
+	return RT_IOPRIO_LEVEL(a) < RT_IOPRIO_LEVEL(b);
+}
+
+/* ---- superblock and tail ---------------------------------------------- */
+
+/* Write j_sb_buf's superblock through the journal queue, durable. */
+static int sb_io(struct ujbd *j)
+{
+	const struct jbd_loc *loc = &j->j_jnl.j_loc;
+	struct blk_bio bio;
+	uint64_t off;
+	int rc = jbd_loc_offset(loc, loc->j_sb_block, &off);
+
+	if (rc)
+		return rc;
+	memset(&bio, 0, sizeof(bio));
+	bio.b_op = BLK_OP_WRITE;
+	bio.b_flags = BLK_SYNC | BLK_PREFLUSH | BLK_FUA |
+		      (j->j_opts.journal_meta ? BLK_META : 0);
+	bio.b_sector = off >> BLK_SECTOR_SHIFT;
+	bio.b_nr_sectors = j->j_blocksize >> BLK_SECTOR_SHIFT;
+	bio.b_buf = j->j_sb_buf;
+	JBD_TRACE(&j->j_tracer, jbd2_write_superblock,
+		  jbd_get_be32(((struct jbd2_sb *)j->j_sb_buf)->s_sequence), bio.b_flags,
+		  0, 0, 0, 0, 0);
+	return blk_submit_wait(j->j_jq, &bio);
+}
+
+/* Fill j_sb_buf from j_sb with start/seq and the error; j_state_lock. */
+static void __sb_fill(struct ujbd *j, uint32_t start, ujbd_tid_t seq)
+{
+	struct jbd2_sb *sb = &j->j_jnl.j_sb;
+	struct jbd_err e;
+	int rc;
+
+	jbd_put_be32(&sb->s_start, start);
+	jbd_put_be32(&sb->s_sequence, seq);
+	if (start == 0 && jbd_sb_is_v2(sb))
+		jbd_put_be32(&sb->s_head, j->j_head);
+	if (j->j_errno)
+		jbd_put_be32(&sb->s_errno, (uint32_t)j->j_errno);
+	jbd_sb_csum_set(sb);
+	/* Pair check: what we write must pass what we demand on reading. */
+	rc = jbd_sb_check(sb, j->j_jnl.j_loc.j_len, j->j_blocksize,
+			  j->j_jnl.j_loc.j_sb_block, &e);
+	ASSERT(rc == 0);
+	(void)rc;
+	memset(j->j_sb_buf, 0, j->j_blocksize);
+	memcpy(j->j_sb_buf, sb, sizeof(*sb));
+}
+
+/* Where the tail must be now; j_state_lock held. */
+static void __tail_target(const struct ujbd *j, uint32_t *start, ujbd_tid_t *seq)
+{
+	const struct jbd_txn *c = j->j_committing;
+
+	if (j->j_cp_first) {
+		*start = j->j_cp_first->t_log_start;
+		*seq = j->j_cp_first->t_tid;
+	} else if (c && c->t_state >= T_COMMIT) {
+		*start = c->t_log_start;
+		*seq = c->t_tid;
+	} else {
+		*start = j->j_head;
+		*seq = c ? c->t_tid : j->j_running ? j->j_running->t_tid
+						   : j->j_transaction_sequence;
+	}
+}
+
+int jbd_update_tail(struct ujbd *j, bool empty)
+{
+	uint32_t start, old_tail, freed;
+	ujbd_tid_t seq;
+	int rc = 0;
+
+	rt_mutex_lock(&j->j_sb_mutex);
+	rt_mutex_lock(&j->j_state_lock);
+	__jbd_cp_drop_empty(j);
+	__tail_target(j, &start, &seq);
+	if (empty && !j->j_cp_first && !j->j_committing && !j->j_running)
+		start = 0;
+	if (j->j_flags & JBD_F_ABORTED) {
+		rc = j->j_errno;
+		goto out;
+	}
+	bool same = j->j_sb_empty ? start == 0 : start == j->j_tail && seq == j->j_tail_sequence;
+	if (same)
+		goto out;
+	__sb_fill(j, start, seq);
+	rt_mutex_unlock(&j->j_state_lock);
+	rc = sb_io(j);
+	rt_mutex_lock(&j->j_state_lock);
+	if (rc) {
+		__jbd_abort(j, rc);
+		goto out;
+	}
+	old_tail = j->j_tail;
+	j->j_sb_empty = start == 0;
+	j->j_tail = start ? start : j->j_head;
+	j->j_tail_sequence = seq;
+	freed = jbd_log_distance(&j->j_jnl, old_tail, j->j_tail);
+	JBD_TRACE(&j->j_tracer, jbd2_update_log_tail, seq, seq, j->j_tail, freed, 0, 0, 0);
+	rt_cond_broadcast(&j->j_wait_space);
+out:
+	rt_mutex_unlock(&j->j_state_lock);
+	rt_mutex_unlock(&j->j_sb_mutex);
+	return rc;
+}
+
+/* ---- abort -------------------------------------------------------------- */
+
+void __jbd_abort(struct ujbd *j, int err)
+{
+	ASSERT(err < 0);
+	if (j->j_flags & JBD_F_ABORTED)
+		return;
+	j->j_flags |= JBD_F_ABORTED;
+	j->j_errno = err == -EIO || err == -ENOSPC || err == -EROFS ? -EIO : err;
+	rt_cond_broadcast(&j->j_wait_done_commit);
+	rt_cond_broadcast(&j->j_wait_transaction_locked);
+	rt_cond_broadcast(&j->j_wait_space);
+	rt_cond_broadcast(&j->j_wait_updates);
+	rt_cond_broadcast(&j->j_wait_commit);
+	rt_cond_broadcast(&j->j_wait_checkpoint);
+}
+
+void jbd_abort_write_sb(struct ujbd *j)
+{
+	rt_mutex_lock(&j->j_sb_mutex);
+	rt_mutex_lock(&j->j_state_lock);
+	/* Keep the durable tail: recovery must still replay what committed. */
+	__sb_fill(j, j->j_sb_empty ? 0 : j->j_tail, j->j_tail_sequence);
+	rt_mutex_unlock(&j->j_state_lock);
+	(void)sb_io(j); /* best effort: the device may be what failed */
+	rt_mutex_unlock(&j->j_sb_mutex);
+}
+
+/* ---- open --------------------------------------------------------------- */
+
+static int open_format(const struct jbd_loc *loc, const struct ujbd_opts *o,
+		       struct jbd_err *err)
+{
+	struct jbd_format_opts f = o->format_opts;
+	static const uint8_t zero[16];
+
+	if (loc->j_nmap != 1 || loc->j_map[0].pblk != 0 || loc->j_map[0].lblk != 0 ||
+	    loc->j_sb_block != 0)
+		return jbd_err_set(err, -EINVAL,
+				   "format needs a standalone journal (identity map, superblock at block 0)");
+	if (!f.blocksize)
+		f.blocksize = loc->j_blocksize;
+	if (!f.blocks)
+		f.blocks = loc->j_len;
+	if (f.blocksize != loc->j_blocksize || f.blocks > loc->j_len)
+		return jbd_err_set(err, -EINVAL, "format options do not match the journal location");
+	if (!memcmp(f.uuid, zero, 16)) {
+		for (int i = 0; i < 16; i += 8) {
+			uint64_t r = rt_rand();
+			memcpy(f.uuid + i, &r, 8);
+		}
+	}
+	return jbd_format(loc->j_dev, &f, err);
+}
+
+/* s_errno, recovery: what an earlier life of the journal left. */
+static int open_check_sb(struct ujbd *j, const struct jbd_loc *loc, struct jbd_err *err)
+{
+	struct jbd2_sb *sb = &j->j_jnl.j_sb;
+	int32_t e = (int32_t)jbd_get_be32(sb->s_errno);
+	struct jbd_recover_result r;
+	int rc;
+
+	if (e && !j->j_opts.clear_error)
+		return jbd_err_set(err, -EUCLEAN,
+				   "the journal was aborted earlier (s_errno %d: %s): check the data, then open with clear_error",
+				   e, strerror(e < 0 ? -e : e));
+	if (jbd_get_be32(sb->s_start) != 0) {
+		if (!j->j_opts.recover)
+			return jbd_err_set(err, -EUCLEAN, "the journal needs recovery");
+		rc = jbd_recover(&j->j_jnl, NULL, &r, err);
+		if (rc == -EBADMSG)
+			return jbd_err_set(err, -EUCLEAN, "recovery skipped blocks with bad checksums: %s",
+					   err->msg);
+		if (rc)
+			return rc;
+	}
+	jbd_put_be32(&sb->s_errno, 0);
+	if (jbd_sb_is_v2(sb)) {
+		uint32_t inc = jbd_get_be32(sb->s_feature_incompat) | JBD2_FEATURE_INCOMPAT_REVOKE;
+		/* Async commit relies on the checksums to catch a torn log:
+		 * recovery must treat a bad commit block as the end. */
+		if (j->j_opts.async_commit && (inc & (JBD2_FEATURE_INCOMPAT_CSUM_V2 |
+						      JBD2_FEATURE_INCOMPAT_CSUM_V3)))
+			inc |= JBD2_FEATURE_INCOMPAT_ASYNC_COMMIT;
+		jbd_put_be32(&sb->s_feature_incompat, inc);
+		jbd_fmt_from_sb(sb, &j->j_jnl.j_fmt);
+	}
+	(void)loc;
+	return 0;
+}
+
+static uint32_t open_pick_max(const struct ujbd *j, uint32_t L)
+{
+	uint32_t max = L / 4;
+
+	while (max && 2 * (jbd_log_res(j, max) + j->j_slack) + 1 > L)
+		max--;
+	return max;
+}
+
+/* Sizes of everything, from the journal's geometry. */
+static int open_geometry(struct ujbd *j, struct jbd_err *err)
+{
+	uint32_t L = jbd_log_size(j), bs = j->j_blocksize;
+	uint32_t ring = JBD_RING_MAX, cap = (8u << 20) / bs;
+	const struct jbd2_sb *sb = &j->j_jnl.j_sb;
+
+	if (ring > cap)
+		ring = cap;
+	if (ring > L)
+		ring = L;
+	if (ring < 4)
+		ring = 4;
+	j->j_ring_n = ring;
+	j->j_dcap = (uint32_t)jbd_desc_capacity(&j->j_jnl.j_fmt);
+	if (j->j_dcap > ring - 1)
+		j->j_dcap = ring - 1;
+	j->j_rcap = (uint32_t)jbd_revoke_capacity(&j->j_jnl.j_fmt);
+	j->j_slack = L / 16 < 1 ? 1 : L / 16 > JBD_REVOKE_BLOCKS_MAX ? JBD_REVOKE_BLOCKS_MAX : L / 16;
+	j->j_max_txn = j->j_opts.max_transaction_blocks;
+	if (!j->j_max_txn)
+		j->j_max_txn = open_pick_max(j, L);
+	if (!j->j_max_txn || 2 * (jbd_log_res(j, j->j_max_txn) + j->j_slack) + 1 > L)
+		return jbd_err_set(err, -EINVAL,
+				   "the log (%u blocks) cannot hold two transactions of %u blocks",
+				   L, j->j_opts.max_transaction_blocks);
+	j->j_transaction_sequence = jbd_get_be32(sb->s_sequence);
+	j->j_commit_sequence = j->j_transaction_sequence - 1;
+	j->j_commit_request = j->j_commit_sequence;
+	j->j_tail_sequence = j->j_transaction_sequence;
+	uint32_t head = jbd_sb_is_v2(sb) ? jbd_get_be32(sb->s_head) : 0;
+	j->j_head = head >= j->j_jnl.j_first && head < j->j_jnl.j_last ? head : j->j_jnl.j_first;
+	j->j_tail = j->j_head;
+	j->j_sb_empty = true;
+	return 0;
+}
+
+static int open_queues(struct ujbd *j, const struct ujbd_opts *o)
+{
+	const struct jbd_loc *loc = &j->j_jnl.j_loc;
+	int rc;
+
+	j->j_jq = o->journal_queue;
+	j->j_dq = o->data_queue;
+	if (!j->j_jq) {
+		if (loc->j_data == loc->j_dev && j->j_dq) {
+			j->j_jq = j->j_dq;
+		} else {
+			rc = blk_queue_new(loc->j_dev, o->blk_opts, &j->j_jq);
+			if (rc)
+				return rc;
+			j->j_own_jq = true;
+		}
+	}
+	if (!j->j_dq) {
+		if (loc->j_data == loc->j_dev) {
+			j->j_dq = j->j_jq;
+		} else {
+			rc = blk_queue_new(loc->j_data, o->blk_opts, &j->j_dq);
+			if (rc)
+				return rc;
+			j->j_own_dq = true;
+		}
+	}
+	return 0;
+}
+
+static int open_alloc(struct ujbd *j)
+{
+	uint32_t bs = j->j_blocksize, nckpt = JBD_CKPT_BATCH;
+	int rc;
+
+	if (nckpt > (8u << 20) / bs)
+		nckpt = (8u << 20) / bs;
+	j->j_ckpt_n = nckpt;
+	rc = buf_cache_new(j->j_dq, bs, j->j_data_blocks, j->j_opts.cache_blocks, &j->j_cache);
+	if (rc)
+		return rc;
+	j->j_ring = calloc(j->j_ring_n, sizeof(*j->j_ring));
+	j->j_ckpt_io = calloc(nckpt, sizeof(*j->j_ckpt_io));
+	j->j_ckpt_jh = calloc(nckpt, sizeof(*j->j_ckpt_jh));
+	j->j_ckpt_txn = calloc(nckpt, sizeof(*j->j_ckpt_txn));
+	j->j_commit_tags = calloc(j->j_dcap, sizeof(*j->j_commit_tags));
+	j->j_commit_slots = calloc(j->j_dcap, sizeof(*j->j_commit_slots));
+	j->j_commit_revs = calloc(j->j_rcap, sizeof(*j->j_commit_revs));
+	if (!j->j_ring || !j->j_ckpt_io || !j->j_ckpt_jh || !j->j_ckpt_txn || !j->j_commit_tags ||
+	    !j->j_commit_slots || !j->j_commit_revs ||
+	    posix_memalign((void **)&j->j_sb_buf, 4096, bs))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < j->j_ring_n; i++)
+		if (posix_memalign((void **)&j->j_ring[i].io_data, 4096, bs))
+			return -ENOMEM;
+	for (uint32_t i = 0; i < nckpt; i++)
+		if (posix_memalign((void **)&j->j_ckpt_io[i].io_data, 4096, bs))
+			return -ENOMEM;
+	for (int i = 0; i < 2; i++) {
+		rc = jbd_revoke_table_init(&j->j_revoke_tables[i], j->j_slack * j->j_rcap);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void open_sync_init(struct ujbd *j)
+{
+	rt_mutex_init(&j->j_state_lock, "j_state_lock");
+	rt_mutex_init(&j->j_checkpoint_mutex, "j_checkpoint_mutex");
+	rt_mutex_init(&j->j_sb_mutex, "j_sb_mutex");
+	rt_cond_init(&j->j_wait_commit, "j_wait_commit");
+	rt_cond_init(&j->j_wait_updates, "j_wait_updates");
+	rt_cond_init(&j->j_wait_transaction_locked, "j_wait_transaction_locked");
+	rt_cond_init(&j->j_wait_done_commit, "j_wait_done_commit");
+	rt_cond_init(&j->j_wait_space, "j_wait_space");
+	rt_cond_init(&j->j_wait_checkpoint, "j_wait_checkpoint");
+	jbd_stats_init(&j->j_stats, j->j_max_txn);
+	jbd_tracer_init(&j->j_tracer);
+	j->j_sync_init = true;
+}
+
+static void jbd_free(struct ujbd *j)
+{
+	if (j->j_cache)
+		buf_cache_free(j->j_cache);
+	if (j->j_own_dq && j->j_dq)
+		blk_queue_free(j->j_dq);
+	if (j->j_own_jq && j->j_jq)
+		blk_queue_free(j->j_jq);
+	for (uint32_t i = 0; j->j_ring && i < j->j_ring_n; i++)
+		free(j->j_ring[i].io_data);
+	for (uint32_t i = 0; j->j_ckpt_io && i < j->j_ckpt_n; i++)
+		free(j->j_ckpt_io[i].io_data);
+	free(j->j_ring);
+	free(j->j_ckpt_io);
+	free(j->j_ckpt_jh);
+	free(j->j_ckpt_txn);
+	free(j->j_commit_tags);
+	free(j->j_commit_slots);
+	free(j->j_commit_revs);
+	free(j->j_sb_buf);
+	for (int i = 0; i < 2; i++)
+		jbd_revoke_table_release(&j->j_revoke_tables[i]);
+	if (j->j_sync_init) {
+		jbd_stats_release(&j->j_stats);
+		rt_cond_release(&j->j_wait_checkpoint);
+		rt_cond_release(&j->j_wait_space);
+		rt_cond_release(&j->j_wait_done_commit);
+		rt_cond_release(&j->j_wait_transaction_locked);
+		rt_cond_release(&j->j_wait_updates);
+		rt_cond_release(&j->j_wait_commit);
+		rt_mutex_release(&j->j_sb_mutex);
+		rt_mutex_release(&j->j_checkpoint_mutex);
+		rt_mutex_release(&j->j_state_lock);
+	}
+	if (j->j_path_ctx)
+		jbd_path_release(j->j_path_ctx);
+	free(j);
+}
+
+static int open_threads(struct ujbd *j)
+{
+	int rc = rt_thread_create(&j->j_task, "kjournald", jbd_kjournald, j);
+
+	if (rc)
+		return rc;
+	return rt_thread_create(&j->j_ckpt_task, "jbd2-ckpt", jbd_checkpointd, j);
+}
+
+static void stop_threads(struct ujbd *j, uint32_t flags)
+{
+	rt_mutex_lock(&j->j_state_lock);
+	j->j_flags |= flags;
+	rt_cond_broadcast(&j->j_wait_commit);
+	rt_cond_broadcast(&j->j_wait_checkpoint);
+	rt_mutex_unlock(&j->j_state_lock);
+	if (j->j_ckpt_task && (flags & JBD_F_STOP_CKPT)) {
+		rt_thread_join(j->j_ckpt_task);
+		j->j_ckpt_task = NULL;
+	}
+	if (j->j_task && (flags & JBD_F_STOPPING)) {
+		rt_thread_join(j->j_task);
+		j->j_task = NULL;
+	}
+}
+
+int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
+	      struct ujbd **out, struct jbd_err *err)
+{
+	struct jbd_err ebuf;
+	struct ujbd *j;
+	int rc;
+
+	if (!err)
+		err = &ebuf;
+	memset(err, 0, sizeof(*err));
+	*out = NULL;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return jbd_err_set(err, -ENOMEM, "out of memory");
+	if (opts)
+		j->j_opts = *opts;
+	else
+		ujbd_opts_default(&j->j_opts);
+	rc = opts_check(loc, &j->j_opts, err);
+	if (!rc && j->j_opts.format)
+		rc = open_format(loc, &j->j_opts, err);
+	if (!rc)
+		rc = jbd_journal_load(loc, &j->j_jnl, err);
+	if (rc)
+		goto fail;
+	j->j_blocksize = loc->j_blocksize;
+	j->j_data_blocks = loc->j_data_blocks;
+	rc = open_check_sb(j, loc, err);
+	if (!rc)
+		rc = open_geometry(j, err);
+	if (rc)
+		goto fail;
+	rc = open_queues(j, &j->j_opts);
+	if (!rc)
+		rc = open_alloc(j);
+	if (rc) {
+		jbd_err_set(err, rc, "cannot set up the journal: %s", strerror(-rc));
+		goto fail;
+	}
+	j->j_opts.journal_queue = j->j_opts.data_queue = NULL;
+	open_sync_init(j);
+	rc = open_threads(j);
+	if (rc) {
+		jbd_err_set(err, rc, "cannot start the journal threads: %s", strerror(-rc));
+		stop_threads(j, JBD_F_STOPPING | JBD_F_STOP_CKPT);
+		goto fail;
+	}
+	*out = j;
+	return 0;
+fail:
+	jbd_free(j);
+	return rc;
+}
+
+/* ---- close -------------------------------------------------------------- */
+
+int ujbd_close(struct ujbd *j)
+{
+	int rc = 0, r;
+
+	if (!j)
+		return 0;
+	stop_threads(j, JBD_F_STOP_CKPT);
+	rc = ujbd_sync(j);
+	rt_mutex_lock(&j->j_checkpoint_mutex);
+	while ((r = jbd_checkpoint_pass(j, true)) > 0)
+		;
+	if (r < 0 && !rc)
+		rc = r;
+	stop_threads(j, JBD_F_STOPPING | JBD_F_CLOSING);
+	r = jbd_update_tail(j, true);
+	rt_mutex_unlock(&j->j_checkpoint_mutex);
+	if (r && !rc)
+		rc = r;
+	rt_mutex_lock(&j->j_state_lock);
+	if (j->j_flags & JBD_F_ABORTED)
+		rc = j->j_errno;
+	rt_mutex_unlock(&j->j_state_lock);
+	if (rc && (j->j_flags & JBD_F_ABORTED))
+		jbd_abort_write_sb(j);
+	if (j->j_path_ctx && !rc)
+		jbd_path_close_clean(j->j_path_ctx);
+	jbd_close_free(j);
+	return rc;
+}
+
+void ujbd_close_hard(struct ujbd *j)
+{
+	if (!j)
+		return;
+	stop_threads(j, JBD_F_STOPPING | JBD_F_STOP_CKPT | JBD_F_HARD);
+	jbd_close_free(j);
+}
+
+/* Free what handles and transactions left; threads are stopped. */
+void jbd_close_free(struct ujbd *j)
+{
+	struct ujbd_buf *put;
+	struct jbd_txn *t;
+
+	rt_mutex_lock(&j->j_state_lock);
+	struct jbd_txn *all[2] = { j->j_committing, j->j_running };
+	for (int i = 0; i < 2; i++) {
+		t = all[i];
+		if (!t)
+			continue;
+		while (t->t_buffers) {
+			struct jbd_jh *jh = t->t_buffers;
+			__jbd_list_del_t(&t->t_buffers, jh);
+			jh->b_transaction = jh->b_next_transaction = NULL;
+			put = NULL;
+			__jbd_jh_maybe_free(j, jh, &put);
+			buf_put(put);
+		}
+		while (t->t_data) {
+			struct jbd_jh *jh = t->t_data;
+			__jbd_list_del_d(t, jh);
+			put = NULL;
+			__jbd_jh_maybe_free(j, jh, &put);
+			buf_put(put);
+		}
+	}
+	while ((t = j->j_cp_first)) {
+		while (t->t_ckpt) {
+			struct jbd_jh *jh = t->t_ckpt;
+			__jbd_list_del_cp(t, jh);
+			put = NULL;
+			__jbd_jh_maybe_free(j, jh, &put);
+			buf_put(put);
+		}
+		j->j_cp_first = t->t_cpnext;
+		free(t);
+	}
+	/* Buffers of a running transaction may still be joined to both. */
+	for (int i = 0; i < 2; i++)
+		free(all[i]);
+	j->j_running = j->j_committing = NULL;
+	rt_mutex_unlock(&j->j_state_lock);
+	jbd_free(j);
+}
+
+/* ---- accessors ----------------------------------------------------------- */
+
+uint32_t ujbd_block_size(const struct ujbd *j)
+{
+	return j->j_blocksize;
+}
+
+uint64_t ujbd_data_blocks(const struct ujbd *j)
+{
+	return j->j_data_blocks;
+}
+
+int ujbd_stats(struct ujbd *j, struct ujbd_stats *out)
+{
+	jbd_stats_snapshot(&j->j_stats, out);
+	return 0;
+}
+
+void ujbd_set_trace_hook(struct ujbd *j, ujbd_trace_fn fn, void *arg)
+{
+	jbd_tracer_set(&j->j_tracer, fn, arg);
+}
+
+ujbd_tid_t ujbd_running_tid(struct ujbd *j)
+{
+	ujbd_tid_t tid;
+
+	rt_mutex_lock(&j->j_state_lock);
+	if (j->j_running)
+		tid = j->j_running->t_tid;
+	else if (j->j_committing)
+		tid = j->j_committing->t_tid;
+	else
+		tid = j->j_transaction_sequence - 1;
+	rt_mutex_unlock(&j->j_state_lock);
+	return tid;
+}

@@ -1,0 +1,724 @@
+/*
+ * transaction.c: handles and what they do to buffers.
+ *
+ * The one idea: a handle reserves credits in the running transaction when
+ * it starts (waiting while that transaction is locked for commit, full, or
+ * the log has no room for its worst case), and each buffer it touches joins
+ * the transaction once, for one credit. A buffer the committing transaction
+ * still has to log is frozen first (a copy of the committed bytes), so the
+ * running transaction may change the live buffer at once: nobody waits for
+ * the commit's I/O (the wait the kernel calls a frozen-buffer stall is the
+ * time spent copying, reported as UJBD_LAT_WAIT_FROZEN).
+ *
+ * Handles do not nest: a thread holding a handle must not start another
+ * (it could wait for log space that only its own open handle keeps from
+ * being committed).
+ */
+#include <stdlib.h>
+
+#include "jbd/jbd_int.h"
+
+/* ---- journal heads and lists ------------------------------------------ */
+
+struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b)
+{
+	struct jbd_jh *jh = b->b_jh;
+
+	if (jh)
+		return jh;
+	jh = calloc(1, sizeof(*jh));
+	if (!jh)
+		return NULL;
+	jh->jh_buf = b;
+	b->b_jh = jh;
+	buf_hold(b);
+	(void)j;
+	return jh;
+}
+
+void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put)
+{
+	struct ujbd_buf *b = jh->jh_buf;
+
+	(void)j;
+	if (jh->b_transaction || jh->b_next_transaction || jh->b_cp_transaction ||
+	    jh->b_data_transaction || jh->b_data_next || jh->b_ckpt_busy)
+		return;
+	ASSERT(!jh->b_tnext && !jh->b_cpnext && !jh->b_dnext);
+	free(jh->b_frozen_data);
+	b->b_jh = NULL;
+	b->b_jstate = 0;
+	free(jh);
+	*put = b;
+}
+
+void __jbd_list_add_t(struct jbd_jh **head, struct jbd_jh *jh)
+{
+	jh->b_tprev = NULL;
+	jh->b_tnext = *head;
+	if (*head)
+		(*head)->b_tprev = jh;
+	*head = jh;
+}
+
+void __jbd_list_del_t(struct jbd_jh **head, struct jbd_jh *jh)
+{
+	if (jh->b_tprev)
+		jh->b_tprev->b_tnext = jh->b_tnext;
+	else
+		*head = jh->b_tnext;
+	if (jh->b_tnext)
+		jh->b_tnext->b_tprev = jh->b_tprev;
+	jh->b_tnext = jh->b_tprev = NULL;
+}
+
+void __jbd_list_add_cp(struct jbd_txn *t, struct jbd_jh *jh)
+{
+	ASSERT(!jh->b_cp_transaction);
+	jh->b_cp_transaction = t;
+	jh->b_cpprev = NULL;
+	jh->b_cpnext = t->t_ckpt;
+	if (t->t_ckpt)
+		t->t_ckpt->b_cpprev = jh;
+	t->t_ckpt = jh;
+	t->t_nr_ckpt++;
+	jh->jh_buf->b_jstate |= BUF_J_DIRTY;
+}
+
+void __jbd_list_del_cp(struct jbd_txn *t, struct jbd_jh *jh)
+{
+	ASSERT(jh->b_cp_transaction == t && t->t_nr_ckpt > 0);
+	if (jh->b_cpprev)
+		jh->b_cpprev->b_cpnext = jh->b_cpnext;
+	else
+		t->t_ckpt = jh->b_cpnext;
+	if (jh->b_cpnext)
+		jh->b_cpnext->b_cpprev = jh->b_cpprev;
+	jh->b_cpnext = jh->b_cpprev = NULL;
+	jh->b_cp_transaction = NULL;
+	t->t_nr_ckpt--;
+	jh->jh_buf->b_jstate &= ~BUF_J_DIRTY;
+}
+
+void __jbd_list_add_d(struct jbd_txn *t, struct jbd_jh *jh)
+{
+	ASSERT(!jh->b_data_transaction);
+	jh->b_data_transaction = t;
+	jh->b_dprev = NULL;
+	jh->b_dnext = t->t_data;
+	if (t->t_data)
+		t->t_data->b_dprev = jh;
+	t->t_data = jh;
+	t->t_nr_data++;
+	jh->jh_buf->b_jstate |= BUF_J_DATA;
+}
+
+void __jbd_list_del_d(struct jbd_txn *t, struct jbd_jh *jh)
+{
+	ASSERT(jh->b_data_transaction == t && t->t_nr_data > 0);
+	if (jh->b_dprev)
+		jh->b_dprev->b_dnext = jh->b_dnext;
+	else
+		t->t_data = jh->b_dnext;
+	if (jh->b_dnext)
+		jh->b_dnext->b_dprev = jh->b_dprev;
+	jh->b_dnext = jh->b_dprev = NULL;
+	jh->b_data_transaction = NULL;
+	t->t_nr_data--;
+	jh->jh_buf->b_jstate &= ~BUF_J_DATA;
+}
+
+uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t)
+{
+	uint32_t n = t->t_revoke ? t->t_revoke->rt_live : 0;
+
+	return (n + j->j_rcap - 1) / j->j_rcap;
+}
+
+/* ---- starting a handle ---------------------------------------------------- */
+
+static void __txn_start(struct ujbd *j, struct jbd_txn *t)
+{
+	uint64_t now = rt_now_ns();
+
+	memset(t, 0, sizeof(*t));
+	t->t_tid = j->j_transaction_sequence++;
+	t->t_state = T_RUNNING;
+	t->t_start_ns = now;
+	t->t_expires_ns = now + j->j_opts.commit_interval_ns;
+	t->t_revoke = __jbd_revoke_table_get(j);
+	j->j_running = t;
+	/* kjournald sleeps without a deadline while nothing runs: give it
+	 * this transaction's (a timer re-arm, not a counted wakeup). */
+	if (j->j_kj_sleeping && !j->j_kj_timed) {
+		j->j_kj_kicked = true;
+		rt_cond_signal(&j->j_wait_commit);
+	}
+}
+
+/* Wait for log space: checkpoint, or commit what holds the space. */
+static void __wait_space(struct ujbd *j)
+{
+	j->j_space_waiters++;
+	j->j_ckpt_want++;
+	rt_cond_signal(&j->j_wait_checkpoint);
+	/* With nothing to checkpoint, only a commit frees space. */
+	if (!j->j_cp_first && j->j_running && j->j_running->t_outstanding)
+		__jbd_request_commit(j, j->j_running->t_tid);
+	rt_cond_wait(&j->j_wait_space, &j->j_state_lock);
+	j->j_space_waiters--;
+}
+
+/* Would the log hold the running transaction with `more` credits? */
+static bool __space_for(const struct ujbd *j, uint32_t more)
+{
+	uint32_t used = __jbd_log_used(j);
+	const struct jbd_txn *t = j->j_running;
+
+	if (t)
+		used += jbd_log_res(j, t->t_outstanding + more) - jbd_log_res(j, t->t_outstanding);
+	else
+		used += jbd_log_res(j, more) + j->j_slack;
+	return used <= jbd_log_size(j);
+}
+
+/* One admission attempt: 0 admitted, 1 waited (try again), <0 error. */
+static int __start_try(struct ujbd *j, uint32_t nblocks, struct jbd_txn **pre,
+		       uint64_t *space_ns, uint64_t *wait_ns)
+{
+	struct jbd_txn *t = j->j_running;
+	uint64_t t0 = rt_now_ns();
+
+	if (j->j_flags & JBD_F_ABORTED)
+		return -EROFS;
+	if (t && t->t_state == T_LOCKED) {
+		rt_cond_wait(&j->j_wait_transaction_locked, &j->j_state_lock);
+		*wait_ns += rt_now_ns() - t0;
+		return 1;
+	}
+	if (t && t->t_outstanding + nblocks > j->j_max_txn) {
+		__jbd_request_commit(j, t->t_tid);
+		rt_cond_wait(&j->j_wait_transaction_locked, &j->j_state_lock);
+		*wait_ns += rt_now_ns() - t0;
+		return 1;
+	}
+	if (!__space_for(j, nblocks)) {
+		__wait_space(j);
+		*space_ns += rt_now_ns() - t0;
+		return 1;
+	}
+	if (!t) {
+		if (!*pre)
+			return -ENOMEM; /* the caller allocates outside the lock */
+		t = *pre;
+		*pre = NULL;
+		__txn_start(j, t);
+	}
+	t->t_updates++;
+	t->t_outstanding += nblocks;
+	t->t_handle_count++;
+	return 0;
+}
+
+static void start_account(struct ujbd *j, struct jbd_txn *t, uint64_t wait_ns,
+			  uint64_t space_ns)
+{
+	if (wait_ns) {
+		if (wait_ns > t->t_max_wait_ns)
+			t->t_max_wait_ns = wait_ns;
+		jbd_stats_lat(&j->j_stats, UJBD_LAT_WAIT_TRANSACTION, wait_ns);
+	}
+	if (space_ns) {
+		jbd_stats_lat(&j->j_stats, UJBD_LAT_WAIT_LOG_SPACE, space_ns);
+		jbd_stats_log_space_wait(&j->j_stats, space_ns);
+	}
+}
+
+int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
+{
+	struct ujbd_handle *h;
+	struct jbd_txn *pre = NULL;
+	uint64_t wait_ns = 0, space_ns = 0;
+	int rc;
+
+	*out = NULL;
+	if (nblocks > j->j_max_txn)
+		return -ENOSPC;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	rt_mutex_lock(&j->j_state_lock);
+	for (;;) {
+		rc = __start_try(j, nblocks, &pre, &space_ns, &wait_ns);
+		if (rc == -ENOMEM && !pre) {
+			rt_mutex_unlock(&j->j_state_lock);
+			pre = malloc(sizeof(*pre));
+			rt_mutex_lock(&j->j_state_lock);
+			if (pre)
+				continue;
+		}
+		if (rc <= 0)
+			break;
+	}
+	if (rc == 0) {
+		h->h_journal = j;
+		h->h_transaction = j->j_running;
+		h->h_buffer_credits = h->h_requested = nblocks;
+		h->h_start_ns = rt_now_ns();
+		start_account(j, j->j_running, wait_ns, space_ns);
+		JBD_TRACE(&j->j_tracer, jbd2_handle_start, j->j_running->t_tid, 0, 0, nblocks,
+			  0, 0, 0);
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+	free(pre);
+	if (rc) {
+		free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+int ujbd_extend(struct ujbd_handle *h, unsigned nblocks)
+{
+	struct ujbd *j = h->h_journal;
+	struct jbd_txn *t = h->h_transaction;
+	int rc = 0;
+
+	if (h->h_requested + nblocks > j->j_max_txn)
+		return -ENOSPC;
+	rt_mutex_lock(&j->j_state_lock);
+	if (j->j_flags & JBD_F_ABORTED)
+		rc = -EROFS;
+	else if (t->t_state != T_RUNNING || t->t_outstanding + nblocks > j->j_max_txn ||
+		 !__space_for(j, nblocks))
+		rc = -EAGAIN;
+	if (!rc) {
+		t->t_outstanding += nblocks;
+		h->h_buffer_credits += nblocks;
+		h->h_requested += nblocks;
+	}
+	JBD_TRACE(&j->j_tracer, jbd2_handle_extend, t->t_tid, 0, 0, h->h_buffer_credits,
+		  nblocks, 0, 0);
+	rt_mutex_unlock(&j->j_state_lock);
+	return rc;
+}
+
+void ujbd_handle_set_sync(struct ujbd_handle *h, bool sync)
+{
+	h->h_sync = sync;
+}
+
+ujbd_tid_t ujbd_handle_tid(const struct ujbd_handle *h)
+{
+	return h->h_transaction->t_tid;
+}
+
+/* ---- stopping a handle ------------------------------------------------- */
+
+/*
+ * Group commit, as jbd2 does it: a sync handle whose thread was not the
+ * last sync writer sleeps, while still holding its handle (so the
+ * transaction cannot be locked meanwhile), for about one average commit
+ * time clamped to [min_batch_time, max_batch_time], if the transaction is
+ * younger than that: other threads' handles join the same commit instead
+ * of each paying for its own. One thread issuing a stream of sync writes
+ * never waits: nobody else is going to join.
+ */
+static void stop_batch(struct ujbd *j, struct ujbd_handle *h)
+{
+	int pid = rt_self_pid();
+	uint64_t commit_ns, trans_ns;
+	bool last;
+
+	if (!h->h_sync || !j->j_opts.max_batch_time_ns)
+		return;
+	rt_mutex_lock(&j->j_state_lock);
+	last = j->j_last_sync_writer == pid;
+	j->j_last_sync_writer = pid;
+	rt_mutex_unlock(&j->j_state_lock);
+	if (last)
+		return;
+	commit_ns = jbd_stats_avg_commit_ns(&j->j_stats);
+	if (commit_ns < j->j_opts.min_batch_time_ns)
+		commit_ns = j->j_opts.min_batch_time_ns;
+	if (commit_ns > j->j_opts.max_batch_time_ns)
+		commit_ns = j->j_opts.max_batch_time_ns;
+	trans_ns = rt_now_ns() - h->h_transaction->t_start_ns;
+	if (trans_ns < commit_ns)
+		rt_sleep_ns(commit_ns);
+}
+
+int ujbd_stop(struct ujbd_handle *h)
+{
+	struct ujbd *j = h->h_journal;
+	struct jbd_txn *t = h->h_transaction;
+	ujbd_tid_t tid = t->t_tid;
+	int rc = h->h_err, wrc;
+	uint64_t now;
+
+	stop_batch(j, h);
+	rt_mutex_lock(&j->j_state_lock);
+	now = rt_now_ns();
+	ASSERT(t->t_updates > 0);
+	t->t_outstanding -= h->h_buffer_credits;
+	if (--t->t_updates == 0)
+		rt_cond_broadcast(&j->j_wait_updates);
+	if (h->h_sync)
+		t->t_synchronous_commit = true;
+	if (h->h_sync || now >= t->t_expires_ns)
+		__jbd_request_commit(j, tid);
+	if (!rc && (j->j_flags & JBD_F_ABORTED))
+		rc = -EIO;
+	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, tid, 0, 0, now - h->h_start_ns, h->h_sync,
+		  h->h_requested, h->h_dirtied);
+	if (h->h_sync) {
+		wrc = __jbd_wait_commit(j, tid);
+		if (!rc)
+			rc = wrc;
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+	if (h->h_sync)
+		jbd_stats_fsync(&j->j_stats, rt_now_ns() - now);
+	free(h);
+	return rc;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static int check_block(const struct ujbd *j, uint64_t block)
+{
+	if (block >= j->j_data_blocks)
+		return -EINVAL;
+	if (block > UINT32_MAX && !j->j_jnl.j_fmt.f_64bit)
+		return -EINVAL;
+	return 0;
+}
+
+/* Make a frozen copy of what the committing transaction will log. */
+static int __freeze(struct ujbd *j, struct jbd_jh *jh)
+{
+	uint64_t t0 = rt_now_ns();
+
+	jh->b_frozen_data = malloc(j->j_blocksize);
+	if (!jh->b_frozen_data)
+		return -ENOMEM;
+	memcpy(jh->b_frozen_data, jh->jh_buf->b_data, j->j_blocksize);
+	jh->jh_buf->b_jstate |= BUF_J_FROZEN;
+	jbd_stats_lat(&j->j_stats, UJBD_LAT_WAIT_FROZEN, rt_now_ns() - t0);
+	return 0;
+}
+
+static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf *b)
+{
+	struct jbd_txn *t = h->h_transaction;
+	struct jbd_jh *jh;
+	int rc;
+
+	if (j->j_flags & JBD_F_ABORTED)
+		return -EROFS;
+	jh = __jbd_jh_get(j, b);
+	if (!jh)
+		return -ENOMEM;
+	if (jh->b_transaction == t || jh->b_next_transaction == t)
+		return 0;
+	if (h->h_buffer_credits == 0)
+		return -ENOSPC;
+	jbd_revoke_cancel(t->t_revoke, b->b_blocknr);
+	if (!jh->b_transaction) {
+		jh->b_transaction = t;
+		jh->b_dirty = jh->b_forget = false;
+		__jbd_list_add_t(&t->t_buffers, jh);
+		t->t_nr_buffers++;
+	} else {
+		ASSERT(jh->b_transaction == j->j_committing && !jh->b_next_transaction);
+		if (jh->b_dirty && !jh->b_logged && !jh->b_frozen_data) {
+			rc = __freeze(j, jh);
+			if (rc)
+				return rc;
+		}
+		jh->b_next_transaction = t;
+		jh->b_next_dirty = jh->b_next_forget = false;
+	}
+	b->b_jstate |= BUF_J_JOURNALED;
+	h->h_buffer_credits--;
+	return 0;
+}
+
+static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
+		      struct ujbd_buf **out)
+{
+	struct ujbd *j = h->h_journal;
+	struct ujbd_buf *b, *put = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = check_block(j, block);
+	if (rc)
+		return rc;
+	rc = buf_get(j->j_cache, block, create ? BUF_GET_ZERO : BUF_GET_READ, &b);
+	if (rc)
+		return rc;
+	rt_mutex_lock(&j->j_state_lock);
+	rc = __write_access(j, h, b);
+	if (!rc && create)
+		memset(b->b_data, 0, j->j_blocksize);
+	if (rc && b->b_jh)
+		__jbd_jh_maybe_free(j, b->b_jh, &put);
+	rt_mutex_unlock(&j->j_state_lock);
+	buf_put(put);
+	if (rc) {
+		if (!h->h_err && rc != -EROFS)
+			h->h_err = rc;
+		buf_put(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}
+
+int ujbd_get_write_access(struct ujbd_handle *h, uint64_t block, struct ujbd_buf **out)
+{
+	return get_access(h, block, false, out);
+}
+
+int ujbd_get_create_access(struct ujbd_handle *h, uint64_t block, struct ujbd_buf **out)
+{
+	return get_access(h, block, true, out);
+}
+
+int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
+{
+	struct ujbd *j = h->h_journal;
+	struct jbd_txn *t = h->h_transaction;
+	struct jbd_jh *jh;
+	int rc = 0;
+
+	rt_mutex_lock(&j->j_state_lock);
+	jh = b->b_jh;
+	if (j->j_flags & JBD_F_ABORTED) {
+		rc = -EROFS;
+	} else if (jh && jh->b_transaction == t) {
+		if (!jh->b_dirty)
+			h->h_dirtied++;
+		jh->b_dirty = true;
+		jh->b_forget = false;
+	} else if (jh && jh->b_next_transaction == t) {
+		if (!jh->b_next_dirty)
+			h->h_dirtied++;
+		jh->b_next_dirty = true;
+		jh->b_next_forget = false;
+	} else {
+		rc = -EINVAL; /* no write access in this transaction */
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+	return rc;
+}
+
+/*
+ * The transaction frees the buffer: it must not be logged, and an older
+ * committed copy must not be written back any more once this transaction
+ * commits (until then it still may: the free may never happen). Unless it
+ * had a committed copy, a buffer only this transaction touched simply
+ * leaves it and its credit comes back.
+ */
+static void __forget(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh)
+{
+	struct jbd_txn *t = h->h_transaction;
+	struct ujbd_buf *put = NULL;
+
+	if (jh->b_transaction == t) {
+		if (!jh->b_cp_transaction) {
+			__jbd_list_del_t(&t->t_buffers, jh);
+			t->t_nr_buffers--;
+			jh->b_transaction = NULL;
+			jh->b_dirty = jh->b_forget = false;
+			jh->jh_buf->b_jstate &= ~BUF_J_JOURNALED;
+			h->h_buffer_credits++;
+			__jbd_jh_maybe_free(j, jh, &put);
+			buf_put(put);
+			return;
+		}
+		jh->b_dirty = false;
+		jh->b_forget = true;
+	} else if (jh->b_next_transaction == t) {
+		jh->b_next_dirty = false;
+		jh->b_next_forget = true;
+	} else if (!jh->b_transaction && jh->b_cp_transaction) {
+		jh->b_transaction = t;
+		jh->b_dirty = false;
+		jh->b_forget = true;
+		__jbd_list_add_t(&t->t_buffers, jh);
+		t->t_nr_buffers++;
+	} else if (jh->b_transaction == j->j_committing && !jh->b_next_transaction &&
+		   jh->b_cp_transaction) {
+		jh->b_next_transaction = t;
+		jh->b_next_dirty = false;
+		jh->b_next_forget = true;
+	}
+}
+
+int ujbd_forget(struct ujbd_handle *h, struct ujbd_buf *b)
+{
+	struct ujbd *j = h->h_journal;
+	int rc = 0;
+
+	rt_mutex_lock(&j->j_state_lock);
+	if (j->j_flags & JBD_F_ABORTED)
+		rc = -EROFS;
+	else if (b->b_jh)
+		__forget(j, h, b->b_jh);
+	rt_mutex_unlock(&j->j_state_lock);
+	return rc;
+}
+
+int ujbd_revoke(struct ujbd_handle *h, uint64_t block)
+{
+	struct ujbd *j = h->h_journal;
+	struct jbd_txn *t = h->h_transaction;
+	struct ujbd_buf *b = NULL;
+	struct jbd_jh *jh;
+	int rc = check_block(j, block);
+
+	if (rc)
+		return rc;
+	if (!jbd_sb_is_v2(&j->j_jnl.j_sb))
+		return -EOPNOTSUPP; /* a v1 journal has no REVOKE feature */
+	rt_mutex_lock(&j->j_state_lock);
+	if (j->j_flags & JBD_F_ABORTED) {
+		rc = -EROFS;
+		goto out;
+	}
+	if (buf_get(j->j_cache, block, BUF_GET_PEEK, &b) == 0 && (jh = b->b_jh)) {
+		if (jh->b_transaction == t || jh->b_next_transaction == t) {
+			if (jh->b_transaction == t ? !jh->b_forget : !jh->b_next_forget) {
+				rc = -EINVAL; /* journaled here: forget it instead */
+				goto out;
+			}
+		}
+		__forget(j, h, jh);
+	}
+	rc = jbd_revoke_add(t->t_revoke, block);
+out:
+	rt_mutex_unlock(&j->j_state_lock);
+	buf_put(b);
+	if (rc && rc != -EROFS && !h->h_err)
+		h->h_err = rc;
+	return rc;
+}
+
+/* ---- data blocks ------------------------------------------------------- */
+
+static int __data_join(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
+{
+	if (jh->b_data_transaction == t || jh->b_data_next == t)
+		return 0;
+	if (!jh->b_data_transaction) {
+		__jbd_list_add_d(t, jh);
+		return 0;
+	}
+	/* The committing transaction still holds it: its commit writes the
+	 * newest bytes anyway; this one joins after. */
+	ASSERT(jh->b_data_transaction == j->j_committing);
+	jh->b_data_next = t;
+	return 0;
+}
+
+int ujbd_write_data(struct ujbd_handle *h, uint64_t block, const void *data)
+{
+	struct ujbd *j = h->h_journal;
+	struct ujbd_buf *b, *put = NULL;
+	struct jbd_jh *jh;
+	int rc;
+
+	if (j->j_opts.data_mode == UJBD_DATA_JOURNAL) {
+		rc = ujbd_get_write_access(h, block, &b);
+		if (rc)
+			return rc;
+		rt_mutex_lock(&j->j_state_lock);
+		memcpy(b->b_data, data, j->j_blocksize);
+		rt_mutex_unlock(&j->j_state_lock);
+		rc = ujbd_dirty_metadata(h, b);
+		buf_put(b);
+		return rc;
+	}
+	rc = check_block(j, block);
+	if (!rc)
+		rc = buf_get(j->j_cache, block, BUF_GET_ZERO, &b);
+	if (rc)
+		return rc;
+	rt_mutex_lock(&j->j_state_lock);
+	if (j->j_flags & JBD_F_ABORTED) {
+		rc = -EROFS;
+	} else if (!(jh = __jbd_jh_get(j, b))) {
+		rc = -ENOMEM;
+	} else {
+		memcpy(b->b_data, data, j->j_blocksize);
+		rc = __data_join(j, h->h_transaction, jh);
+		__jbd_jh_maybe_free(j, jh, &put);
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+	buf_put(put);
+	buf_put(b);
+	return rc;
+}
+
+int ujbd_read(struct ujbd *j, uint64_t block, void *out)
+{
+	struct ujbd_buf *b;
+	int rc = check_block(j, block);
+
+	if (!rc)
+		rc = buf_get(j->j_cache, block, BUF_GET_READ, &b);
+	if (rc)
+		return rc;
+	rt_mutex_lock(&j->j_state_lock);
+	memcpy(out, b->b_data, j->j_blocksize);
+	rt_mutex_unlock(&j->j_state_lock);
+	buf_put(b);
+	return 0;
+}
+
+void *ujbd_buf_data(struct ujbd_buf *b)
+{
+	return b->b_data;
+}
+
+uint64_t ujbd_buf_block(const struct ujbd_buf *b)
+{
+	return b->b_blocknr;
+}
+
+void ujbd_buf_put(struct ujbd_buf *b)
+{
+	buf_put(b);
+}
+
+/* ---- the simple entry point ------------------------------------------- */
+
+int ujbd_write_atomic(struct ujbd *j, const struct ujbd_block *blocks, size_t n,
+		      unsigned flags)
+{
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	int rc, src;
+
+	if (n > j->j_max_txn)
+		return -ENOSPC;
+	rc = ujbd_start(j, (unsigned)n, &h);
+	if (rc)
+		return rc;
+	ujbd_handle_set_sync(h, flags & UJBD_DURABLE);
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = ujbd_get_create_access(h, blocks[i].block, &b);
+		if (rc)
+			break;
+		rt_mutex_lock(&j->j_state_lock);
+		memcpy(b->b_data, blocks[i].data, j->j_blocksize);
+		rt_mutex_unlock(&j->j_state_lock);
+		rc = ujbd_dirty_metadata(h, b);
+		buf_put(b);
+	}
+	src = ujbd_stop(h);
+	return rc ? rc : src;
+}
