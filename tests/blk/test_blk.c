@@ -405,6 +405,28 @@ static void test_deadline_expiry(void)
 	}
 }
 
+/* writes_starved: reads are preferred, but after 2 read batches (of
+ * fifo_batch 16) waiting writes get a batch. */
+static void test_deadline_writes_starved(void)
+{
+	struct scen *s = scen_new(BLK_ELV_DEADLINE);
+	struct worker *r = scen_worker(s, "reader", NULL, BLK_OP_READ, 0);
+	for (unsigned i = 0; i < 40; i++)
+		r->sector[i] = 4000000 + 2000 * i;
+	r->n = 40;
+	struct worker *w = scen_worker(s, "writer", NULL, BLK_OP_WRITE, 0);
+	for (unsigned i = 0; i < 5; i++)
+		w->sector[i] = 9000000 + 2000 * i;
+	w->n = 5;
+	w->delay_ns = RT_NS_PER_MS / 10;
+	T_EQ(scen_run(s, 18), 0);
+	char order[64];
+	d_order(s, order, sizeof(order));
+	/* the lone first read, two read batches, the write batch, the rest */
+	T_STREQ(order, "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrwwwwwrrrrrrr");
+	free(s);
+}
+
 /* ---- plugging policies (seed 004) ------------------------------------- */
 
 static struct scen *plug_scenario(enum blk_plug_policy p, int thread_plug, int queue_plug)
@@ -1040,6 +1062,7 @@ int main(int argc, char **argv)
 	T_RUN(test_cfq_back_seek);
 	T_RUN(test_cfq_fifo_expire);
 	T_RUN(test_deadline_expiry);
+	T_RUN(test_deadline_writes_starved);
 	T_RUN(test_request_pool_sleep);
 	T_RUN(test_io_error);
 	T_RUN(test_deterministic);
