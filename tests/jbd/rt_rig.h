@@ -1,0 +1,143 @@
+/*
+ * rt_rig.h: a journal runtime on RAM (or any) devices for the tests of
+ * the runtime (tests/jbd/test_rt_*.c): a journal device, a data device,
+ * the identity map, open with options, read back raw blocks.
+ */
+#ifndef UJBD_TESTS_RT_RIG_H
+#define UJBD_TESTS_RT_RIG_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t.h"
+#include "ujbd/blk.h"
+#include "ujbd/dev.h"
+#include "ujbd/rt.h"
+#include "ujbd/ujbd.h"
+
+struct rig {
+	struct dev *jd, *dd;       /* journal and data devices (owned) */
+	struct jbd_extent ext;
+	struct jbd_loc loc;
+	struct ujbd *j;
+	uint32_t bs;
+	uint64_t jblocks, dblocks;
+	struct jbd_err err;
+};
+
+/* Devices: RAM unless jd/dd are given (then owned by the rig). */
+static inline int rig_devs(struct rig *r, uint32_t bs, uint64_t jblocks, uint64_t dblocks,
+			   struct dev *jd, struct dev *dd)
+{
+	int rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->bs = bs;
+	r->jblocks = jblocks;
+	r->dblocks = dblocks;
+	r->jd = jd;
+	r->dd = dd;
+	if (!r->jd)
+		rc = dev_mem_new(jblocks * bs, 512, &r->jd);
+	if (!rc && !r->dd)
+		rc = dev_mem_new(dblocks * bs, 512, &r->dd);
+	r->ext = (struct jbd_extent){ 0, 0, jblocks };
+	r->loc = (struct jbd_loc){ .j_dev = r->jd, .j_blocksize = bs, .j_map = &r->ext,
+				   .j_nmap = 1, .j_len = jblocks, .j_sb_block = 0,
+				   .j_data = r->dd, .j_data_blocks = dblocks };
+	return rc;
+}
+
+static inline void rig_opts(struct ujbd_opts *o, bool format)
+{
+	ujbd_opts_default(o);
+	o->format = format;
+	o->format_opts.csum = JBD_CSUM_KIND_V3;
+	for (int i = 0; i < 16; i++)
+		o->format_opts.uuid[i] = (uint8_t)(0x21 + i);
+}
+
+static inline int rig_open(struct rig *r, const struct ujbd_opts *o)
+{
+	int rc = ujbd_open(&r->loc, o, &r->j, &r->err);
+
+	if (rc)
+		fprintf(stderr, "  rig_open: %d %s\n", rc, r->err.msg);
+	return rc;
+}
+
+static inline void rig_free(struct rig *r)
+{
+	if (r->j)
+		ujbd_close_hard(r->j);
+	r->j = NULL;
+	if (r->jd)
+		dev_close(r->jd);
+	if (r->dd)
+		dev_close(r->dd);
+	r->jd = r->dd = NULL;
+}
+
+/* The journal superblock as on the device. */
+static inline int rig_sb(struct rig *r, struct jbd2_sb *sb)
+{
+	return dev_pread(r->jd, sb, sizeof(*sb), 0);
+}
+
+/* One data block as on the data device. */
+static inline int rig_data(struct rig *r, uint64_t block, void *buf)
+{
+	return dev_pread(r->dd, buf, r->bs, block * r->bs);
+}
+
+/* Fill a block with a pattern from (block, gen). */
+static inline void rig_fill(void *buf, uint32_t bs, uint64_t block, uint32_t gen)
+{
+	uint32_t *p = buf;
+
+	for (uint32_t i = 0; i < bs / 4; i++)
+		p[i] = (uint32_t)(block * 2654435761u) ^ gen ^ (i * 40503u);
+}
+
+/* One handle writing blocks [first, first+n) with generation gen. */
+static inline int rig_write(struct ujbd *j, uint64_t first, unsigned n, uint32_t gen, bool sync,
+			    ujbd_tid_t *tid)
+{
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	int rc = ujbd_start(j, n, &h);
+
+	if (rc)
+		return rc;
+	if (tid)
+		*tid = ujbd_handle_tid(h);
+	ujbd_handle_set_sync(h, sync);
+	for (unsigned i = 0; i < n && !rc; i++) {
+		rc = ujbd_get_write_access(h, first + i, &b);
+		if (rc)
+			break;
+		rig_fill(ujbd_buf_data(b), ujbd_block_size(j), first + i, gen);
+		rc = ujbd_dirty_metadata(h, b);
+		ujbd_buf_put(b);
+	}
+	int s = ujbd_stop(h);
+	return rc ? rc : s;
+}
+
+/* Does data-device block `block` hold generation gen? */
+static inline bool rig_has(struct rig *r, uint64_t block, uint32_t gen)
+{
+	uint8_t *a = malloc(r->bs), *b = malloc(r->bs);
+	bool ok = a && b && rig_data(r, block, a) == 0;
+
+	if (ok) {
+		rig_fill(b, r->bs, block, gen);
+		ok = memcmp(a, b, r->bs) == 0;
+	}
+	free(a);
+	free(b);
+	return ok;
+}
+
+#endif

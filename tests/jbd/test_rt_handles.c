@@ -1,0 +1,167 @@
+/*
+ * The journal runtime's handles on RAM devices, in the real world: credits,
+ * -ENOSPC for impossible handles, extend, commit and checkpoint, close
+ * leaving s_start 0, tids that grow across opens, recovery after a hard
+ * close, write_atomic, ujbd_read, option checks.
+ */
+#include "rt_rig.h"
+
+#define BS 1024u
+#define JBLOCKS 1024u
+#define DBLOCKS 512u
+
+static void t_commit_then_checkpoint(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct jbd2_sb sb;
+	uint8_t buf[BS], want[BS];
+	ujbd_tid_t tid;
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, JBLOCKS, DBLOCKS, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(rig_write(r.j, 10, 3, 1, true, &tid), 0);
+	/* Committed, not yet home: the log holds it, the cache shows it. */
+	T_CHECK(!rig_has(&r, 10, 1));
+	T_EQ(ujbd_read(r.j, 11, buf), 0);
+	rig_fill(want, BS, 11, 1);
+	T_CHECK(memcmp(buf, want, BS) == 0);
+	T_EQ(rig_sb(&r, &sb), 0);
+	T_CHECK(jbd_get_be32(sb.s_start) != 0);
+	T_EQ(jbd_get_be32(sb.s_sequence), tid);
+	T_EQ(ujbd_checkpoint(r.j), 0);
+	for (int i = 0; i < 3; i++)
+		T_CHECK(rig_has(&r, 10 + i, 1));
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	T_EQ(rig_sb(&r, &sb), 0);
+	T_EQ(jbd_get_be32(sb.s_start), 0);
+	T_EQ(jbd_get_be32(sb.s_sequence), tid + 1);
+	rig_free(&r);
+}
+
+static void t_credits(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b[4];
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, JBLOCKS, DBLOCKS, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(ujbd_start(r.j, 2, &h), 0);
+	T_EQ(ujbd_get_write_access(h, 1, &b[0]), 0);
+	T_EQ(ujbd_get_write_access(h, 1, &b[1]), 0); /* same block: no credit */
+	T_CHECK(b[0] == b[1]);
+	T_EQ(ujbd_get_write_access(h, 2, &b[2]), 0);
+	T_EQ(ujbd_get_write_access(h, 3, &b[3]), -ENOSPC);
+	T_EQ(ujbd_extend(h, 1), 0);
+	T_EQ(ujbd_get_write_access(h, 3, &b[3]), 0);
+	T_EQ(ujbd_dirty_metadata(h, b[0]), 0);
+	T_EQ(ujbd_dirty_metadata(h, b[3]), 0);
+	for (int i = 0; i < 4; i++)
+		ujbd_buf_put(b[i]);
+	/* The handle recorded its -ENOSPC: stop reports it. */
+	T_EQ(ujbd_stop(h), -ENOSPC);
+	/* Beyond any transaction: at once, no hang. */
+	T_EQ(ujbd_start(r.j, JBLOCKS, &h), -ENOSPC);
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	T_EQ(ujbd_extend(h, JBLOCKS), -ENOSPC);
+	T_EQ(ujbd_get_write_access(h, DBLOCKS, &b[0]), -EINVAL);
+	T_EQ(ujbd_stop(h), 0);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	rig_free(&r);
+}
+
+static void t_tids_grow(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	ujbd_tid_t a, b, c;
+
+	rig_opts(&o, true);
+	o.format_opts.sequence = 0xfffffff0u; /* across the wrap too */
+	T_EQ(rig_devs(&r, BS, JBLOCKS, DBLOCKS, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	for (int i = 0; i < 20; i++)
+		T_EQ(rig_write(r.j, 5, 1, (uint32_t)i, true, &a), 0);
+	T_EQ(ujbd_close(r.j), 0);
+	o.format = false;
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(rig_write(r.j, 5, 1, 100, true, &b), 0);
+	T_CHECK(ujbd_tid_gt(b, a));
+	/* A hard close leaves the commit in the log; the next open replays
+	 * it and carries on after it. */
+	ujbd_close_hard(r.j);
+	T_EQ(rig_open(&r, &o), 0);
+	T_CHECK(rig_has(&r, 5, 100));
+	T_EQ(rig_write(r.j, 6, 1, 101, true, &c), 0);
+	T_CHECK(ujbd_tid_gt(c, b));
+	T_CHECK(ujbd_tid_gt(ujbd_running_tid(r.j) + 1, c));
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	T_CHECK(rig_has(&r, 6, 101));
+	rig_free(&r);
+}
+
+static void t_write_atomic(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct ujbd_block blk[3];
+	uint8_t d[3][BS];
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, JBLOCKS, DBLOCKS, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	for (int i = 0; i < 3; i++) {
+		rig_fill(d[i], BS, 40 + (uint64_t)i * 7, 9);
+		blk[i] = (struct ujbd_block){ 40 + (uint64_t)i * 7, d[i] };
+	}
+	T_EQ(ujbd_write_atomic(r.j, blk, 3, UJBD_DURABLE), 0);
+	ujbd_close_hard(r.j);
+	o.format = false;
+	T_EQ(rig_open(&r, &o), 0); /* recovery puts them home */
+	for (int i = 0; i < 3; i++)
+		T_CHECK(rig_has(&r, 40 + (uint64_t)i * 7, 9));
+	blk[0].block = DBLOCKS + 1;
+	T_EQ(ujbd_write_atomic(r.j, blk, 3, 0), -EINVAL);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	rig_free(&r);
+}
+
+static void t_bad_options(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, JBLOCKS, DBLOCKS, NULL, NULL), 0);
+	o.max_transaction_blocks = JBLOCKS; /* two can never fit */
+	T_EQ(ujbd_open(&r.loc, &o, &r.j, &r.err), -EINVAL);
+	rig_opts(&o, true);
+	o.commit_interval_ns = 0;
+	T_EQ(ujbd_open(&r.loc, &o, &r.j, &r.err), -EINVAL);
+	rig_free(&r);
+	/* An unformatted device is no journal. */
+	T_EQ(rig_devs(&r, BS, JBLOCKS, DBLOCKS, NULL, NULL), 0);
+	rig_opts(&o, false);
+	T_EQ(ujbd_open(&r.loc, &o, &r.j, &r.err), -EUCLEAN);
+	T_CHECK(r.j == NULL);
+	rig_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	T_RUN(t_commit_then_checkpoint);
+	T_RUN(t_credits);
+	T_RUN(t_tids_grow);
+	T_RUN(t_write_atomic);
+	T_RUN(t_bad_options);
+	return t_done(argv[0]);
+}
