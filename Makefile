@@ -89,8 +89,9 @@ tsan: deps
 
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 fuzz: deps
-	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang CFLAGS="-O1 -g -Wno-error" \
 		SAN="-fsanitize=fuzzer-no-link,address,undefined" $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/fuzz/%)
+	@echo "run: build/fuzz/fuzz/fuzz_journal -max_total_time=60 NEWDIR tests/fuzz/corpus"
 
 build/fuzz/fuzz/%: tests/fuzz/%.c $(STATIC)
 	@mkdir -p $(@D)
