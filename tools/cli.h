@@ -20,6 +20,7 @@ void cli_err(const char *verb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 int cmd_devbench(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 int cmd_format(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);

@@ -19,6 +19,7 @@ static const struct verb {
 	{ "recover", cmd_recover, "replay the journal onto its data device" },
 	{ "write", cmd_write, "append one committed, unreplayed transaction" },
 	{ "devbench", cmd_devbench, "benchmark a simulated or real device" },
+	{ "bench", cmd_bench, "benchmark the journal runtime (fsync loop, group commit, handles)" },
 };
 
 void cli_err(const char *verb, const char *fmt, ...)
