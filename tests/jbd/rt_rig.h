@@ -72,10 +72,10 @@ static inline void rig_free(struct rig *r)
 	if (r->j)
 		ujbd_close_hard(r->j);
 	r->j = NULL;
+	if (r->dd && r->dd != r->jd)
+		dev_close(r->dd);
 	if (r->jd)
 		dev_close(r->jd);
-	if (r->dd)
-		dev_close(r->dd);
 	r->jd = r->dd = NULL;
 }
 
