@@ -58,7 +58,7 @@ static int open_dev(const char *path, bool writable, struct dev **out, struct jb
 	int rc = dev_file_open(path, &o, out);
 
 	if (rc)
-		return fail(err, rc, "cannot open '%s': %s", path, strerror(-rc));
+		return fail(err, rc, "cannot open: '%s': %s", path, strerror(-rc));
 	return 0;
 }
 
@@ -78,8 +78,8 @@ static int open_data(struct target *t, bool writable, bool need_data, struct jbd
 
 	if (!t->data_path) {
 		if (need_data)
-			return fail(err, -ENOENT, "no data device for '%s'%s", t->path,
-				    ": a standalone journal needs --data=DEVICE");
+			return fail(err, -ENOENT, "no data device: '%s': %s", t->path,
+				    "a standalone journal needs --data=DEVICE");
 		return 0;
 	}
 	if (same_file(t->data_path, t->journal_path)) {
@@ -104,11 +104,11 @@ static int standalone_probe(struct target *t, bool *is_jbd, uint32_t *bs, struct
 
 	*is_jbd = false;
 	if (fd < 0)
-		return fail(err, -errno, "cannot open '%s': %s", t->path, strerror(errno));
+		return fail(err, -errno, "cannot open: '%s': %s", t->path, strerror(errno));
 	n = pread(fd, &sb, sizeof(sb), 0);
 	close(fd);
 	if (n < 0)
-		return fail(err, -EIO, "cannot read '%s': %s", t->path, strerror(EIO));
+		return fail(err, -EIO, "cannot read: '%s': %s", t->path, strerror(EIO));
 	if (n < (ssize_t)sizeof(sb) || jbd_get_be32(sb.s_header.h_magic) != JBD2_MAGIC)
 		return 0;
 	*is_jbd = true;
@@ -155,16 +155,16 @@ static int open_ext4_external(struct target *t, bool writable, struct jbd_err *e
 
 	t->kind = TARGET_EXT4_EXTERNAL;
 	if (!t->journal_path)
-		return fail(err, -ENOENT, "'%s' has an external journal: %s", t->path,
+		return fail(err, -ENOENT, "external journal: '%s': %s", t->path,
 			    "name its device with --journal=PATH");
 	rc = ext4_probe(t->journal_path, &t->jd, err);
 	if (rc)
 		return rc;
 	if (t->jd.kind != EXT4_JOURNAL_DEV)
-		return fail(err, -EINVAL, "'%s' is not an external journal device: %s",
+		return fail(err, -EINVAL, "not a journal device: '%s': %s",
 			    t->journal_path, "expected mke2fs -O journal_dev");
 	if (memcmp(t->jd.journal_uuid, t->ej.journal_uuid, 16))
-		return fail(err, -EINVAL, "'%s' is not the journal of this file system: %s",
+		return fail(err, -EINVAL, "wrong journal device: '%s': %s",
 			    t->journal_path, "its uuid differs from s_journal_uuid");
 	rc = open_identity(t, t->jd.blocksize, t->jd.sb_block, writable, err);
 	if (rc)
@@ -181,21 +181,21 @@ static int open_ext4(struct target *t, bool writable, struct jbd_err *err)
 {
 	t->ext4_needs_recovery = t->ej.needs_recovery;
 	if (t->data_path)
-		return fail(err, -ENOENT, "'%s' is an ext4 image: %s", t->path,
+		return fail(err, -ENOENT, "--data not allowed: '%s': %s", t->path,
 			    "--data is only for standalone journals");
 	switch (t->ej.kind) {
 	case EXT4_INTERNAL:
 		if (t->journal_path)
-			return fail(err, -ENOENT, "'%s' has an internal journal: %s", t->path,
-				    "--journal is only for external journals");
+			return fail(err, -ENOENT, "--journal not allowed: '%s': %s", t->path,
+				    "the file system has an internal journal");
 		return open_ext4_internal(t, writable, err);
 	case EXT4_EXTERNAL:
 		return open_ext4_external(t, writable, err);
 	case EXT4_NO_JOURNAL:
-		return fail(err, -EINVAL, "no journal in '%s': %s", t->path,
+		return fail(err, -EINVAL, "no journal: '%s': %s", t->path,
 			    "the file system has no has_journal feature");
 	default:
-		return fail(err, -EINVAL, "cannot use '%s': %s", t->path, "unexpected ext4 kind");
+		return fail(err, -EINVAL, "cannot use: '%s': %s", t->path, "unexpected ext4 kind");
 	}
 }
 
@@ -218,7 +218,7 @@ int target_open(struct target *t, const char *path, const char *journal,
 		return open_ext4(t, writable, err);
 	}
 	if (journal)
-		return fail(err, -ENOENT, "'%s' is not an ext4 image: %s", path,
+		return fail(err, -ENOENT, "--journal not allowed: '%s': %s", path,
 			    "--journal is only for ext4 images with an external journal");
 	if (t->ej.kind == EXT4_JOURNAL_DEV) {
 		t->kind = TARGET_JOURNAL_DEV;
@@ -226,7 +226,7 @@ int target_open(struct target *t, const char *path, const char *journal,
 	} else {
 		rc = standalone_probe(t, &is_jbd, &bs, err);
 		if (!rc && !is_jbd)
-			return fail(err, -EINVAL, "cannot use '%s': %s", path,
+			return fail(err, -EINVAL, "cannot use: '%s': %s", path,
 				    "neither an ext4 image nor a jbd2 journal");
 		t->kind = TARGET_STANDALONE;
 		if (!rc)
