@@ -420,8 +420,19 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 	jh = __jbd_jh_get(j, b);
 	if (!jh)
 		return -ENOMEM;
-	if (jh->b_transaction == t || jh->b_next_transaction == t)
+	if (jh->b_transaction == t || jh->b_next_transaction == t) {
+		/* Forgotten (or revoked) earlier in this transaction: using it
+		 * again takes a credit and cancels the revoke. */
+		bool *fg = jh->b_transaction == t ? &jh->b_forget : &jh->b_next_forget;
+		if (!*fg)
+			return 0;
+		if (h->h_buffer_credits == 0)
+			return -ENOSPC;
+		*fg = false;
+		jbd_revoke_cancel(t->t_revoke, b->b_blocknr);
+		h->h_buffer_credits--;
 		return 0;
+	}
 	if (h->h_buffer_credits == 0)
 		return -ENOSPC;
 	jbd_revoke_cancel(t->t_revoke, b->b_blocknr);
@@ -498,16 +509,14 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
 	jh = b->b_jh;
 	if (j->j_flags & JBD_F_ABORTED) {
 		rc = -EROFS;
-	} else if (jh && jh->b_transaction == t) {
+	} else if (jh && jh->b_transaction == t && !jh->b_forget) {
 		if (!jh->b_dirty)
 			h->h_dirtied++;
 		jh->b_dirty = true;
-		jh->b_forget = false;
-	} else if (jh && jh->b_next_transaction == t) {
+	} else if (jh && jh->b_next_transaction == t && !jh->b_next_forget) {
 		if (!jh->b_next_dirty)
 			h->h_dirtied++;
 		jh->b_next_dirty = true;
-		jh->b_next_forget = false;
 	} else {
 		rc = -EINVAL; /* no write access in this transaction */
 	}

@@ -1,0 +1,488 @@
+/*
+ * What a commit guarantees and how it issues its I/O:
+ *   - revoke: a revoked block is not replayed after a hard close; a revoke
+ *     cancelled by journaling the block again in the same transaction is;
+ *   - frozen buffers: a handle of the next transaction modifying a buffer
+ *     while it is being committed does not change what is committed;
+ *   - ordered data: at every flush point of a recorded run, a recovered
+ *     image that holds a transaction's metadata holds its data too;
+ *   - the wake policies: `always` wakes the commit thread for nothing when
+ *     a committed tid is asked for again, `needed` does not;
+ *   - journal write flags and priority: META, SYNC only for waited commits
+ *     (fsync-only policy), fixed ioprio, and inherit (highest waiter, floor
+ *     be:4), read off the block layer's trace.
+ */
+#include "rt_rig.h"
+#include <inttypes.h>
+
+#include "ujbd/jbd_log.h"
+
+#define BS 1024u
+
+/* Replay the journal of r with the offline recovery, as after a crash. */
+static int recover_offline(struct rig *r)
+{
+	struct jbd_journal jj;
+	struct jbd_recover_result res;
+	struct jbd_err err;
+	int rc = jbd_journal_load(&r->loc, &jj, &err);
+
+	if (!rc)
+		rc = jbd_recover(&jj, NULL, &res, &err);
+	if (rc)
+		fprintf(stderr, "  recover: %s\n", err.msg);
+	return rc;
+}
+
+static bool is_zero(struct rig *r, uint64_t block)
+{
+	uint8_t b[BS], z[BS] = { 0 };
+
+	return rig_data(r, block, b) == 0 && memcmp(b, z, BS) == 0;
+}
+
+static void t_revoke(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, 512, 256, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(rig_write(r.j, 20, 3, 1, true, NULL), 0);   /* 20, 21, 22 */
+	/* T2 frees 20; 21 is revoked and journaled again (cancel). */
+	T_EQ(ujbd_start(r.j, 2, &h), 0);
+	T_EQ(ujbd_revoke(h, 20), 0);
+	T_EQ(ujbd_revoke(h, 21), 0);
+	T_EQ(ujbd_get_write_access(h, 21, &b), 0);
+	rig_fill(ujbd_buf_data(b), BS, 21, 2);
+	T_EQ(ujbd_dirty_metadata(h, b), 0);
+	ujbd_buf_put(b);
+	/* A block this transaction journals: forget it, not revoke. */
+	T_EQ(ujbd_revoke(h, 21), -EINVAL);
+	ujbd_handle_set_sync(h, true);
+	T_EQ(ujbd_stop(h), -EINVAL); /* the handle remembers its error */
+	T_EQ(ujbd_sync(r.j), 0);
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	T_EQ(recover_offline(&r), 0);
+	T_CHECK(is_zero(&r, 20));       /* revoked: T1's copy not replayed */
+	T_CHECK(rig_has(&r, 21, 2));    /* re-journaled after its revoke */
+	T_CHECK(rig_has(&r, 22, 1));
+	rig_free(&r);
+}
+
+static void t_forget(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, 512, 256, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	T_EQ(ujbd_get_write_access(h, 30, &b), 0);
+	rig_fill(ujbd_buf_data(b), BS, 30, 5);
+	T_EQ(ujbd_dirty_metadata(h, b), 0);
+	T_EQ(ujbd_forget(h, b), 0);
+	ujbd_buf_put(b);
+	/* The credit came back. */
+	T_EQ(ujbd_get_write_access(h, 31, &b), 0);
+	rig_fill(ujbd_buf_data(b), BS, 31, 5);
+	T_EQ(ujbd_dirty_metadata(h, b), 0);
+	ujbd_buf_put(b);
+	ujbd_handle_set_sync(h, true);
+	T_EQ(ujbd_stop(h), 0);
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	T_EQ(recover_offline(&r), 0);
+	T_CHECK(is_zero(&r, 30));
+	T_CHECK(rig_has(&r, 31, 5));
+	rig_free(&r);
+}
+
+/* ---- frozen buffers (sim) ------------------------------------------------ */
+
+struct frz {
+	struct ujbd *j;
+	ujbd_tid_t t1;
+	volatile int flushing;
+	int rc_a, rc_b;
+	struct ujbd_stats st;
+	bool live_is_new;
+};
+
+static void frz_hook(void *arg, const struct ujbd_trace_event *ev)
+{
+	struct frz *f = arg;
+
+	if (ev->kind == UJBD_TR_COMMIT_FLUSHING && ev->tid == f->t1)
+		f->flushing = 1;
+}
+
+static void frz_a(void *arg)
+{
+	struct frz *f = arg;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	uint8_t d[BS];
+	int rc = ujbd_start(f->j, 1, &h);
+
+	if (rc) {
+		f->rc_a = rc;
+		return;
+	}
+	f->t1 = ujbd_handle_tid(h);
+	rc = ujbd_get_write_access(h, 600, &b);
+	if (!rc) {
+		rig_fill(ujbd_buf_data(b), BS, 600, 1);
+		rc = ujbd_dirty_metadata(h, b);
+		ujbd_buf_put(b);
+	}
+	rig_fill(d, BS, 601, 1);
+	if (!rc)
+		rc = ujbd_write_data(h, 601, d); /* a data phase to wait in */
+	ujbd_handle_set_sync(h, true);
+	int s = ujbd_stop(h);
+	f->rc_a = rc ? rc : s;
+}
+
+static void frz_b(void *arg)
+{
+	struct frz *f = arg;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	uint8_t now[BS], want[BS];
+
+	while (!f->flushing)
+		rt_sleep_ns(RT_NS_PER_US);
+	int rc = ujbd_start(f->j, 1, &h);
+	if (!rc && (rc = ujbd_get_write_access(h, 600, &b)) == 0) {
+		rig_fill(ujbd_buf_data(b), BS, 600, 2);
+		rc = ujbd_dirty_metadata(h, b);
+		ujbd_buf_put(b);
+	}
+	int s = rc == -EROFS ? 0 : ujbd_stop(h);
+	f->rc_b = rc ? rc : s;
+	rig_fill(want, BS, 600, 2);
+	f->live_is_new = ujbd_read(f->j, 600, now) == 0 && memcmp(now, want, BS) == 0;
+}
+
+static void frz_main(void *arg)
+{
+	struct rig *r = arg;
+	struct frz f = { 0 };
+	struct ujbd_opts o;
+	struct dev *d;
+	struct dev_hdd_params p;
+	rt_thread *ta, *tb;
+
+	dev_hdd_defaults(&p);
+	p.size = 64ull << 20;
+	if (dev_sim_hdd_new(&p, &d) || rig_devs(r, BS, 512, (64ull << 20) / BS, d, d))
+		return;
+	rig_opts(&o, true);
+	if (rig_open(r, &o))
+		return;
+	f.j = r->j;
+	ujbd_set_trace_hook(r->j, frz_hook, &f);
+	rt_thread_create(&ta, "writer-a", frz_a, &f);
+	rt_thread_create(&tb, "writer-b", frz_b, &f);
+	rt_thread_join(ta);
+	rt_thread_join(tb);
+	ujbd_stats(r->j, &f.st);
+	ujbd_set_trace_hook(r->j, NULL, NULL);
+	/* Crash: T1 committed, T2 (B's change) not. */
+	ujbd_close_hard(r->j);
+	r->j = NULL;
+	r->err.code = f.rc_a || f.rc_b || !f.live_is_new || f.st.lat[UJBD_LAT_WAIT_FROZEN].count != 1
+			      ? -1 : 0;
+	if (r->err.code)
+		fprintf(stderr, "  a %d b %d live_new %d frozen %" PRIu64 "\n", f.rc_a, f.rc_b,
+			f.live_is_new, f.st.lat[UJBD_LAT_WAIT_FROZEN].count);
+	if (!r->err.code && recover_offline(r))
+		r->err.code = -2;
+	if (!r->err.code && !(rig_has(r, 600, 1) && rig_has(r, 601, 1)))
+		r->err.code = -3;
+	rig_free(r);
+}
+
+static int sim_run(uint64_t seed, void (*fn)(void *), void *arg)
+{
+	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
+	rt_world *w;
+	int rc = rt_world_new(&wo, &w);
+
+	if (!rc)
+		rc = rt_world_run(w, "main", fn, arg);
+	if (w)
+		rt_world_free(w);
+	return rc;
+}
+
+static void t_frozen(void)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct rig r;
+		memset(&r, 0, sizeof(r));
+		r.err.code = -99;
+		T_EQ(sim_run(seed, frz_main, &r), 0);
+		T_EQ(r.err.code, 0);
+	}
+}
+
+/* ---- ordered data on a recorded device ----------------------------------- */
+
+#define OJ 256u   /* journal blocks, at the start of the device */
+#define ON 12u    /* transactions */
+
+static void t_ordered_flush_points(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct dev *mem, *rec;
+	size_t points[512], np;
+	uint64_t devblocks = OJ + 64;
+	uint8_t d[BS];
+
+	T_EQ(dev_mem_new(devblocks * BS, 512, &mem), 0);
+	T_EQ(dev_rec_new(mem, &rec), 0);
+	T_EQ(rig_devs(&r, BS, OJ, devblocks, rec, rec), 0);
+	rig_opts(&o, true);
+	o.data_mode = UJBD_DATA_ORDERED;
+	T_EQ(rig_open(&r, &o), 0);
+	for (unsigned k = 1; k <= ON; k++) {
+		struct ujbd_handle *h;
+		struct ujbd_buf *b;
+		T_EQ(ujbd_start(r.j, 1, &h), 0);
+		rig_fill(d, BS, OJ + 32 + k, k);
+		T_EQ(ujbd_write_data(h, OJ + 32 + k, d), 0);
+		T_EQ(ujbd_get_write_access(h, OJ + k, &b), 0);
+		rig_fill(ujbd_buf_data(b), BS, OJ + k, k);
+		T_EQ(ujbd_dirty_metadata(h, b), 0);
+		ujbd_buf_put(b);
+		ujbd_handle_set_sync(h, k % 2 == 0);
+		T_EQ(ujbd_stop(h), 0);
+	}
+	T_EQ(ujbd_sync(r.j), 0);
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	np = dev_rec_flush_points(rec, points, 512);
+	T_CHECK(np > ON / 2);
+	unsigned committed_max = 0;
+	for (size_t i = 0; i < np; i++) {
+		struct rig img;
+		struct dev *m2;
+		struct dev_crash_policy pol = { .mode = DEV_CRASH_FLUSHED };
+		T_EQ(dev_mem_new(devblocks * BS, 512, &m2), 0);
+		T_EQ(dev_rec_image(rec, points[i] + 1, &pol, m2), 0);
+		T_EQ(rig_devs(&img, BS, OJ, devblocks, m2, m2), 0);
+		int rc = recover_offline(&img);
+		/* Before the format's superblock is durable there is no journal. */
+		if (rc == 0) {
+			for (unsigned k = 1; k <= ON; k++) {
+				if (!rig_has(&img, OJ + k, k))
+					continue;
+				if (k > committed_max)
+					committed_max = k;
+				if (!rig_has(&img, OJ + 32 + k, k)) {
+					rig_free(&img);
+					T_FAILF("flush point %zu: transaction %u without its data", i, k);
+					return;
+				}
+			}
+		}
+		rig_free(&img);
+	}
+	T_EQ(committed_max, ON);
+	rig_free(&r);
+}
+
+/* ---- wake policy (sim) ------------------------------------------------------ */
+
+struct wk {
+	enum ujbd_wake_policy wake;
+	struct ujbd_stats st;
+	int rc;
+};
+
+static void wk_main(void *arg)
+{
+	struct wk *k = arg;
+	struct rig r;
+	struct ujbd_opts o;
+	struct dev *d;
+	struct dev_ssd_params p;
+	ujbd_tid_t tid = 0;
+
+	dev_ssd_defaults(&p);
+	p.size = 16ull << 20;
+	if ((k->rc = dev_sim_ssd_new(&p, &d)) || (k->rc = rig_devs(&r, BS, 512, 16384, d, d)))
+		return;
+	rig_opts(&o, true);
+	o.wake = k->wake;
+	if ((k->rc = rig_open(&r, &o)))
+		return;
+	k->rc = rig_write(r.j, 600, 1, 1, true, &tid);
+	/* fsync of a file whose transaction is already committed, 5 times. */
+	for (int i = 0; i < 5 && !k->rc; i++) {
+		rt_sleep_ns(RT_NS_PER_MS);
+		k->rc = ujbd_commit_tid(r.j, tid);
+		if (!k->rc)
+			k->rc = ujbd_wait_tid(r.j, tid);
+		rt_sleep_ns(RT_NS_PER_MS);
+	}
+	ujbd_stats(r.j, &k->st);
+	if (!k->rc)
+		k->rc = ujbd_close(r.j);
+	r.j = NULL;
+	rig_free(&r);
+}
+
+static void t_wake_policy(void)
+{
+	struct wk n = { .wake = UJBD_WAKE_NEEDED }, a = { .wake = UJBD_WAKE_ALWAYS };
+
+	T_EQ(sim_run(3, wk_main, &n), 0);
+	T_EQ(n.rc, 0);
+	T_EQ(sim_run(3, wk_main, &a), 0);
+	T_EQ(a.rc, 0);
+	T_EQ_U64(n.st.useless_wakeups, 0);
+	T_EQ_U64(a.st.useless_wakeups, 5);
+	T_EQ_U64(a.st.wakeups, n.st.wakeups + 5);
+}
+
+/* ---- journal I/O flags and priority (sim, traced) ------------------------- */
+
+struct iop {
+	uint16_t commit_prio;     /* option */
+	uint16_t waiter_prio;     /* the fsync thread's, 0 = none set */
+	bool meta;
+	bool sync_commit;         /* waited for (else: committed by the timer) */
+	/* out: over kjournald's journal writes */
+	unsigned writes, meta_writes, sync_writes, prio_ok;
+	uint16_t seen_prio;
+	int rc;
+};
+
+static void iop_writer(void *arg)
+{
+	struct iop *p = arg;
+	struct ujbd *j = *(struct ujbd **)((char *)arg + sizeof(struct iop));
+
+	if (p->waiter_prio)
+		rt_ioprio_set(p->waiter_prio);
+	p->rc = rig_write(j, 700, 4, 1, p->sync_commit, NULL);
+	if (!p->rc && !p->sync_commit)
+		rt_sleep_ns(6 * RT_NS_PER_S); /* let the commit timer fire */
+}
+
+struct iop_box {
+	struct iop p;
+	struct ujbd *j;
+};
+
+static void iop_main(void *arg)
+{
+	struct iop_box *box = arg;
+	struct iop *p = &box->p;
+	struct rig r;
+	struct ujbd_opts o;
+	struct dev *d;
+	struct dev_ssd_params sp;
+	struct blk_queue_opts qo;
+	struct blk_queue *q;
+	rt_thread *t;
+
+	dev_ssd_defaults(&sp);
+	sp.size = 16ull << 20;
+	if ((p->rc = dev_sim_ssd_new(&sp, &d)) || (p->rc = rig_devs(&r, BS, 512, 16384, d, d)))
+		return;
+	blk_queue_opts_default(&qo);
+	qo.trace = true;
+	if ((p->rc = blk_queue_new(d, &qo, &q)))
+		return;
+	rig_opts(&o, true);
+	o.journal_queue = o.data_queue = q;
+	o.commit_ioprio = p->commit_prio;
+	o.journal_meta = p->meta;
+	if ((p->rc = rig_open(&r, &o)))
+		return;
+	box->j = r.j;
+	rt_thread_create(&t, "fsyncer", iop_writer, box);
+	rt_thread_join(t);
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	size_t n = blk_trace_count(q);
+	struct blk_trace_event *ev = calloc(n, sizeof(*ev));
+	n = blk_trace_events(q, 0, ev, n);
+	for (size_t i = 0; i < n; i++) {
+		/* Queue events of log writes (journal area, past the superblock). */
+		if (ev[i].action != 'Q' || strcmp(ev[i].comm, "kjournald") || ev[i].rwbs[0] != 'W' ||
+		    ev[i].sector == 0 || ev[i].sector >= 512ull * BS / 512)
+			continue;
+		p->writes++;
+		p->meta_writes += strchr(ev[i].rwbs, 'M') != NULL;
+		p->sync_writes += strchr(ev[i].rwbs, 'S') != NULL;
+		p->seen_prio = ev[i].ioprio;
+	}
+	free(ev);
+	blk_queue_free(q);
+	rig_free(&r);
+}
+
+static int iop_run(struct iop *p)
+{
+	struct iop_box box = { .p = *p };
+	int rc = sim_run(11, iop_main, &box);
+
+	*p = box.p;
+	return rc ? rc : p->rc;
+}
+
+static void t_io_policy(void)
+{
+	const uint16_t be3 = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 3), be4 = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
+	const uint16_t rt2 = RT_IOPRIO(RT_IOPRIO_CLASS_RT, 2), idle = RT_IOPRIO(RT_IOPRIO_CLASS_IDLE, 0);
+	struct iop p;
+
+	/* Default: META, SYNC for a waited commit, be:3. */
+	p = (struct iop){ .commit_prio = be3, .meta = true, .sync_commit = true };
+	T_EQ(iop_run(&p), 0);
+	T_CHECK(p.writes >= 2);
+	T_EQ(p.meta_writes, p.writes);
+	T_EQ(p.sync_writes, p.writes);
+	T_EQ(p.seen_prio, be3);
+	/* No META; a timer commit nobody waits for is not SYNC. */
+	p = (struct iop){ .commit_prio = be3, .meta = false, .sync_commit = false };
+	T_EQ(iop_run(&p), 0);
+	T_CHECK(p.writes >= 2);
+	T_EQ(p.meta_writes, 0);
+	T_EQ(p.sync_writes, 0);
+	/* Inherit: an rt:2 waiter lifts the commit to rt:2 ... */
+	p = (struct iop){ .commit_prio = UJBD_IOPRIO_INHERIT, .waiter_prio = rt2, .meta = true,
+			  .sync_commit = true };
+	T_EQ(iop_run(&p), 0);
+	T_EQ(p.seen_prio, rt2);
+	/* ... an idle waiter gets the floor, be:4. */
+	p = (struct iop){ .commit_prio = UJBD_IOPRIO_INHERIT, .waiter_prio = idle, .meta = true,
+			  .sync_commit = true };
+	T_EQ(iop_run(&p), 0);
+	T_EQ(p.seen_prio, be4);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	T_RUN(t_revoke);
+	T_RUN(t_forget);
+	T_RUN(t_frozen);
+	T_RUN(t_ordered_flush_points);
+	T_RUN(t_wake_policy);
+	T_RUN(t_io_policy);
+	return t_done(argv[0]);
+}
