@@ -534,6 +534,92 @@ static void test_target_beyond(void)
 	rig_close(&r);
 }
 
+/* A v1 superblock (blocktype 3): no feature words, 8-byte tags. */
+static void test_v1_superblock(void)
+{
+	struct rig r;
+	struct jbd_recover_result res;
+	struct jbd_err err;
+	uint64_t a[] = { 4, 5 }, rev[] = { 4 };
+	uint8_t fa[] = { 'a', 0xC0 };
+
+	T_EQ(rig_open(&r, 1024, 64, JBD_CSUM_KIND_NONE, false, false, 1), 0);
+	jbd_put_be32(&r.j.j_sb.s_header.h_blocktype, JBD2_SUPERBLOCK_V1);
+	memset((uint8_t *)&r.j.j_sb + 0x24, 0, sizeof(r.j.j_sb) - 0x24);
+	T_EQ(jbd_journal_write_sb(&r.j, &err), 0);
+	T_EQ(reload(&r), 0);
+	T_CHECK(!jbd_sb_is_v2(&r.j.j_sb));
+	T_EQ(r.j.j_fmt.f_tag_bytes, 8);
+	T_EQ(txn(&r, NULL, NULL, 0, rev, 1, 1, NULL), -EOPNOTSUPP); /* no REVOKE in v1 */
+	T_EQ(txn(&r, a, fa, 2, NULL, 0, 1, NULL), 0);
+	T_EQ(reload(&r), 0);
+	T_EQ(recover(&r, false, &res, &err), 0);
+	T_EQ(data_byte(&r, 4), 'a');
+	T_EQ(data_byte(&r, 5), 0x1C0);
+	rig_close(&r);
+}
+
+/* A journal scattered over its device in three extents, as inode 8 of an
+ * ext4 image can be; the data device is the same device. */
+static void test_extent_map(void)
+{
+	struct rig r;
+	struct jbd_recover_result res;
+	struct jbd_err err;
+	struct jbd_format_opts o = { .blocksize = 1024, .blocks = 40, .csum = JBD_CSUM_KIND_V3 };
+	struct jbd_extent map[3] = { { 0, 100, 10 }, { 10, 50, 5 }, { 15, 200, 25 } };
+	struct dev *scratch;
+	static uint8_t buf[1024];
+	uint64_t off;
+
+	memset(&r, 0, sizeof(r));
+	r.bs = 1024;
+	T_EQ(dev_mem_new(256 * 1024, 512, &r.ddev), 0);
+	r.loc = (struct jbd_loc){ .j_dev = r.ddev, .j_blocksize = 1024, .j_map = map, .j_nmap = 3,
+				  .j_len = 40, .j_data = r.ddev, .j_data_blocks = 256 };
+	T_EQ(jbd_loc_offset(&r.loc, 0, &off), 0);
+	T_EQ_U64(off, 100 * 1024);
+	T_EQ(jbd_loc_offset(&r.loc, 12, &off), 0);
+	T_EQ_U64(off, 52 * 1024);
+	T_EQ(jbd_loc_offset(&r.loc, 39, &off), 0);
+	T_EQ_U64(off, 224 * 1024);
+	T_EQ(jbd_loc_offset(&r.loc, 40, &off), -EINVAL);
+	/* format a scratch image, then copy it block by block through the map */
+	T_EQ(dev_mem_new(40 * 1024, 512, &scratch), 0);
+	T_EQ(jbd_format(scratch, &o, &err), 0);
+	r.j.j_loc = r.loc;
+	for (uint64_t b = 0; b < 40; b++) {
+		T_EQ(dev_pread(scratch, buf, 1024, b * 1024), 0);
+		T_EQ(jbd_journal_write(&r.j, b, buf), 0);
+	}
+	dev_close(scratch);
+	T_EQ(reload(&r), 0);
+	uint64_t t[] = { 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31 };
+	uint8_t f[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+	struct jbd_write_result w;
+	T_EQ(txn(&r, t, f, 12, NULL, 0, 1, NULL), 0);     /* log blocks 1-14 */
+	T_EQ(reload(&r), 0);
+	T_EQ(recover(&r, false, &res, &err), 0);
+	T_EQ(reload(&r), 0);
+	T_EQ(txn(&r, t, f, 12, NULL, 0, 1, &w), 0);       /* 15-28 (from s_head) */
+	T_EQ(w.start_block, 15);
+	T_EQ(txn(&r, t, f, 12, NULL, 0, 1, &w), 0);       /* 29-39, then 1-3 */
+	T_EQ(w.commit_block, 3);
+	T_EQ(txn(&r, t, f, 12, NULL, 0, 1, NULL), -ENOSPC);
+	uint64_t bad[] = { 52 };                          /* journal block 12 */
+	T_EQ(reload(&r), 0);
+	T_EQ(recover(&r, false, &res, &err), 0);
+	T_EQ(res.replayed_blocks, 24);
+	for (int i = 0; i < 12; i++)
+		T_EQ(data_byte(&r, t[i]), f[i]);
+	/* a tag naming a block of the journal itself is refused */
+	T_EQ(txn(&r, bad, f, 1, NULL, 0, 1, NULL), 0);
+	T_EQ(reload(&r), 0);
+	T_EQ(recover(&r, false, &res, &err), -EUCLEAN);
+	T_CHECK(strstr(err.msg, "inside the journal"));
+	rig_close(&r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -551,5 +637,7 @@ int main(int argc, char **argv)
 	T_RUN(test_dry_run);
 	T_RUN(test_big_transaction);
 	T_RUN(test_target_beyond);
+	T_RUN(test_v1_superblock);
+	T_RUN(test_extent_map);
 	return t_done(argv[0]);
 }
