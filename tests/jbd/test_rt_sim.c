@@ -149,7 +149,7 @@ static void scen_main(void *arg)
 		w[i] = (struct wctx){ .s = s, .j = r.j, .id = i };
 		w[i].base = s->jblocks + 100 + i * 2 * SPAN;
 		w[i].dbase = w[i].base + SPAN;
-		char name[16];
+		char name[24];
 		snprintf(name, sizeof(name), "writer%u", i);
 		rt_thread_create(&th[i], name, worker, &w[i]);
 	}
