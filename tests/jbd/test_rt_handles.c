@@ -80,7 +80,7 @@ static void t_tids_grow(void)
 {
 	struct rig r;
 	struct ujbd_opts o;
-	ujbd_tid_t a, b, c;
+	ujbd_tid_t a = 0, b = 0, c = 0;
 
 	rig_opts(&o, true);
 	o.format_opts.sequence = 0xfffffff0u; /* across the wrap too */
