@@ -155,6 +155,66 @@ static void t_bad_options(void)
 	rig_free(&r);
 }
 
+/* Real threads, a small journal (forced checkpoints), sync and async
+ * handles, ordered data: everything lands, nothing deadlocks. */
+struct rw {
+	struct ujbd *j;
+	unsigned id;
+	uint32_t gen[16];
+	int rc;
+};
+
+static void real_worker(void *arg)
+{
+	struct rw *w = arg;
+	uint8_t d[BS];
+
+	for (uint32_t k = 1; k <= 300 && !w->rc; k++) {
+		uint64_t blk = 100 + w->id * 40 + k % 16;
+		w->rc = rig_write(w->j, blk, 1, k, k % 7 == 0, NULL);
+		w->gen[k % 16] = k;
+		if (!w->rc && k % 5 == 0) {
+			struct ujbd_handle *h;
+			w->rc = ujbd_start(w->j, 0, &h);
+			rig_fill(d, BS, 100 + w->id * 40 + 20 + k % 8, k);
+			if (!w->rc)
+				w->rc = ujbd_write_data(h, 100 + w->id * 40 + 20 + k % 8, d);
+			if (!w->rc)
+				w->rc = ujbd_stop(h);
+		}
+	}
+}
+
+static void t_real_threads(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct rw w[4];
+	rt_thread *t[4];
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, 128, DBLOCKS, NULL, NULL), 0);
+	o.commit_interval_ns = 2 * RT_NS_PER_MS;
+	T_EQ(rig_open(&r, &o), 0);
+	for (unsigned i = 0; i < 4; i++) {
+		w[i] = (struct rw){ .j = r.j, .id = i };
+		T_EQ(rt_thread_create(&t[i], "rw", real_worker, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		rt_thread_join(t[i]);
+		T_EQ(w[i].rc, 0);
+	}
+	struct ujbd_stats st;
+	T_EQ(ujbd_stats(r.j, &st), 0);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	for (unsigned i = 0; i < 4; i++)
+		for (unsigned s = 0; s < 16; s++)
+			T_CHECK(rig_has(&r, 100 + i * 40 + s, w[i].gen[s]));
+	T_CHECK(st.ts_tid > 0);
+	rig_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -163,5 +223,6 @@ int main(int argc, char **argv)
 	T_RUN(t_tids_grow);
 	T_RUN(t_write_atomic);
 	T_RUN(t_bad_options);
+	T_RUN(t_real_threads);
 	return t_done(argv[0]);
 }
