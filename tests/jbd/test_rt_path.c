@@ -1,0 +1,124 @@
+/*
+ * ujbd_open_path: a standalone journal file (formatted at open) with a data
+ * file, and the internal journal of an ext4 image made by mke2fs, whose
+ * needs_recovery flag is set while open, left set by a hard close (a
+ * crash) and cleared by a clean close. Real world, files in a temporary
+ * directory.
+ */
+#include "rt_rig.h"
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "ujbd/ext4.h"
+
+static char dir[64];
+
+static int mkfile(const char *path, off_t size)
+{
+	int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	int rc = fd < 0 || ftruncate(fd, size) ? -1 : 0;
+
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static int write_one(struct ujbd *j, uint64_t block, uint32_t gen)
+{
+	return rig_write(j, block, 1, gen, true, NULL);
+}
+
+static bool file_has(const char *path, uint32_t bs, uint64_t block, uint32_t gen)
+{
+	uint8_t *a = malloc(bs), *b = malloc(bs);
+	int fd = open(path, O_RDONLY);
+	bool ok = a && b && fd >= 0 && pread(fd, a, bs, (off_t)(block * bs)) == (ssize_t)bs;
+
+	if (ok) {
+		rig_fill(b, bs, block, gen);
+		ok = memcmp(a, b, bs) == 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(a);
+	free(b);
+	return ok;
+}
+
+static void t_standalone(void)
+{
+	char jp[96], dp[96];
+	struct ujbd_opts o;
+	struct ujbd *j;
+	struct jbd_err err;
+
+	snprintf(jp, sizeof(jp), "%s/journal", dir);
+	snprintf(dp, sizeof(dp), "%s/data", dir);
+	T_EQ(mkfile(dp, 4 << 20), 0);
+	rig_opts(&o, true);
+	o.format_opts.blocksize = 4096;
+	o.format_opts.blocks = 256;
+	T_EQ(ujbd_open_path(jp, NULL, NULL, &o, &j, &err), -EINVAL); /* no data device */
+	T_EQ(ujbd_open_path(jp, dp, NULL, &o, &j, &err), 0);
+	T_EQ(ujbd_block_size(j), 4096);
+	T_EQ(ujbd_data_blocks(j), 1024);
+	T_EQ(write_one(j, 7, 3), 0);
+	T_EQ(ujbd_close(j), 0);
+	T_CHECK(file_has(dp, 4096, 7, 3));
+	o.format = false;
+	T_EQ(ujbd_open_path(jp, dp, NULL, &o, &j, &err), 0);
+	T_EQ(write_one(j, 8, 4), 0);
+	ujbd_close_hard(j);
+	T_EQ(ujbd_open_path(jp, dp, NULL, &o, &j, &err), 0); /* recovers */
+	T_CHECK(file_has(dp, 4096, 8, 4));
+	T_EQ(ujbd_close(j), 0);
+}
+
+static void t_ext4_internal(void)
+{
+	char img[96], cmd[256];
+	struct ujbd_opts o;
+	struct ujbd *j;
+	struct jbd_err err;
+	struct ext4_journal ej;
+
+	snprintf(img, sizeof(img), "%s/fs.img", dir);
+	snprintf(cmd, sizeof(cmd), "mke2fs -q -F -t ext4 -b 4096 %s 32M >/dev/null 2>&1", img);
+	if (access("/usr/sbin/mke2fs", X_OK) && access("/sbin/mke2fs", X_OK))
+		T_SKIP("mke2fs not installed");
+	T_EQ(system(cmd), 0);
+	rig_opts(&o, false);
+	T_EQ(ujbd_open_path(img, NULL, NULL, &o, &j, &err), 0);
+	uint64_t blk = ujbd_data_blocks(j) - 10;
+	T_EQ(write_one(j, blk, 5), 0);
+	T_EQ(ext4_probe(img, &ej, NULL), 0);
+	T_CHECK(ej.needs_recovery);
+	ext4_journal_release(&ej);
+	ujbd_close_hard(j);
+	T_EQ(ext4_probe(img, &ej, NULL), 0);
+	T_CHECK(ej.needs_recovery); /* a crash leaves it for e2fsck */
+	ext4_journal_release(&ej);
+	T_EQ(ujbd_open_path(img, NULL, NULL, &o, &j, &err), 0);
+	T_EQ(ujbd_close(j), 0);
+	T_CHECK(file_has(img, 4096, blk, 5));
+	T_EQ(ext4_probe(img, &ej, NULL), 0);
+	T_CHECK(!ej.needs_recovery);
+	ext4_journal_release(&ej);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	snprintf(dir, sizeof(dir), "/tmp/ujbd-rt-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	T_RUN(t_standalone);
+	T_RUN(t_ext4_internal);
+	char cmd[96];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+	return t_done(argv[0]);
+}
