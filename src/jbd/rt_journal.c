@@ -482,8 +482,16 @@ static void stop_threads(struct ujbd *j, uint32_t flags)
 {
 	rt_mutex_lock(&j->j_state_lock);
 	j->j_flags |= flags;
+	/* Everyone re-checks the flags: a forced checkpoint waiting for a
+	 * commit that a hard stop will never make, say. */
 	rt_cond_broadcast(&j->j_wait_commit);
 	rt_cond_broadcast(&j->j_wait_checkpoint);
+	if (flags & JBD_F_HARD) {
+		rt_cond_broadcast(&j->j_wait_done_commit);
+		rt_cond_broadcast(&j->j_wait_updates);
+		rt_cond_broadcast(&j->j_wait_space);
+		rt_cond_broadcast(&j->j_wait_transaction_locked);
+	}
 	rt_mutex_unlock(&j->j_state_lock);
 	if (j->j_ckpt_task && (flags & JBD_F_STOP_CKPT)) {
 		rt_thread_join(j->j_ckpt_task);

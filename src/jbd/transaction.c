@@ -355,7 +355,7 @@ int ujbd_stop(struct ujbd_handle *h)
 	struct jbd_txn *t = h->h_transaction;
 	ujbd_tid_t tid = t->t_tid;
 	int rc = h->h_err, wrc;
-	uint64_t now;
+	uint64_t t0 = rt_now_ns(), now;
 
 	stop_batch(j, h);
 	rt_mutex_lock(&j->j_state_lock);
@@ -378,8 +378,8 @@ int ujbd_stop(struct ujbd_handle *h)
 			rc = wrc;
 	}
 	rt_mutex_unlock(&j->j_state_lock);
-	if (h->h_sync)
-		jbd_stats_fsync(&j->j_stats, rt_now_ns() - now);
+	if (h->h_sync) /* what the caller waited, batch window included */
+		jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
 	free(h);
 	return rc;
 }
@@ -641,7 +641,7 @@ int ujbd_write_data(struct ujbd_handle *h, uint64_t block, const void *data)
 	int rc;
 
 	if (j->j_opts.data_mode == UJBD_DATA_JOURNAL) {
-		rc = ujbd_get_write_access(h, block, &b);
+		rc = ujbd_get_create_access(h, block, &b); /* overwritten whole: no read */
 		if (rc)
 			return rc;
 		rt_mutex_lock(&j->j_state_lock);
