@@ -87,6 +87,7 @@ struct jbd_jh {
 	bool b_forget;      /* b_transaction frees it: drop its checkpoint copy
 			     * at that commit, never log or write it back */
 	bool b_next_forget; /* the same, for b_next_transaction */
+	uint64_t b_join_seq; /* h_seq of the handle that journaled it last */
 	struct jbd_txn *b_data_next; /* data of the running txn while the
 				      * committing one holds it on t_data */
 	struct jbd_jh *b_tnext, *b_tprev;   /* b_transaction's t_buffers */
@@ -189,6 +190,7 @@ struct ujbd {
 	uint32_t j_head, j_tail;          /* [j_state_lock] log blocks */
 	bool j_sb_empty;                  /* [j_state_lock] s_start is 0 on disk */
 	int j_last_sync_writer;           /* [j_state_lock] pid */
+	uint64_t j_handle_seq;            /* [j_state_lock] last h_seq */
 
 	/* kjournald */
 	rt_thread *j_task, *j_ckpt_task;
@@ -223,6 +225,7 @@ struct ujbd {
 
 struct ujbd_handle {
 	struct ujbd *h_journal;
+	uint64_t h_seq;                   /* unique per journal, from 1 */
 	struct jbd_txn *h_transaction;
 	uint32_t h_buffer_credits;        /* left */
 	uint32_t h_requested;             /* asked for (start + extends) */

@@ -264,6 +264,7 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 		h->h_journal = j;
 		h->h_transaction = j->j_running;
 		h->h_buffer_credits = h->h_requested = nblocks;
+		h->h_seq = ++j->j_handle_seq;
 		h->h_start_ns = rt_now_ns();
 		start_account(j, j->j_running, wait_ns, space_ns);
 		JBD_TRACE(&j->j_tracer, jbd2_handle_start, j->j_running->t_tid, 0, 0, nblocks,
@@ -431,6 +432,7 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 		*fg = false;
 		jbd_revoke_cancel(t->t_revoke, b->b_blocknr);
 		h->h_buffer_credits--;
+		jh->b_join_seq = h->h_seq;
 		return 0;
 	}
 	if (h->h_buffer_credits == 0)
@@ -453,6 +455,7 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 	}
 	b->b_jstate |= BUF_J_JOURNALED;
 	h->h_buffer_credits--;
+	jh->b_join_seq = h->h_seq;
 	return 0;
 }
 
@@ -559,8 +562,9 @@ static void __forget(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh)
 		jh->b_forget = true;
 		__jbd_list_add_t(&t->t_buffers, jh);
 		t->t_nr_buffers++;
-	} else if (jh->b_transaction == j->j_committing && !jh->b_next_transaction &&
-		   jh->b_cp_transaction) {
+	} else if (jh->b_transaction && jh->b_transaction == j->j_committing &&
+		   !jh->b_next_transaction) {
+		/* Its commit files it for checkpoint; this commit drops it. */
 		jh->b_next_transaction = t;
 		jh->b_next_dirty = false;
 		jh->b_next_forget = true;
@@ -599,11 +603,14 @@ int ujbd_revoke(struct ujbd_handle *h, uint64_t block)
 		goto out;
 	}
 	if (buf_get(j->j_cache, block, BUF_GET_PEEK, &b) == 0 && (jh = b->b_jh)) {
-		if (jh->b_transaction == t || jh->b_next_transaction == t) {
-			if (jh->b_transaction == t ? !jh->b_forget : !jh->b_next_forget) {
-				rc = -EINVAL; /* journaled here: forget it instead */
-				goto out;
-			}
+		bool here = jh->b_transaction == t ? !jh->b_forget
+			    : jh->b_next_transaction == t && !jh->b_next_forget;
+		/* This very handle journaled it: a caller bug (forget it
+		 * instead). Another handle of the transaction did: the block
+		 * is freed now, so its copy goes, as jbd2's revoke forgets. */
+		if (here && jh->b_join_seq == h->h_seq) {
+			rc = -EINVAL;
+			goto out;
 		}
 		__forget(j, h, jh);
 	}

@@ -74,6 +74,33 @@ static void t_revoke(void)
 	rig_free(&r);
 }
 
+/* A block another handle of the same transaction journaled is freed by a
+ * revoke (as jbd2's revoke forgets it): neither copy is replayed. */
+static void t_revoke_other_handle(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	ujbd_tid_t t1 = 0;
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, 512, 256, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(rig_write(r.j, 50, 2, 1, true, NULL), 0);     /* 50, 51 committed */
+	T_EQ(rig_write(r.j, 50, 2, 2, false, &t1), 0);    /* running: 50, 51 */
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	T_EQ(ujbd_handle_tid(h), t1);
+	T_EQ(ujbd_revoke(h, 50), 0);
+	ujbd_handle_set_sync(h, true);
+	T_EQ(ujbd_stop(h), 0);
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	T_EQ(recover_offline(&r), 0);
+	T_CHECK(is_zero(&r, 50));
+	T_CHECK(rig_has(&r, 51, 2));
+	rig_free(&r);
+}
+
 static void t_forget(void)
 {
 	struct rig r;
@@ -479,6 +506,7 @@ int main(int argc, char **argv)
 {
 	(void)argc;
 	T_RUN(t_revoke);
+	T_RUN(t_revoke_other_handle);
 	T_RUN(t_forget);
 	T_RUN(t_frozen);
 	T_RUN(t_ordered_flush_points);
