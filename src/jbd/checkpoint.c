@@ -27,6 +27,8 @@
 
 void __jbd_cp_append(struct ujbd *j, struct jbd_txn *t)
 {
+	ASSERT(t->t_state == T_FINISHED && t->t_updates == 0);
+	ASSERT(!j->j_cp_last || ujbd_tid_gt(t->t_tid, j->j_cp_last->t_tid));
 	t->t_cpnext = NULL;
 	t->t_cpprev = j->j_cp_last;
 	if (j->j_cp_last)
@@ -58,6 +60,7 @@ void __jbd_cp_drop_empty(struct ujbd *j)
 		next = t->t_cpnext;
 		if (t->t_nr_ckpt)
 			continue;
+		ASSERT(!t->t_ckpt && t->t_state == T_FINISHED);
 		__cp_unlink(j, t);
 		jbd_stats_checkpoint(&j->j_stats, t->t_ckpt_written, t->t_ckpt_dropped);
 		JBD_TRACE(&j->j_tracer, jbd2_checkpoint_stats, t->t_tid,
@@ -81,6 +84,7 @@ static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold)
 		if (!t->t_ckpt_first_ns)
 			t->t_ckpt_first_ns = now;
 		for (struct jbd_jh *jh = t->t_ckpt; jh && n < j->j_ckpt_n; jh = jh->b_cpnext) {
+			ASSERT(jh->b_cp_transaction == t);
 			if (jh->b_ckpt_busy)
 				continue;
 			if (jh->b_transaction) {
@@ -143,6 +147,7 @@ static void __cp_done(struct ujbd *j, uint32_t n, int err)
 		struct jbd_txn *t = j->j_ckpt_txn[i];
 		struct ujbd_buf *put = NULL;
 
+		ASSERT(jh->b_ckpt_busy && t->t_state == T_FINISHED);
 		jh->b_ckpt_busy = false;
 		/* A later commit refiled it: that copy must go home too. */
 		if (!err && jh->b_cp_transaction == t) {
@@ -168,6 +173,7 @@ int jbd_checkpoint_pass(struct ujbd *j, bool force)
 		return rc;
 	}
 	n = __cp_collect(j, &held, &hold);
+	ASSERT(n <= j->j_ckpt_n);
 	JBD_TRACE(&j->j_tracer, jbd2_checkpoint, j->j_cp_first ? j->j_cp_first->t_tid : 0,
 		  n ? (int64_t)n : held ? 0 : -1, 0, 0, 0, 0, 0);
 	if (!n && held && force) {

@@ -524,6 +524,8 @@ static void __refile_one(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 	struct ujbd_buf *put = NULL;
 	struct jbd_txn *old = jh->b_cp_transaction;
 
+	ASSERT(jh->b_transaction == t && !jh->b_frozen_data);
+	ASSERT(!old || ujbd_tid_gt(t->t_tid, old->t_tid));
 	if ((jh->b_dirty && !jh->b_forget) || jh->b_forget) {
 		/* Logged here: the older copy need not go home. Forgotten: it
 		 * must not any more. */
@@ -610,6 +612,8 @@ static void __phase_done(struct ujbd *j, struct commit_ctx *c)
 
 	c->end_ns = rt_now_ns();
 	ASSERT(c->logged == t->t_log_need);
+	ASSERT(j->j_committing == t && t->t_updates == 0 && t->t_state == T_COMMIT);
+	ASSERT(jbd_log_distance(&j->j_jnl, t->t_log_start, c->blk) == c->logged % jbd_log_size(j));
 	t->t_log_end = c->blk;
 	j->j_head = c->blk;
 	j->j_commit_sequence = t->t_tid;

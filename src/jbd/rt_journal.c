@@ -78,6 +78,7 @@ uint32_t jbd_log_size(const struct ujbd *j)
 
 uint32_t jbd_log_res(const struct ujbd *j, uint32_t credits)
 {
+	ASSERT(j->j_dcap > 0);
 	return credits + (credits + j->j_dcap - 1) / j->j_dcap + 1;
 }
 
@@ -157,6 +158,7 @@ static void __tail_target(const struct ujbd *j, uint32_t *start, ujbd_tid_t *seq
 {
 	const struct jbd_txn *c = j->j_committing;
 
+	ASSERT(!j->j_cp_first || j->j_cp_first->t_state == T_FINISHED);
 	if (j->j_cp_first) {
 		*start = j->j_cp_first->t_log_start;
 		*seq = j->j_cp_first->t_tid;
@@ -186,6 +188,7 @@ int jbd_update_tail(struct ujbd *j, bool empty)
 		rc = j->j_errno;
 		goto out;
 	}
+	ASSERT(start == 0 || (start >= j->j_jnl.j_first && start < j->j_jnl.j_last));
 	bool same = j->j_sb_empty ? start == 0 : start == j->j_tail && seq == j->j_tail_sequence;
 	if (same)
 		goto out;

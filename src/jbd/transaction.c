@@ -361,7 +361,8 @@ int ujbd_stop(struct ujbd_handle *h)
 	stop_batch(j, h);
 	rt_mutex_lock(&j->j_state_lock);
 	now = rt_now_ns();
-	ASSERT(t->t_updates > 0);
+	ASSERT(t->t_updates > 0 && (t->t_state == T_RUNNING || t->t_state == T_LOCKED));
+	ASSERT(t->t_outstanding >= h->h_buffer_credits);
 	t->t_outstanding -= h->h_buffer_credits;
 	if (--t->t_updates == 0)
 		rt_cond_broadcast(&j->j_wait_updates);
@@ -464,6 +465,7 @@ static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
 {
 	struct ujbd *j = h->h_journal;
 	struct ujbd_buf *b, *put = NULL;
+	uint64_t t0 = rt_now_ns(), waited;
 	int rc;
 
 	*out = NULL;
@@ -477,6 +479,11 @@ static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
 	rc = __write_access(j, h, b);
 	if (!rc && create)
 		memset(b->b_data, 0, j->j_blocksize);
+	/* The kernel's report of a write access stuck for over HZ/10. */
+	waited = rt_now_ns() - t0;
+	if (waited > 100 * RT_NS_PER_MS)
+		JBD_TRACE(&j->j_tracer, jbd2_lock_buffer_stall, h->h_transaction->t_tid, waited,
+			  0, 0, 0, 0, 0);
 	if (rc && b->b_jh)
 		__jbd_jh_maybe_free(j, b->b_jh, &put);
 	rt_mutex_unlock(&j->j_state_lock);
