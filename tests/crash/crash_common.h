@@ -125,7 +125,7 @@ struct cr_cfg {
 /* What one run found. */
 struct cr_result {
 	uint64_t points, images, unique, torn, fua_torn, opened, xchecks;
-	uint64_t pending_max, sampled_points, torn_refused, revoke_einval;
+	uint64_t pending_max, sampled_points, torn_refused;
 	uint32_t last_rtid, commits_acked;
 	size_t log_entries;
 	int failures;
@@ -362,26 +362,10 @@ static inline int cr_revoke(struct cr_thr *t, uint32_t b)
 	if (err < 0)
 		return err;
 	tid = ujbd_handle_tid(h);
+	/* Another handle of this same transaction may have journaled b: that
+	 * must work (ujbd.h; jbd2 forgets and revokes). The runtime once
+	 * refused it with -EINVAL: test_crash_revoke keeps that reproducer. */
 	err = ujbd_revoke(h, b);
-	if (err == -EINVAL) {
-		/* ujbd.h allows revoking a block that ANOTHER handle of the same
-		 * transaction journaled (jbd2 does too); the runtime refused it
-		 * (reproduced by test_crash_revoke). Count it, and revoke in
-		 * the next transaction instead, so the rest of the workload runs. */
-		rt_mutex_lock(&c->lock);
-		c->res->revoke_einval++;
-		rt_mutex_unlock(&c->lock);
-		ujbd_stop(h);
-		err = ujbd_commit_tid(c->j, tid);
-		if (err == 0)
-			err = ujbd_wait_tid(c->j, tid);
-		if (err == 0)
-			err = ujbd_start(c->j, 1, &h);
-		if (err < 0)
-			return err;
-		tid = ujbd_handle_tid(h);
-		err = ujbd_revoke(h, b);
-	}
 	rt_mutex_lock(&c->lock);
 	c->gseq++;
 	if (err == 0)
@@ -1194,9 +1178,6 @@ CR_FN void cr_print(const struct cr_cfg *cfg, const struct cr_result *r)
 	       cfg->name, cfg->seed, r->last_rtid, r->commits_acked, r->log_entries,
 	       r->points, r->sampled_points, r->pending_max, r->images, r->unique,
 	       r->torn, r->fua_torn, r->torn_refused, r->opened, r->xchecks, r->failures);
-	if (r->revoke_einval)
-		printf("  note: %" PRIu64 " revokes refused with -EINVAL (another handle of the"
-		       " same transaction had journaled the block)\n", r->revoke_einval);
 	fflush(stdout);
 }
 

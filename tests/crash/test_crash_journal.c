@@ -10,15 +10,19 @@
 
 /* v3 checksums and async commit */
 CR_TEST(journal_v3_async, .seed = 11, .mode = UJBD_DATA_JOURNAL,
-	.csum = JBD_CSUM_KIND_V3, .async_commit = true)
+	.csum = JBD_CSUM_KIND_V3, .async_commit = true, .ops = 48)
 /* COMPAT_CHECKSUM (v1) journal, synchronous commits */
 CR_TEST(journal_v1, .seed = 12, .mode = UJBD_DATA_JOURNAL,
-	.csum = JBD_CSUM_KIND_V1)
+	.csum = JBD_CSUM_KIND_V1, .ops = 48)
+/* no checksums, a simulated SSD under the recorder, four threads */
+CR_TEST(journal_nocsum_ssd, .seed = 13, .mode = UJBD_DATA_JOURNAL,
+	.csum = JBD_CSUM_KIND_NONE, .sim_ssd = true, .threads = 4, .ops = 32)
 
 int main(int argc, char **argv)
 {
 	(void)argc;
 	T_RUN(journal_v3_async);
 	T_RUN(journal_v1);
+	T_RUN(journal_nocsum_ssd);
 	return t_done(argv[0]);
 }

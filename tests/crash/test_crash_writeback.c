@@ -8,9 +8,9 @@
 #include "crash_common.h"
 
 CR_TEST(writeback_v2, .seed = 21, .mode = UJBD_DATA_WRITEBACK,
-	.csum = JBD_CSUM_KIND_V2)
+	.csum = JBD_CSUM_KIND_V2, .ops = 18)
 CR_TEST(writeback_v3_ssd, .seed = 22, .mode = UJBD_DATA_WRITEBACK,
-	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true)
+	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 18)
 
 int main(int argc, char **argv)
 {
