@@ -2,8 +2,8 @@
 # USDT probes: every trace event of src/jbd/jtrace.h is a stapsdt note of
 # provider "ujbd" (what perf and bpftrace attach to). test_stats fires each
 # of the 15 events once, so its binary must carry all 15; once the journal
-# runtime is linked into the ujbd binary (ujbd_open defined), that binary
-# must carry the commit-phase probes too.
+# runtime is linked into the ujbd binary (ujbd_open defined), the runtime
+# fires every one of them too, so the ujbd binary must carry all 15.
 set -u
 BUILD=${BUILD:-build}
 UJBD=${UJBD:-$BUILD/ujbd}
@@ -35,8 +35,7 @@ rm -f "${TMPDIR:-/tmp}/probes.$$"
 
 if [ -x "$UJBD" ] && nm "$UJBD" 2>/dev/null | grep -q ' T ujbd_open$'; then
 	p=$(probes "$UJBD")
-	for e in jbd2_start_commit jbd2_commit_locking jbd2_commit_flushing \
-		jbd2_commit_logging jbd2_end_commit jbd2_run_stats; do
+	for e in $EVENTS; do
 		echo "$p" | grep -qx "ujbd $e" || bad "no USDT probe ujbd:$e in $UJBD"
 	done
 else
