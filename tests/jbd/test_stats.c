@@ -14,6 +14,7 @@
 #include "jbd/jstats.h"
 #include "jbd/jtrace.h"
 #include "t.h"
+#include "ujbd/dev.h"
 #include "ujbd/rt.h"
 
 static struct jbd_stats st;
@@ -550,6 +551,132 @@ static void test_trace_hook(void)
 	T_EQ(calls, UJBD_TR_NR);
 }
 
+/* ---- end to end: the runtime's events and its statistics agree --------- */
+
+#define EV_MAX 256
+static struct {
+	rt_mutex lock;
+	unsigned n;
+	struct ujbd_trace_event ev[EV_MAX];
+} rec;
+
+static void rec_hook(void *arg, const struct ujbd_trace_event *ev)
+{
+	(void)arg;
+	rt_mutex_lock(&rec.lock);
+	if (rec.n < EV_MAX)
+		rec.ev[rec.n++] = *ev;
+	rt_mutex_unlock(&rec.lock);
+}
+
+static int commits_in_log(struct ujbd_stats *s, uint64_t *handles, uint64_t *blocks)
+{
+	static const enum ujbd_trace_kind order[] = {
+		UJBD_TR_START_COMMIT, UJBD_TR_COMMIT_LOCKING,
+		UJBD_TR_COMMIT_FLUSHING, UJBD_TR_COMMIT_LOGGING,
+		UJBD_TR_RUN_STATS, UJBD_TR_END_COMMIT };
+	int commits = 0;
+
+	(void)s;
+	*handles = *blocks = 0;
+	for (unsigned i = 0; i < rec.n; i++) {
+		unsigned k = 0, p = i;
+		if (rec.ev[i].kind != UJBD_TR_START_COMMIT)
+			continue;
+		/* the phases of this tid follow, in order (other events may
+		 * interleave) */
+		for (; p < rec.n && k < 6; p++)
+			if (rec.ev[p].tid == rec.ev[i].tid && rec.ev[p].kind == order[k]) {
+				if (order[k] == UJBD_TR_RUN_STATS) {
+					*handles += rec.ev[p].a[6];
+					*blocks += rec.ev[p].a[7];
+				}
+				k++;
+			}
+		if (k != 6)
+			return -1;
+		commits++;
+	}
+	return commits;
+}
+
+static void test_runtime_events(void)
+{
+	struct dev *jd = NULL, *dd = NULL;
+	struct jbd_extent ident = { 0, 0, 1024 };
+	struct jbd_loc loc;
+	struct ujbd_opts o;
+	struct ujbd_stats s;
+	struct ujbd *j;
+	uint64_t handles, blocks;
+	char text[1024], want[128];
+	unsigned starts = 0, stops = 0;
+
+	T_EQ(dev_mem_new(1024 * 4096, 4096, &jd), 0);
+	T_EQ(dev_mem_new(64 * 4096, 4096, &dd), 0);
+	memset(&loc, 0, sizeof(loc));
+	loc.j_dev = jd;
+	loc.j_blocksize = 4096;
+	loc.j_map = &ident;
+	loc.j_nmap = 1;
+	loc.j_len = 1024;
+	loc.j_data = dd;
+	loc.j_data_blocks = 64;
+	ujbd_opts_default(&o);
+	o.format = true;
+	o.format_opts.blocksize = 4096;
+	o.format_opts.blocks = 1024;
+	o.format_opts.csum = JBD_CSUM_KIND_V3;
+	T_EQ(ujbd_open(&loc, &o, &j, NULL), 0);
+	rt_mutex_init(&rec.lock, "rec_lock");
+	rec.n = 0;
+	ujbd_set_trace_hook(j, rec_hook, NULL);
+	for (uint64_t i = 0; i < 5; i++) {
+		struct ujbd_handle *h;
+		struct ujbd_buf *b;
+
+		T_EQ(ujbd_start(j, 2, &h), 0);
+		T_EQ(ujbd_get_write_access(h, 10 + i, &b), 0);
+		memset(ujbd_buf_data(b), (int)i + 1, 4096);
+		T_EQ(ujbd_dirty_metadata(h, b), 0);
+		ujbd_buf_put(b);
+		T_EQ(ujbd_stop(h), 0);
+		T_EQ(ujbd_sync(j), 0);
+	}
+	T_EQ(ujbd_stats(j, &s), 0);
+	ujbd_set_trace_hook(j, NULL, NULL);
+	rt_mutex_lock(&rec.lock);
+	for (unsigned i = 0; i < rec.n; i++) {
+		starts += rec.ev[i].kind == UJBD_TR_HANDLE_START;
+		stops += rec.ev[i].kind == UJBD_TR_HANDLE_STATS;
+	}
+	T_EQ(starts, 5);
+	T_EQ(stops, 5);
+	/* every commit fired its phases in order, and the info file counts
+	 * exactly those commits and sums what run_stats carried */
+	T_EQ(commits_in_log(&s, &handles, &blocks), (int)s.ts_tid);
+	rt_mutex_unlock(&rec.lock);
+	T_EQ_U64(s.ts_tid, 5);
+	T_EQ_U64(s.ts_requested, 5);
+	T_EQ_U64(handles, s.rs_handle_count);
+	T_EQ_U64(blocks, s.rs_blocks);
+	T_EQ_U64(s.rs_handle_count, 5);
+	T_EQ_U64(s.rs_blocks, 5);
+	T_CHECK(s.rs_blocks_logged >= 5 + 5 * 2); /* + descriptor + commit */
+	T_EQ_U64(s.commit_time.count, 5);
+	T_CHECK(s.fsync_latency.count >= 5);
+	T_CHECK(s.average_commit_time_ns > 0);
+	ujbd_stats_format(&s, text, sizeof(text));
+	snprintf(want, sizeof(want), "5 transactions (5 requested), each up to %u blocks\naverage: \n",
+		 s.max_transaction_blocks);
+	T_CHECK(!strncmp(text, want, strlen(want)));
+	T_CHECK(strstr(text, "  1 handles per transaction\n  1 blocks per transaction\n"));
+	T_EQ(ujbd_close(j), 0);
+	rt_mutex_release(&rec.lock);
+	dev_close(jd);
+	dev_close(dd);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -564,5 +691,6 @@ int main(int argc, char **argv)
 	T_RUN(test_counters_real);
 	T_RUN(test_counters_sim);
 	T_RUN(test_trace_hook);
+	T_RUN(test_runtime_events);
 	return t_done(argv[0]);
 }
