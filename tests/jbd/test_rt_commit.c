@@ -390,16 +390,23 @@ struct iop {
 	uint16_t waiter_prio;     /* the fsync thread's, 0 = none set */
 	bool meta;
 	bool sync_commit;         /* waited for (else: committed by the timer) */
+	enum ujbd_sync_policy sync_policy;
 	/* out: over kjournald's journal writes */
 	unsigned writes, meta_writes, sync_writes, prio_ok;
 	uint16_t seen_prio;
 	int rc;
 };
 
+struct iop_box {
+	struct iop p;
+	struct ujbd *j;
+};
+
 static void iop_writer(void *arg)
 {
-	struct iop *p = arg;
-	struct ujbd *j = *(struct ujbd **)((char *)arg + sizeof(struct iop));
+	struct iop_box *box = arg;
+	struct iop *p = &box->p;
+	struct ujbd *j = box->j;
 
 	if (p->waiter_prio)
 		rt_ioprio_set(p->waiter_prio);
@@ -407,11 +414,6 @@ static void iop_writer(void *arg)
 	if (!p->rc && !p->sync_commit)
 		rt_sleep_ns(6 * RT_NS_PER_S); /* let the commit timer fire */
 }
-
-struct iop_box {
-	struct iop p;
-	struct ujbd *j;
-};
 
 static void iop_main(void *arg)
 {
@@ -437,6 +439,7 @@ static void iop_main(void *arg)
 	o.journal_queue = o.data_queue = q;
 	o.commit_ioprio = p->commit_prio;
 	o.journal_meta = p->meta;
+	o.journal_sync = p->sync_policy;
 	if ((p->rc = rig_open(&r, &o)))
 		return;
 	box->j = r.j;
@@ -489,6 +492,15 @@ static void t_io_policy(void)
 	T_EQ(iop_run(&p), 0);
 	T_CHECK(p.writes >= 2);
 	T_EQ(p.meta_writes, 0);
+	T_EQ(p.sync_writes, 0);
+	/* SYNC always, even for the timer's commit; or never. */
+	p = (struct iop){ .commit_prio = be3, .meta = true, .sync_policy = UJBD_SYNC_ALL };
+	T_EQ(iop_run(&p), 0);
+	T_EQ(p.sync_writes, p.writes);
+	p = (struct iop){ .commit_prio = be3, .meta = true, .sync_commit = true,
+			  .sync_policy = UJBD_SYNC_OFF };
+	T_EQ(iop_run(&p), 0);
+	T_CHECK(p.writes >= 2);
 	T_EQ(p.sync_writes, 0);
 	/* Inherit: an rt:2 waiter lifts the commit to rt:2 ... */
 	p = (struct iop){ .commit_prio = UJBD_IOPRIO_INHERIT, .waiter_prio = rt2, .meta = true,
