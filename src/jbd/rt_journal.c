@@ -623,6 +623,7 @@ void jbd_close_free(struct ujbd *j)
 		while (t->t_data) {
 			struct jbd_jh *jh = t->t_data;
 			__jbd_list_del_d(t, jh);
+			jh->b_data_next = NULL;
 			put = NULL;
 			__jbd_jh_maybe_free(j, jh, &put);
 			buf_put(put);
