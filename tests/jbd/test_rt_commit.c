@@ -514,6 +514,64 @@ static void t_io_policy(void)
 	T_EQ(p.seen_prio, be4);
 }
 
+/* ---- trace events and the info-file numbers of one commit -------------- */
+
+struct trc {
+	enum ujbd_trace_kind k[64];
+	ujbd_tid_t tid[64];
+	unsigned n;
+};
+
+static void trc_hook(void *arg, const struct ujbd_trace_event *ev)
+{
+	struct trc *t = arg;
+
+	if (t->n < 64) {
+		t->k[t->n] = ev->kind;
+		t->tid[t->n++] = ev->tid;
+	}
+}
+
+static void t_trace_and_stats(void)
+{
+	static const enum ujbd_trace_kind want[] = {
+		UJBD_TR_HANDLE_START, UJBD_TR_HANDLE_STATS, UJBD_TR_START_COMMIT,
+		UJBD_TR_COMMIT_LOCKING, UJBD_TR_COMMIT_FLUSHING, UJBD_TR_COMMIT_LOGGING,
+		UJBD_TR_RUN_STATS, UJBD_TR_END_COMMIT,
+	};
+	struct rig r;
+	struct ujbd_opts o;
+	struct trc t = { .n = 0 };
+	struct ujbd_stats st;
+	ujbd_tid_t tid = 0;
+	unsigned w = 0;
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, 512, 256, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	ujbd_set_trace_hook(r.j, trc_hook, &t);
+	T_EQ(rig_write(r.j, 60, 3, 1, true, &tid), 0);
+	ujbd_set_trace_hook(r.j, NULL, NULL);
+	/* The phases in order (other events may come between). */
+	for (unsigned i = 0; i < t.n && w < sizeof(want) / sizeof(want[0]); i++)
+		if (t.k[i] == want[w]) {
+			T_EQ(t.tid[i], tid);
+			w++;
+		}
+	T_EQ(w, sizeof(want) / sizeof(want[0]));
+	T_EQ(ujbd_stats(r.j, &st), 0);
+	T_EQ_U64(st.ts_tid, 1);
+	T_EQ_U64(st.ts_requested, 1);
+	T_EQ_U64(st.rs_handle_count, 1);
+	T_EQ_U64(st.rs_blocks, 3);
+	T_EQ_U64(st.rs_blocks_logged, 5); /* + descriptor + commit block */
+	T_EQ_U64(st.fsync_latency.count, 1);
+	T_CHECK(st.average_commit_time_ns > 0);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	rig_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -524,5 +582,6 @@ int main(int argc, char **argv)
 	T_RUN(t_ordered_flush_points);
 	T_RUN(t_wake_policy);
 	T_RUN(t_io_policy);
+	T_RUN(t_trace_and_stats);
 	return t_done(argv[0]);
 }
