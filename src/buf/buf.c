@@ -95,6 +95,7 @@ void buf_cache_free(struct buf_cache *c)
 
 static void __lru_del(struct buf_cache *c, struct ujbd_buf *b)
 {
+	ASSERT(b->b_lprev || c->c_lru_first == b);
 	if (b->b_lprev)
 		b->b_lprev->b_lnext = b->b_lnext;
 	else
@@ -153,9 +154,15 @@ static struct ujbd_buf *__lookup(struct buf_cache *c, uint64_t block)
 	return b;
 }
 
+/* A new buffer is on no list; an unreferenced cached one is on the LRU. */
+static bool __on_lru(const struct buf_cache *c, const struct ujbd_buf *b)
+{
+	return b->b_lprev || c->c_lru_first == b;
+}
+
 static void __grab(struct buf_cache *c, struct ujbd_buf *b)
 {
-	if (b->b_count++ == 0)
+	if (b->b_count++ == 0 && __on_lru(c, b))
 		__lru_del(c, b);
 }
 
