@@ -186,6 +186,9 @@ uint64_t ujbd_data_blocks(const struct ujbd *j);
  * Start a handle that will modify at most nblocks journaled blocks. Waits
  * while the running transaction is locked or has no room, and for log space.
  * -ENOSPC if nblocks can never fit in one transaction; -EROFS if aborted.
+ * Handles do not nest: a thread holding a handle must not start another,
+ * nor call ujbd_sync, ujbd_wait_tid of its own transaction, ujbd_checkpoint
+ * or ujbd_close (each would wait for the handle it holds).
  */
 int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out);
 /* Ask for more credits; -EAGAIN if the running transaction has no room
