@@ -19,7 +19,7 @@ run_case() { # BS MKFS_OPTS JOURNAL_OPEN_ARGS NAME
 	bs=$1 opts=$2 jopen=$3 name=$4
 	img=$T/$name.img
 	note "$name: -b $bs $opts, journal_open $jopen"
-	mkimg "$img" "$bs" "$opts" 32M
+	mkimg "$img" "$bs" "$opts" 16M
 	set -- $(mkfile "$img" "$bs" 5)
 	[ $# -eq 5 ] || die "$name: file f has $# blocks, not 5"
 	b0=$1 b1=$2 b2=$3 b3=$4 b4=$5
