@@ -150,6 +150,12 @@ struct cr {
 	int wl_err;                      /* [lock] first workload error */
 	char wl_msg[300];                /* [lock] */
 	uint8_t *snap;                   /* the device at the start of the log */
+	/* two-device runs (test_crash_twodev): the data device's recorder; the
+	 * journal is then all of c->rec (identity map) */
+	struct dev *drec;
+	uint32_t acked_max;              /* [lock] newest rtid acknowledged, 0 none */
+	bool done;                       /* [lock] the workload and close ended */
+	void (*side_fn)(void *);         /* an extra thread during the run */
 	/* per-block event index for the checker */
 	size_t *bev_start, *bev_n;
 	size_t *bev;
@@ -239,6 +245,8 @@ CR_FN void cr_ack(struct cr *c, ujbd_tid_t tid)
 	rt_mutex_lock(&c->lock);
 	if (c->nacks < CR_MAX_ACKS)
 		c->acks[c->nacks++] = (struct cr_ack){ tid - c->tid0 + 1, n };
+	if (tid - c->tid0 + 1 > c->acked_max && tid - c->tid0 + 1 < 0x80000000u)
+		c->acked_max = tid - c->tid0 + 1;
 	c->res->commits_acked++;
 	rt_mutex_unlock(&c->lock);
 }
@@ -547,19 +555,32 @@ CR_FN int cr_workload(struct cr *c)
 	unsigned n = c->cfg->threads;
 	int err;
 
+	rt_thread *side = NULL;
+
 	cr_loc(&loc, &ext, c->rec, c->cfg->jlen, c->nblk);
-	err = blk_queue_new(c->rec, NULL, &q);
-	if (err < 0)
-		return err;
+	if (c->drec) {
+		/* journal: the whole of c->rec; data: c->drec (own queues) */
+		ext = (struct jbd_extent){ 0, 0, c->cfg->jlen };
+		loc.j_data = c->drec;
+		loc.j_data_blocks = CR_NDATA;
+		q = NULL;
+	} else {
+		err = blk_queue_new(c->rec, NULL, &q);
+		if (err < 0)
+			return err;
+	}
 	cr_opts(c->cfg, &o);
 	o.journal_queue = o.data_queue = q;
 	err = ujbd_open(&loc, &o, &c->j, &jerr);
 	if (err < 0) {
 		snprintf(c->wl_msg, sizeof(c->wl_msg), "ujbd_open: %d %.200s", err, jerr.msg);
-		blk_queue_free(q);
+		if (q)
+			blk_queue_free(q);
 		return err;
 	}
 	c->tid0 = ujbd_running_tid(c->j);
+	if (c->side_fn && rt_thread_create(&side, "crash-side", c->side_fn, c) < 0)
+		side = NULL;
 	for (unsigned i = 0; i < n; i++) {
 		thr[i] = (struct cr_thr){ .c = c, .id = i };
 		rt_prng_init(&thr[i].prng, c->cfg->seed * 1000003u + i);
@@ -580,7 +601,13 @@ CR_FN int cr_workload(struct cr *c)
 		cr_ack(c, c->tid0 + last - 1); /* a clean close made all durable */
 	else if (!c->wl_err)
 		cr_fail_wl(c, "ujbd_close", cerr, 0);
-	blk_queue_free(q);
+	rt_mutex_lock(&c->lock);
+	c->done = true;
+	rt_mutex_unlock(&c->lock);
+	if (side)
+		rt_thread_join(side);
+	if (q)
+		blk_queue_free(q);
 	return err < 0 ? err : 0;
 }
 
