@@ -585,7 +585,7 @@ CR_FN int cr_workload(struct cr *c)
 		thr[i] = (struct cr_thr){ .c = c, .id = i };
 		rt_prng_init(&thr[i].prng, c->cfg->seed * 1000003u + i);
 		char name[16];
-		snprintf(name, sizeof(name), "crash-w%u", i);
+		snprintf(name, sizeof(name), "crash-w%u", i & 7u);
 		err = rt_thread_create(&thr[i].t, name, cr_worker, &thr[i]);
 		if (err < 0)
 			n = i;
