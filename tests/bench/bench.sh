@@ -51,19 +51,19 @@ check_json() { # NAME FILE OPS
 	fi
 }
 for m in ordered journal writeback; do
-	"$UJBD" bench fsync-loop --iterations=20 --data-mode=$m --dir="$tmp" --json >"$tmp/j" 2>"$tmp/err" ||
+	"$UJBD" bench fsync-loop --iterations=20 --data-mode=$m --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" ||
 		{ bad "fsync-loop $m: exit $?: $(cat "$tmp/err")"; continue; }
 	check_json "fsync-loop $m" "$tmp/j" 20
 	grep -q "\"data_mode\":\"$m\"" "$tmp/j" || bad "fsync-loop $m: data_mode"
 	gt0 "$(jget wakeups "$tmp/j")" || bad "fsync-loop $m: 20 fsyncs but no commit-thread wakeup"
 done
-"$UJBD" bench fsync-loop --iterations=20 --data-mode=journal --async-commit --dir="$tmp" --json >"$tmp/j" 2>"$tmp/err" &&
+"$UJBD" bench fsync-loop --iterations=20 --data-mode=journal --async-commit --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
 	check_json "fsync-loop async" "$tmp/j" 20 || bad "fsync-loop --async-commit: $(cat "$tmp/err")"
-"$UJBD" bench group-commit --threads=4 --iterations=10 --dir="$tmp" --json >"$tmp/j" 2>"$tmp/err" &&
+"$UJBD" bench group-commit --threads=4 --iterations=10 --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
 	check_json "group-commit" "$tmp/j" 40 || bad "group-commit: $(cat "$tmp/err")"
-"$UJBD" bench group-commit --threads=4 --iterations=10 --sync-handles --dir="$tmp" --json >"$tmp/j" 2>"$tmp/err" &&
+"$UJBD" bench group-commit --threads=4 --iterations=10 --sync-handles --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
 	check_json "group-commit sync handles" "$tmp/j" 40 || bad "group-commit --sync-handles: $(cat "$tmp/err")"
-"$UJBD" bench handles --threads=2 --iterations=5000 --dir="$tmp" --json >"$tmp/j" 2>"$tmp/err" &&
+"$UJBD" bench handles --threads=2 --iterations=5000 --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
 	check_json "handles" "$tmp/j" 10000 || bad "handles: $(cat "$tmp/err")"
 # wake=needed: a run with no fsync asks for no commit, so no wakeup is useless
 [ "$(jget useless_wakeups "$tmp/j")" = 0 ] || bad "handles, wake=needed: $(jget useless_wakeups "$tmp/j") useless wakeups"
@@ -72,14 +72,14 @@ done
 for args in "fsync-loop --iterations=10" "fsync-loop --iterations=10 --fsync" \
 	"group-commit --threads=3 --iterations=5"; do
 	# shellcheck disable=SC2086
-	"$UJBD" bench $args --baseline --dir="$tmp" --json >"$tmp/j" 2>"$tmp/err" ||
+	"$UJBD" bench $args --baseline --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" ||
 		{ bad "baseline $args: $(cat "$tmp/err")"; continue; }
 	grep -q '"system":"baseline' "$tmp/j" || bad "baseline $args: system"
 	[ "$(jget wakeups "$tmp/j")" = 0 ] || bad "baseline $args: wakeups"
 done
 
 # ---- --stats: the info file -----------------------------------------------------------
-"$UJBD" bench fsync-loop --iterations=20 --dir="$tmp" --stats >"$tmp/s" 2>"$tmp/err" || bad "--stats: $(cat "$tmp/err")"
+"$UJBD" bench fsync-loop --iterations=20 --dir="$tmp" --journal-mb=4 --stats >"$tmp/s" 2>"$tmp/err" || bad "--stats: $(cat "$tmp/err")"
 line=$(grep -E '^[0-9]+ transactions \([0-9]+ requested\), each up to [0-9]+ blocks$' "$tmp/s")
 [ -n "$line" ] || bad "--stats: no info header line: $(cat "$tmp/s")"
 n=$(echo "$line" | cut -d' ' -f1); req=$(echo "$line" | sed 's/.*(\([0-9]*\) requested.*/\1/')
@@ -92,7 +92,7 @@ for l in "ms waiting for transaction" "ms request delay" "ms running transaction
 	" handles per transaction" " blocks per transaction" " logged blocks per transaction"; do
 	grep -q "^  [0-9]*$l\$" "$tmp/s" || bad "--stats: no line '  N$l'"
 done
-"$UJBD" bench fsync-loop --iterations=5 --dir="$tmp" --stats --json >"$tmp/j" 2>"$tmp/err" || bad "--stats --json"
+"$UJBD" bench fsync-loop --iterations=5 --dir="$tmp" --journal-mb=4 --stats --json >"$tmp/j" 2>"$tmp/err" || bad "--stats --json"
 grep -q '"stats":{"transactions":[0-9]*,"requested":' "$tmp/j" || bad "--stats --json: no stats object"
 if command -v jq >/dev/null 2>&1; then
 	jq -e '.stats.fsync_latency.count >= 5 and .stats.commit_time.count >= 5' "$tmp/j" >/dev/null ||
@@ -103,7 +103,7 @@ fi
 left=$(ls "$tmp" | grep -c '^ujbd-bench\.')
 [ "$left" -eq 0 ] || bad "$left run directories left in --dir"
 mkdir "$tmp/t"
-TMPDIR="$tmp/t" "$UJBD" bench fsync-loop --iterations=3 >/dev/null 2>&1 || bad "default dir run failed"
+TMPDIR="$tmp/t" "$UJBD" bench fsync-loop --iterations=3 --journal-mb=4 >/dev/null 2>&1 || bad "default dir run failed"
 [ -z "$(ls "$tmp/t")" ] || bad "the default directory was not removed: $(ls "$tmp/t")"
 "$UJBD" bench fsync-loop --iterations=3 --dir="$tmp/nonexistent" >/dev/null 2>"$tmp/err"
 rc=$?
