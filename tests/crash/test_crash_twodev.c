@@ -157,7 +157,7 @@ static int tw_check_all(struct tw *w)
 		const struct tw_sample *s = &w->s[i];
 		size_t na = dev_rec_pending_writes(c->rec, s->a);
 		size_t nb = dev_rec_pending_writes(c->drec, s->b);
-		int combos[2 + TW_MIXES][2] = { { 0, 0 }, { 1, 1 } };
+		int combos[4 + TW_MIXES][2] = { { 0, 0 }, { 1, 1 } };
 		int ncombo = na || nb ? 2 : 1;
 
 		c->res->points++;
