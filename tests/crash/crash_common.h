@@ -823,7 +823,8 @@ CR_FN void cr_failure(struct cr_ck *k, size_t p, const char *what, const char *m
 }
 
 /* Recover k->img on imgdev, into `out` (the data area). via_open: through
- * ujbd_open instead of jbd_recover; *tid gets the running tid it reports. */
+ * ujbd_open instead of jbd_recover; *tid gets the tid of a handle started
+ * right after. */
 CR_FN int cr_recover(struct cr_ck *k, uint8_t *out, bool via_open, uint32_t *tid,
 		     char *msg, size_t len)
 {
@@ -843,7 +844,14 @@ CR_FN int cr_recover(struct cr_ck *k, uint8_t *out, bool via_open, uint32_t *tid
 		cr_opts(c->cfg, &o);
 		err = ujbd_open(&loc, &o, &j, &jerr);
 		if (err == 0) {
-			*tid = ujbd_running_tid(j);
+			/* the tid a new handle gets: tids only grow */
+			struct ujbd_handle *h;
+
+			err = ujbd_start(j, 1, &h);
+			if (err == 0) {
+				*tid = ujbd_handle_tid(h);
+				err = ujbd_stop(h);
+			}
 			ujbd_close_hard(j);
 		}
 	} else {
@@ -908,7 +916,7 @@ CR_FN void cr_one(struct cr_ck *k, size_t p, uint32_t bound, const char *what,
 	if (memcmp(k->data, k->data2, CR_NDATA * CR_BS) != 0)
 		cr_failure(k, p, what, "ujbd_open recovered another state than jbd_recover");
 	else if (bound != UINT32_MAX && !ujbd_tid_gt(tid2, c->tid0 + bound - 1))
-		cr_failure(k, p, what, "ujbd_open: the running tid went backwards");
+		cr_failure(k, p, what, "ujbd_open: a new handle got a tid not after the acknowledged one");
 }
 
 /* 1 if this image was already checked at this point (else remember it). */
