@@ -38,6 +38,14 @@ run_case() { # BS MKFS_OPTS JOURNAL_OPEN_ARGS NAME
 	has_feature "$img" needs_recovery || die "$name: debugfs left needs_recovery clear"
 	journal_features_are "$img" "$name"
 
+	# ujbd info reads the superblock dumpe2fs reads
+	ujbd_ok info --json "$img"
+	dseq=$(dumpe2fs -h "$img" 2>/dev/null | awk '/^Journal sequence:/ { print $3 }')
+	dstart=$(dumpe2fs -h "$img" 2>/dev/null | awk '/^Journal start:/ { print $3 }')
+	jq -e ".sequence == $((dseq)) and .start == $dstart and .needs_recovery == true" \
+		"$T/ujbd.out" >/dev/null \
+		|| { cat "$T/ujbd.out" >&2; die "$name: ujbd info disagrees with dumpe2fs (sequence $dseq, start $dstart)"; }
+
 	# (d) the listing, before anything is replayed
 	dump_agrees "$img"
 	jq -e "[.transactions[] | select(.committed)] | length == $ntx" "$T/dump.json" >/dev/null \
