@@ -59,6 +59,7 @@ struct bench_cfg {
 	enum ujbd_data_mode data_mode;
 	enum ujbd_wake_policy wake;
 	uint64_t journal_mb;
+	unsigned clean_fsyncs;    /* extra fsyncs of an already committed tid */
 };
 
 struct bench;
@@ -277,6 +278,14 @@ static int stop_and_fsync(struct bench *b, struct ujbd_handle *h)
 		err = ujbd_commit_tid(b->b_j, tid);
 	if (!err)
 		err = ujbd_wait_tid(b->b_j, tid);
+	/* fsyncs of a file with nothing new: its tid is already committed
+	 * (AIM7's sync jobs; seed 002: with wake=always each one wakes the
+	 * commit thread for nothing) */
+	for (unsigned k = 0; k < b->b_cfg.clean_fsyncs && !err; k++) {
+		err = ujbd_commit_tid(b->b_j, tid);
+		if (!err)
+			err = ujbd_wait_tid(b->b_j, tid);
+	}
 	return err;
 }
 
@@ -566,6 +575,8 @@ static void usage(FILE *f)
 "  --async-commit     commit block with the log blocks (checksummed, v3)\n"
 "  --sync-handles     fsync through sync handles (with batching) instead of\n"
 "                     commit tid + wait tid\n"
+"  --clean-fsyncs=N   after each fsync, N more of the same, already committed\n"
+"                     tid (a file with nothing new; seed 002's wakeups)\n"
 "  --journal-mb=N     journal size in MiB (32)\n"
 "  --json             one JSON object: ops_per_s, latency_us {avg, p50, p99,\n"
 "                     max}, wakeups, useless_wakeups (+ stats with --stats)\n"
@@ -639,6 +650,11 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 	case 'a': c->async_commit = true; return 0;
 	case 'S': c->sync_handles = true; return 0;
 	case 'f': c->use_fsync = true; return 0;
+	case 'c':
+		if (parse_u64(optarg, 0, 1000, &v) == 0)
+			return c->clean_fsyncs = (unsigned)v, 0;
+		cli_err(verb, "bad --clean-fsyncs '%s' (0..1000)", optarg);
+		return -EINVAL;
 	case 'h': return 1;
 	case ':':
 		cli_err(verb, "option '%s' needs a value", optarg ? optarg : "?");
@@ -664,6 +680,7 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 		{ "async-commit", no_argument, NULL, 'a' },
 		{ "sync-handles", no_argument, NULL, 'S' },
 		{ "fsync", no_argument, NULL, 'f' },
+		{ "clean-fsyncs", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -693,6 +710,11 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 	c->kind = (enum bench_kind)k;
 	if (c->kind == BK_HANDLES && c->baseline) {
 		cli_err(argv[0], "handles has no baseline (it measures the CPU path only)");
+		return -EINVAL;
+	}
+	if (c->clean_fsyncs && (c->baseline || c->sync_handles || c->kind == BK_HANDLES)) {
+		cli_err(argv[0], "--clean-fsyncs applies to ujbd's fsync-loop and group-commit "
+			"without --sync-handles");
 		return -EINVAL;
 	}
 	if (c->use_fsync && !c->baseline) {

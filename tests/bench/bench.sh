@@ -25,7 +25,8 @@ done
 for args in "" "bogus" "fsync-loop handles" "fsync-loop --iterations=0" \
 	"fsync-loop --iterations=x" "group-commit --threads=0" "handles --baseline" \
 	"fsync-loop --data-mode=bogus" "fsync-loop --threads=2" "fsync-loop --fsync" \
-	"handles --wake=sometimes" "fsync-loop --bogus" "fsync-loop --dir"; do
+	"handles --wake=sometimes" "fsync-loop --bogus" "fsync-loop --dir" \
+	"fsync-loop --clean-fsyncs=1 --baseline" "handles --clean-fsyncs=1"; do
 	# shellcheck disable=SC2086
 	"$UJBD" bench $args >"$tmp/out" 2>"$tmp/err"
 	rc=$?
@@ -67,6 +68,15 @@ done
 	check_json "handles" "$tmp/j" 10000 || bad "handles: $(cat "$tmp/err")"
 # wake=needed: a run with no fsync asks for no commit, so no wakeup is useless
 [ "$(jget useless_wakeups "$tmp/j")" = 0 ] || bad "handles, wake=needed: $(jget useless_wakeups "$tmp/j") useless wakeups"
+
+# ---- wake policy (seed 002): fsyncs of an already committed tid ----------------
+# needed: never a useless wakeup; always: the commit thread is woken for them
+for w in needed always; do
+	"$UJBD" bench fsync-loop --iterations=40 --clean-fsyncs=1 --wake=$w --dir="$tmp" --journal-mb=4 --json >"$tmp/w-$w" 2>"$tmp/err" ||
+		bad "--clean-fsyncs --wake=$w: $(cat "$tmp/err")"
+done
+[ "$(jget useless_wakeups "$tmp/w-needed")" = 0 ] || bad "wake=needed: $(jget useless_wakeups "$tmp/w-needed") useless wakeups"
+gt0 "$(jget useless_wakeups "$tmp/w-always")" || bad "wake=always: no useless wakeup for 40 fsyncs of committed tids"
 
 # ---- baselines ----------------------------------------------------------------------
 for args in "fsync-loop --iterations=10" "fsync-loop --iterations=10 --fsync" \
