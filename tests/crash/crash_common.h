@@ -118,6 +118,9 @@ struct cr_cfg {
 	unsigned threads;
 	unsigned ops;         /* per thread */
 	bool sim_ssd;         /* the recorder wraps a sim SSD instead of mem */
+	enum blk_elevator elevator; /* of the shared queue (noop) */
+	uint64_t cache_blocks;      /* buffer cache limit (0: 256, all blocks fit) */
+	bool wake_always, sync_all; /* UJBD_WAKE_ALWAYS, UJBD_SYNC_ALL */
 	/* check one crash point only (a reproducer); 0 = all */
 	size_t only_point;
 };
@@ -539,7 +542,9 @@ CR_FN void cr_opts(const struct cr_cfg *cfg, struct ujbd_opts *o)
 	o->data_mode = cfg->mode;
 	o->commit_interval_ns = 20 * RT_NS_PER_MS;
 	o->async_commit = cfg->async_commit;
-	o->cache_blocks = 256;
+	o->cache_blocks = cfg->cache_blocks ? cfg->cache_blocks : 256;
+	o->wake = cfg->wake_always ? UJBD_WAKE_ALWAYS : UJBD_WAKE_NEEDED;
+	o->journal_sync = cfg->sync_all ? UJBD_SYNC_ALL : UJBD_SYNC_FSYNC_ONLY;
 	o->recover = true;
 }
 
@@ -565,7 +570,11 @@ CR_FN int cr_workload(struct cr *c)
 		loc.j_data_blocks = CR_NDATA;
 		q = NULL;
 	} else {
-		err = blk_queue_new(c->rec, NULL, &q);
+		struct blk_queue_opts qo;
+
+		blk_queue_opts_default(&qo);
+		qo.elevator = c->cfg->elevator;
+		err = blk_queue_new(c->rec, &qo, &q);
 		if (err < 0)
 			return err;
 	}
