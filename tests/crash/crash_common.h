@@ -128,7 +128,7 @@ struct cr_cfg {
 /* What one run found. */
 struct cr_result {
 	uint64_t points, images, unique, torn, fua_torn, opened, xchecks;
-	uint64_t pending_max, sampled_points, torn_refused;
+	uint64_t pending_max, sampled_points, torn_refused, double_images;
 	uint32_t last_rtid, commits_acked;
 	size_t log_entries;
 	int failures;
@@ -884,6 +884,103 @@ CR_FN int cr_recover(struct cr_ck *k, uint8_t *out, bool via_open, uint32_t *tid
 	return rerr < 0 ? rerr : err;
 }
 
+/* Recover the journal on d (jbd_recover) and read the data area into out. */
+CR_FN int cr_recover_on(struct cr_ck *k, struct dev *d, uint8_t *out)
+{
+	struct jbd_loc loc;
+	struct jbd_extent ext;
+	struct jbd_journal jj;
+	struct jbd_recover_opts ro = { 0 };
+	struct jbd_recover_result rr;
+	int err;
+
+	cr_loc(&loc, &ext, d, k->c->cfg->jlen, k->c->nblk);
+	err = jbd_journal_load(&loc, &jj, NULL);
+	if (err == 0)
+		err = jbd_recover(&jj, &ro, &rr, NULL);
+	if (err == 0)
+		err = dev_pread(d, out, CR_NDATA * CR_BS, 0);
+	return err;
+}
+
+/*
+ * A crash during recovery: ujbd_open recovers k->img on a recorder; every
+ * durable image of that recovery's own log (at each flush point, flushed
+ * writes only or all of them) is recovered again and must give what the
+ * first recovery gave (k->data): replay is idempotent, and the journal is
+ * never marked empty before the replayed blocks are durable.
+ */
+CR_FN void cr_double(struct cr_ck *k, size_t p, const char *what)
+{
+	struct cr *c = k->c;
+	struct dev *m = NULL, *r = NULL;
+	struct jbd_loc loc;
+	struct jbd_extent ext;
+	struct ujbd_opts o;
+	struct ujbd *j;
+	uint8_t *out = malloc(CR_NDATA * CR_BS);
+	size_t nfp, *fp = NULL;
+	char msg[160];
+	int err = out ? dev_mem_new(k->bytes, 512, &m) : -ENOMEM;
+
+	if (err == 0 && (err = dev_rec_new(m, &r)) < 0)
+		dev_close(m);
+	if (err == 0)
+		err = dev_pwrite(r, k->img, (uint32_t)k->bytes, 0, 0);
+	if (err == 0)
+		err = dev_flush(r);
+	if (err < 0)
+		goto out;
+	dev_rec_reset(r);
+	cr_loc(&loc, &ext, r, c->cfg->jlen, c->nblk);
+	cr_opts(c->cfg, &o);
+	err = ujbd_open(&loc, &o, &j, NULL);
+	if (err < 0)
+		goto out;
+	ujbd_close_hard(j);
+	nfp = dev_rec_flush_points(r, NULL, 0);
+	fp = calloc(2 * nfp + 1, sizeof(size_t));
+	if (!fp) {
+		err = -ENOMEM;
+		goto out;
+	}
+	dev_rec_flush_points(r, fp, nfp);
+	for (size_t i = nfp; i-- > 0;)
+		fp[2 * i] = fp[i], fp[2 * i + 1] = fp[i] + 1;
+	fp[2 * nfp] = dev_rec_count(r);
+	for (size_t i = 0; i <= 2 * nfp && err == 0; i++) {
+		for (int all = 0; all < 2 && err == 0; all++) {
+			uint64_t bits[4] = { ~0ull, ~0ull, ~0ull, ~0ull };
+			struct dev_crash_policy pol = { .mode = all ? DEV_CRASH_SUBSET
+								    : DEV_CRASH_FLUSHED,
+				.subset_bits = bits, .subset_nbits = 256 };
+
+			err = dev_pwrite(k->xdev, k->img, (uint32_t)k->bytes, 0, 0);
+			if (err == 0)
+				err = dev_rec_image(r, fp[i], &pol, k->xdev);
+			if (err == 0)
+				err = cr_recover_on(k, k->xdev, out);
+			c->res->double_images++;
+			if (err == 0 && memcmp(out, k->data, CR_NDATA * CR_BS) != 0) {
+				snprintf(msg, sizeof(msg), "a crash at point %zu of the recovery's own"
+					 " log (%s) changes what recovery gives", fp[i],
+					 all ? "all writes" : "flushed writes");
+				cr_failure(k, p, what, msg);
+				goto out;
+			}
+		}
+	}
+out:
+	if (err < 0) {
+		snprintf(msg, sizeof(msg), "crash during recovery: %d", err);
+		cr_failure(k, p, what, msg);
+	}
+	if (r)
+		dev_close(r);
+	free(fp);
+	free(out);
+}
+
 /* Recover the image in k->img and check it against the model. */
 CR_FN void cr_one(struct cr_ck *k, size_t p, uint32_t bound, const char *what,
 		  bool via_open)
@@ -914,6 +1011,8 @@ CR_FN void cr_one(struct cr_ck *k, size_t p, uint32_t bound, const char *what,
 		cr_failure(k, p, what, msg);
 		return;
 	}
+	if (c->res->unique % 211 == 7)
+		cr_double(k, p, what);
 	if (!via_open)
 		return;
 	c->res->opened++;
@@ -1218,10 +1317,12 @@ CR_FN void cr_print(const struct cr_cfg *cfg, const struct cr_result *r)
 	       "%" PRIu64 " crash points (%" PRIu64 " sampled, max %" PRIu64
 	       " pending), %" PRIu64 " images checked (%" PRIu64 " distinct, %" PRIu64
 	       " torn pending, %" PRIu64 " torn FUA, %" PRIu64 " torn refused as corrupt, %"
-	       PRIu64 " via ujbd_open, %" PRIu64 " cross-checked), %d failures\n",
+	       PRIu64 " via ujbd_open, %" PRIu64 " cross-checked, %" PRIu64
+	       " crashed during recovery), %d failures\n",
 	       cfg->name, cfg->seed, r->last_rtid, r->commits_acked, r->log_entries,
 	       r->points, r->sampled_points, r->pending_max, r->images, r->unique,
-	       r->torn, r->fua_torn, r->torn_refused, r->opened, r->xchecks, r->failures);
+	       r->torn, r->fua_torn, r->torn_refused, r->opened, r->xchecks,
+	       r->double_images, r->failures);
 	fflush(stdout);
 }
 
