@@ -606,10 +606,23 @@ CR_FN int cr_workload(struct cr *c)
 	rt_mutex_unlock(&c->lock);
 	int cerr = ujbd_close(c->j);
 	c->j = NULL;
-	if (cerr == 0)
+	if (cerr == 0) {
+		struct jbd_journal jj;
+
 		cr_ack(c, c->tid0 + last - 1); /* a clean close made all durable */
-	else if (!c->wl_err)
+		/* ... and left the journal empty, the next tid after the last */
+		cerr = jbd_journal_load(&loc, &jj, NULL);
+		if (cerr == 0 && jbd_get_be32(jj.j_sb.s_start) != 0)
+			cerr = -EUCLEAN;
+		if (cerr == 0 && !ujbd_tid_gt(jbd_get_be32(jj.j_sb.s_sequence),
+					      c->tid0 + last - 1))
+			cerr = -ERANGE;
+		if (cerr < 0)
+			cr_fail_wl(c, "after ujbd_close: s_start 0 and s_sequence past the last tid",
+				   cerr, 0);
+	} else if (!c->wl_err) {
 		cr_fail_wl(c, "ujbd_close", cerr, 0);
+	}
 	rt_mutex_lock(&c->lock);
 	c->done = true;
 	rt_mutex_unlock(&c->lock);
