@@ -514,6 +514,76 @@ static void t_io_policy(void)
 	T_EQ(p.seen_prio, be4);
 }
 
+/* ---- the commit timer, and full transactions (sim) ------------------------ */
+
+struct tmr {
+	int rc;
+	uint64_t waited_ns;
+	struct ujbd_stats after_timer, after_full;
+	int extend_rc;
+};
+
+static void tmr_main(void *arg)
+{
+	struct tmr *k = arg;
+	struct rig r;
+	struct ujbd_opts o;
+	struct dev *d;
+	struct dev_ssd_params p;
+	struct ujbd_handle *h;
+	ujbd_tid_t tid = 0;
+
+	dev_ssd_defaults(&p);
+	p.size = 16ull << 20;
+	if ((k->rc = dev_sim_ssd_new(&p, &d)) || (k->rc = rig_devs(&r, BS, 512, 16384, d, d)))
+		return;
+	rig_opts(&o, true);
+	o.commit_interval_ns = 100 * RT_NS_PER_MS;
+	o.max_transaction_blocks = 8;
+	if ((k->rc = rig_open(&r, &o)))
+		return;
+	/* Nobody asks: the timer commits it. */
+	k->rc = rig_write(r.j, 600, 1, 1, false, &tid);
+	uint64_t t0 = rt_now_ns();
+	if (!k->rc)
+		k->rc = ujbd_wait_tid(r.j, tid);
+	k->waited_ns = rt_now_ns() - t0;
+	ujbd_stats(r.j, &k->after_timer);
+	/* Full transactions are committed at once (as requested commits). */
+	for (unsigned i = 0; i < 5 && !k->rc; i++)
+		k->rc = rig_write(r.j, 700 + i * 4, 4, 1, false, NULL);
+	rt_sleep_ns(10 * RT_NS_PER_MS);
+	ujbd_stats(r.j, &k->after_full);
+	/* A handle cannot extend past the transaction's room. */
+	if (!k->rc && !(k->rc = ujbd_start(r.j, 4, &h))) {
+		k->extend_rc = ujbd_extend(h, 3);
+		k->rc = ujbd_stop(h);
+	}
+	if (!k->rc)
+		k->rc = ujbd_close(r.j);
+	else
+		ujbd_close_hard(r.j);
+	r.j = NULL;
+	if (!k->rc && !(rig_has(&r, 600, 1) && rig_has(&r, 719, 1)))
+		k->rc = -1;
+	rig_free(&r);
+}
+
+static void t_timer_and_full(void)
+{
+	struct tmr k = { 0 };
+
+	T_EQ(sim_run(4, tmr_main, &k), 0);
+	T_EQ(k.rc, 0);
+	T_CHECK(k.waited_ns <= 100 * RT_NS_PER_MS + 10 * RT_NS_PER_MS);
+	T_CHECK(k.waited_ns >= 90 * RT_NS_PER_MS);
+	T_EQ_U64(k.after_timer.ts_tid, 1);
+	T_EQ_U64(k.after_timer.ts_requested, 0);
+	T_CHECK(k.after_full.ts_tid >= 3); /* 20 blocks in 8-block transactions */
+	T_CHECK(k.after_full.ts_requested >= 2);
+	T_EQ(k.extend_rc, -EAGAIN);
+}
+
 /* ---- trace events and the info-file numbers of one commit -------------- */
 
 struct trc {
@@ -583,5 +653,6 @@ int main(int argc, char **argv)
 	T_RUN(t_wake_policy);
 	T_RUN(t_io_policy);
 	T_RUN(t_trace_and_stats);
+	T_RUN(t_timer_and_full);
 	return t_done(argv[0]);
 }
