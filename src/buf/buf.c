@@ -196,14 +196,21 @@ static int buf_read(struct buf_cache *c, struct ujbd_buf *b)
 }
 
 /* Make b up to date (mode READ or ZERO); c_lock held, dropped for I/O. */
-static int __fill(struct buf_cache *c, struct ujbd_buf *b, enum buf_mode mode)
+static int __fill(struct buf_cache *c, struct ujbd_buf *b, enum buf_mode mode,
+		  uint64_t *waited_ns)
 {
+	uint64_t t0 = 0;
 	int rc;
 
-	while (b->b_state & BUF_READING)
-		rt_cond_wait(&c->c_cond, &c->c_lock);
 	if (b->b_state & BUF_UPTODATE)
 		return 0;
+	t0 = rt_now_ns();
+	while (b->b_state & BUF_READING)
+		rt_cond_wait(&c->c_cond, &c->c_lock);
+	if (b->b_state & BUF_UPTODATE) {
+		*waited_ns = rt_now_ns() - t0;
+		return 0;
+	}
 	if (mode == BUF_GET_ZERO) {
 		memset(b->b_data, 0, c->c_block_size);
 		b->b_state |= BUF_UPTODATE;
@@ -220,15 +227,25 @@ static int __fill(struct buf_cache *c, struct ujbd_buf *b, enum buf_mode mode)
 	else
 		c->c_stats.read_errors++;
 	rt_cond_broadcast(&c->c_cond);
+	*waited_ns = rt_now_ns() - t0;
 	return rc < 0 ? rc : 0;
 }
 
 int buf_get(struct buf_cache *c, uint64_t block, enum buf_mode mode,
 	    struct ujbd_buf **out)
 {
+	uint64_t waited;
+
+	return buf_get_waited(c, block, mode, out, &waited);
+}
+
+int buf_get_waited(struct buf_cache *c, uint64_t block, enum buf_mode mode,
+		   struct ujbd_buf **out, uint64_t *waited_ns)
+{
 	struct ujbd_buf *b, *fresh = NULL;
 	int rc = 0;
 
+	*waited_ns = 0;
 	if (block >= c->c_nblocks)
 		return -EINVAL;
 	rt_mutex_lock(&c->c_lock);
@@ -263,7 +280,7 @@ int buf_get(struct buf_cache *c, uint64_t block, enum buf_mode mode,
 	}
 	__grab(c, b);
 	if (mode != BUF_GET_PEEK)
-		rc = __fill(c, b, mode);
+		rc = __fill(c, b, mode, waited_ns);
 	if (rc) {
 		if (--b->b_count == 0)
 			__lru_add(c, b);

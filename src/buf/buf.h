@@ -83,6 +83,11 @@ void buf_cache_free(struct buf_cache *c);
  */
 int buf_get(struct buf_cache *c, uint64_t block, enum buf_mode mode,
 	    struct ujbd_buf **out);
+/* As buf_get; *waited_ns gets the time spent reading the block or waiting
+ * for another thread's read of it (0 on a hit: the clock is read only on
+ * that slow path). */
+int buf_get_waited(struct buf_cache *c, uint64_t block, enum buf_mode mode,
+		   struct ujbd_buf **out, uint64_t *waited_ns);
 void buf_hold(struct ujbd_buf *b);
 void buf_put(struct ujbd_buf *b);
 /* The buffer's data is now the block's newest contents (written by a

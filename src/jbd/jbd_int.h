@@ -64,6 +64,8 @@
 #define JBD_RING_MAX 512u
 /* Revoke blocks one transaction may need (more: ujbd_revoke -ENOSPC). */
 #define JBD_REVOKE_BLOCKS_MAX 8u
+/* Stopped handles kept for reuse. */
+#define JBD_HANDLES_CACHED 256u
 /* Buffers written home per checkpoint batch. */
 #define JBD_CKPT_BATCH 256u
 
@@ -191,6 +193,8 @@ struct ujbd {
 	bool j_sb_empty;                  /* [j_state_lock] s_start is 0 on disk */
 	int j_last_sync_writer;           /* [j_state_lock] pid */
 	uint64_t j_handle_seq;            /* [j_state_lock] last h_seq */
+	struct ujbd_handle *j_free_handles; /* [j_state_lock] for reuse */
+	uint32_t j_nfree_handles;         /* [j_state_lock] */
 
 	/* kjournald */
 	rt_thread *j_task, *j_ckpt_task;
@@ -233,6 +237,7 @@ struct ujbd_handle {
 	bool h_sync;
 	int h_err;
 	uint64_t h_start_ns;
+	struct ujbd_handle *h_next_free;  /* [j_state_lock] on j_free_handles */
 };
 
 /* ---- rt_journal.c ------------------------------------------------------ */

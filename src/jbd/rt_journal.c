@@ -467,6 +467,11 @@ static void jbd_free(struct ujbd *j)
 		rt_mutex_release(&j->j_checkpoint_mutex);
 		rt_mutex_release(&j->j_state_lock);
 	}
+	while (j->j_free_handles) {
+		struct ujbd_handle *h = j->j_free_handles;
+		j->j_free_handles = h->h_next_free;
+		free(h);
+	}
 	if (j->j_path_ctx)
 		jbd_path_release(j->j_path_ctx);
 	free(j);

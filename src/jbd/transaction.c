@@ -137,6 +137,30 @@ uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t)
 
 /* ---- starting a handle ---------------------------------------------------- */
 
+/* Stopped handles are kept for reuse (up to JBD_HANDLES_CACHED): the CPU
+ * path should not pay malloc and free per handle. Lock held. */
+static struct ujbd_handle *__handle_pop(struct ujbd *j)
+{
+	struct ujbd_handle *h = j->j_free_handles;
+
+	if (h) {
+		j->j_free_handles = h->h_next_free;
+		j->j_nfree_handles--;
+	}
+	return h;
+}
+
+static void __handle_push(struct ujbd *j, struct ujbd_handle *h)
+{
+	if (j->j_nfree_handles >= JBD_HANDLES_CACHED) {
+		free(h);
+		return;
+	}
+	h->h_next_free = j->j_free_handles;
+	j->j_free_handles = h;
+	j->j_nfree_handles++;
+}
+
 static void __txn_start(struct ujbd *j, struct jbd_txn *t)
 {
 	uint64_t now = rt_now_ns();
@@ -187,22 +211,26 @@ static int __start_try(struct ujbd *j, uint32_t nblocks, struct jbd_txn **pre,
 		       uint64_t *space_ns, uint64_t *wait_ns)
 {
 	struct jbd_txn *t = j->j_running;
-	uint64_t t0 = rt_now_ns();
+	uint64_t t0;
 
 	if (j->j_flags & JBD_F_ABORTED)
 		return -EROFS;
+	/* The clock is read only on the slow paths: it is not free. */
 	if (t && t->t_state == T_LOCKED) {
+		t0 = rt_now_ns();
 		rt_cond_wait(&j->j_wait_transaction_locked, &j->j_state_lock);
 		*wait_ns += rt_now_ns() - t0;
 		return 1;
 	}
 	if (t && t->t_outstanding + nblocks > j->j_max_txn) {
+		t0 = rt_now_ns();
 		__jbd_request_commit(j, t->t_tid);
 		rt_cond_wait(&j->j_wait_transaction_locked, &j->j_state_lock);
 		*wait_ns += rt_now_ns() - t0;
 		return 1;
 	}
 	if (!__space_for(j, nblocks)) {
+		t0 = rt_now_ns();
 		__wait_space(j);
 		*space_ns += rt_now_ns() - t0;
 		return 1;
@@ -244,10 +272,16 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 	*out = NULL;
 	if (nblocks > j->j_max_txn)
 		return -ENOSPC;
-	h = calloc(1, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
 	rt_mutex_lock(&j->j_state_lock);
+	h = __handle_pop(j);
+	if (!h) {
+		rt_mutex_unlock(&j->j_state_lock);
+		h = malloc(sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		rt_mutex_lock(&j->j_state_lock);
+	}
+	memset(h, 0, sizeof(*h));
 	for (;;) {
 		rc = __start_try(j, nblocks, &pre, &space_ns, &wait_ns);
 		if (rc == -ENOMEM && !pre) {
@@ -269,13 +303,13 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 		start_account(j, j->j_running, wait_ns, space_ns);
 		JBD_TRACE(&j->j_tracer, jbd2_handle_start, j->j_running->t_tid, 0, 0, nblocks,
 			  0, 0, 0);
+	} else {
+		__handle_push(j, h);
 	}
 	rt_mutex_unlock(&j->j_state_lock);
 	free(pre);
-	if (rc) {
-		free(h);
+	if (rc)
 		return rc;
-	}
 	*out = h;
 	return 0;
 }
@@ -356,7 +390,8 @@ int ujbd_stop(struct ujbd_handle *h)
 	struct jbd_txn *t = h->h_transaction;
 	ujbd_tid_t tid = t->t_tid;
 	int rc = h->h_err, wrc;
-	uint64_t t0 = rt_now_ns(), now;
+	bool sync = h->h_sync;
+	uint64_t t0 = sync ? rt_now_ns() : 0, now;
 
 	stop_batch(j, h);
 	rt_mutex_lock(&j->j_state_lock);
@@ -374,15 +409,15 @@ int ujbd_stop(struct ujbd_handle *h)
 		rc = -EIO;
 	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, tid, 0, 0, now - h->h_start_ns, h->h_sync,
 		  h->h_requested, h->h_dirtied);
-	if (h->h_sync) {
+	__handle_push(j, h);
+	if (sync) {
 		wrc = __jbd_wait_commit(j, tid);
 		if (!rc)
 			rc = wrc;
 	}
 	rt_mutex_unlock(&j->j_state_lock);
-	if (h->h_sync) /* what the caller waited, batch window included */
+	if (sync) /* what the caller waited, batch window included */
 		jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
-	free(h);
 	return rc;
 }
 
@@ -465,22 +500,23 @@ static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
 {
 	struct ujbd *j = h->h_journal;
 	struct ujbd_buf *b, *put = NULL;
-	uint64_t t0 = rt_now_ns(), waited;
+	uint64_t waited = 0;
 	int rc;
 
 	*out = NULL;
 	rc = check_block(j, block);
 	if (rc)
 		return rc;
-	rc = buf_get(j->j_cache, block, create ? BUF_GET_ZERO : BUF_GET_READ, &b);
+	rc = buf_get_waited(j->j_cache, block, create ? BUF_GET_ZERO : BUF_GET_READ, &b,
+			    &waited);
 	if (rc)
 		return rc;
 	rt_mutex_lock(&j->j_state_lock);
 	rc = __write_access(j, h, b);
 	if (!rc && create)
 		memset(b->b_data, 0, j->j_blocksize);
-	/* The kernel's report of a write access stuck for over HZ/10. */
-	waited = rt_now_ns() - t0;
+	/* The kernel's report of a write access stuck for over HZ/10 (here:
+	 * waiting for the block's read, ours or another thread's). */
 	if (waited > 100 * RT_NS_PER_MS)
 		JBD_TRACE(&j->j_tracer, jbd2_lock_buffer_stall, h->h_transaction->t_tid, waited,
 			  0, 0, 0, 0, 0);
