@@ -314,12 +314,29 @@ static void abort_main(void *arg)
 	a->j = NULL;
 	A_CHECK(a, err == -EUCLEAN);
 	A_CHECK(a, jerr.msg[0] != '\0');
-	/* once checked, clear_error opens it, and a clean close forgets it */
+	/* once checked, clear_error opens it (recovering what committed), and
+	 * a clean close forgets it */
 	A_CHECK(a, ab_open(a, &jerr, true) == 0);
 	A_CHECK(a, ujbd_close(a->j) == 0);
 	a->j = NULL;
 	A_CHECK(a, jbd_journal_load(&a->loc, &jj, &jerr) == 0);
 	A_CHECK(a, jbd_get_be32(jj.j_sb.s_errno) == 0);
+	/* T1 (acknowledged) is home; T2 (failed) entirely or not at all */
+	{
+		uint8_t blk[BS];
+		int t2_new = 0;
+
+		for (unsigned i = 0; i < 3; i++) {
+			A_CHECK(a, dev_pread(a->ddev, blk, BS, (uint64_t)(10 + i) * BS) == 0);
+			A_CHECK(a, blk[0] == 0x40 + i && blk[BS - 1] == 0x40 + i);
+			A_CHECK(a, dev_pread(a->ddev, blk, BS, (uint64_t)(20 + i) * BS) == 0);
+			A_CHECK(a, blk[0] == 0 || blk[0] == 0x40 + i);
+			t2_new += blk[0] == 0x40 + i;
+		}
+		if (t2_new != 0 && t2_new != 3)
+			ab_fail(a, __LINE__, "T2 (never acknowledged) partly replayed after the abort");
+		A_CHECK(a, t2_new == 0 || t2_new == 3);
+	}
 out:
 	if (a->j)
 		ujbd_close_hard(a->j);
