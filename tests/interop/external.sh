@@ -12,6 +12,8 @@
 # Expected: b0=A b1=o b2=c03b3998 C.. b3=D.
 . "$SRCDIR/tests/interop/interop.lib"
 need
+L=""
+trap '[ -n "$L" ] && losetup -d "$L" 2>/dev/null; rm -rf "$T"' EXIT
 
 # attach FS JNL BS MKFS_OPTS: make FS using the journal device JNL.
 attach() {
@@ -20,6 +22,7 @@ attach() {
 			-J device="$L" "$1" 32M >/dev/null 2>&1
 		rc=$?
 		losetup -d "$L"
+		L=""
 		[ $rc -eq 0 ] || die "mke2fs -J device=$L"
 		return 0
 	fi
