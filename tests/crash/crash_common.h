@@ -121,6 +121,10 @@ struct cr_cfg {
 	enum blk_elevator elevator; /* of the shared queue (noop) */
 	uint64_t cache_blocks;      /* buffer cache limit (0: 256, all blocks fit) */
 	bool wake_always, sync_all; /* UJBD_WAKE_ALWAYS, UJBD_SYNC_ALL */
+	/* test_crash_twodev: fail the Nth write of the journal device (once);
+	 * the journal aborts and the workload ends early; -EROFS/-EIO are
+	 * then expected answers, and nothing may be acknowledged after */
+	uint64_t fault_write_nth;
 	/* check one crash point only (a reproducer); 0 = all */
 	size_t only_point;
 };
@@ -158,6 +162,7 @@ struct cr {
 	struct dev *drec;
 	uint32_t acked_max;              /* [lock] newest rtid acknowledged, 0 none */
 	bool done;                       /* [lock] the workload and close ended */
+	bool aborted;                    /* [lock] a handle saw the abort */
 	void (*side_fn)(void *);         /* an extra thread during the run */
 	/* per-block event index for the checker */
 	size_t *bev_start, *bev_n;
@@ -232,7 +237,9 @@ static inline int cr_event_add(struct cr *c, uint32_t b, uint32_t rtid,
 CR_FN void cr_fail_wl(struct cr *c, const char *what, int err, uint32_t b)
 {
 	rt_mutex_lock(&c->lock);
-	if (!c->wl_err) {
+	if (c->cfg->fault_write_nth && (err == -EROFS || err == -EIO)) {
+		c->aborted = true;   /* the injected fault: expected */
+	} else if (!c->wl_err) {
 		c->wl_err = err ? err : -EINVAL;
 		snprintf(c->wl_msg, sizeof(c->wl_msg), "%s (block %u): %d %s", what,
 			 b, err, strerror(err < 0 ? -err : err));
@@ -620,7 +627,7 @@ CR_FN int cr_workload(struct cr *c)
 		if (cerr < 0)
 			cr_fail_wl(c, "after ujbd_close: s_start 0 and s_sequence past the last tid",
 				   cerr, 0);
-	} else if (!c->wl_err) {
+	} else {
 		cr_fail_wl(c, "ujbd_close", cerr, 0);
 	}
 	rt_mutex_lock(&c->lock);

@@ -17,6 +17,11 @@
  * pending writes) is built with dev_rec_image, recovered with jbd_recover,
  * and the data device must be the state after transactions 1..k for some k
  * at least the acknowledged one (crash_common.h has the model).
+ *
+ * Two configurations also fail one journal write mid-run (dev_fault_new
+ * between the journal's device and its recorder): the journal must abort
+ * (someone is told -EROFS or -EIO), and since the failed write is never
+ * durable, any acknowledgement given after it is caught by the images.
  */
 #include "crash_common.h"
 
@@ -34,6 +39,9 @@ struct tw {
 	size_t ns;
 	struct rt_prng prng;
 	uint8_t *snap_j, *snap_d;
+	struct dev *jinner;   /* the journal's device under fault and rec */
+	struct dev *jfault;   /* NULL without fault_write_nth */
+	struct dev_fault_counts fc;
 };
 
 static void tw_sampler(void *arg)
@@ -78,9 +86,11 @@ static int tw_prepare(struct tw *w)
 		fo.uuid[i] = (uint8_t)(cfg->seed * 17 + i + 3);
 	for (uint32_t b = 0; b < CR_NDATA; b++)
 		cr_fill(w->snap_d + (size_t)b * CR_BS, b, 0, 0);
-	err = jbd_format(w->c.rec, &fo, NULL);
+	/* the journal device is formatted before its fault wrapper and
+	 * recorder exist (so the fault counts only the runtime's writes) */
+	err = jbd_format(w->jinner, &fo, NULL);
 	if (err == 0)
-		err = dev_pread(w->c.rec, w->snap_j, cfg->jlen * CR_BS, 0);
+		err = dev_pread(w->jinner, w->snap_j, cfg->jlen * CR_BS, 0);
 	if (err == 0)
 		err = dev_pwrite(w->c.drec, w->snap_d, CR_NDATA * CR_BS, 0, 0);
 	if (err == 0)
@@ -218,19 +228,44 @@ static void tw_main(void *arg)
 		goto out;
 	}
 	err = cr_new_inner(a->cfg, a->cfg->jlen, &ji);
-	if (err == 0 && (err = dev_rec_new(ji, &w->c.rec)) < 0)
-		dev_close(ji);
 	if (err == 0 && (err = cr_new_inner(a->cfg, CR_NDATA, &di)) == 0 &&
 	    (err = dev_rec_new(di, &w->c.drec)) < 0)
 		dev_close(di);
+	w->jinner = ji;
 	if (err == 0)
 		err = tw_prepare(w);
+	if (err == 0 && a->cfg->fault_write_nth) {
+		struct dev_fault_opts fo = { .seed = a->cfg->seed,
+					     .fail_write_nth = a->cfg->fault_write_nth };
+		err = dev_fault_new(ji, &fo, &w->jfault);
+		if (err == 0)
+			ji = w->jfault;
+	}
+	if (err == 0 && (err = dev_rec_new(ji, &w->c.rec)) < 0)
+		dev_close(ji);
+	else if (err < 0 && ji)
+		dev_close(ji);
 	if (err == 0)
 		err = cr_workload(&w->c);
 	if (err < 0 || w->c.wl_err) {
 		err = err < 0 ? err : w->c.wl_err;
 		snprintf(a->msg, sizeof(a->msg), "workload: %.300s", w->c.wl_msg);
 		goto out_dev;
+	}
+	if (w->jfault) {
+		dev_fault_counts(w->jfault, &w->fc);
+		if (w->fc.write_errors == 1 && !w->c.aborted) {
+			err = -EPROTO;
+			snprintf(a->msg, sizeof(a->msg), "a journal write failed, yet no "
+				 "handle, wait or close reported -EROFS/-EIO");
+			goto out_dev;
+		}
+		if (w->fc.write_errors != 1) {
+			err = -ENODATA;
+			snprintf(a->msg, sizeof(a->msg), "the injected journal write error "
+				 "never fired (%" PRIu64 " journal writes)", w->fc.writes);
+			goto out_dev;
+		}
 	}
 	a->res->last_rtid = w->c.max_rtid;
 	a->res->log_entries = dev_rec_count(w->c.rec) + dev_rec_count(w->c.drec);
@@ -289,6 +324,13 @@ TW_TEST(twodev_ordered_nocsum, .seed = 32, .mode = UJBD_DATA_ORDERED,
 TW_TEST(twodev_journal_v2, .seed = 33, .mode = UJBD_DATA_JOURNAL,
 	.csum = JBD_CSUM_KIND_V2, .sim_ssd = true, .ops = 32)
 
+/* the 30th journal write fails: abort mid-run; nothing acknowledged after
+ * it, and every crash image still recovers to an acknowledged state */
+TW_TEST(twodev_abort_ordered, .seed = 35, .mode = UJBD_DATA_ORDERED,
+	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 32, .fault_write_nth = 30)
+TW_TEST(twodev_abort_journal, .seed = 36, .mode = UJBD_DATA_JOURNAL,
+	.csum = JBD_CSUM_KIND_V2, .sim_ssd = true, .ops = 32, .fault_write_nth = 45)
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -296,5 +338,7 @@ int main(int argc, char **argv)
 	T_RUN(twodev_ordered_nocsum);
 	T_RUN(twodev_journal_v2);
 	T_RUN(twodev_writeback_v3_ssd);
+	T_RUN(twodev_abort_ordered);
+	T_RUN(twodev_abort_journal);
 	return t_done(argv[0]);
 }
