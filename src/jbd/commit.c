@@ -122,6 +122,11 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 		rc = -EIO;
 	else
 		__jbd_request_commit(j, tid);
+	/* An explicit request is an fsync about to wait: its commit's
+	 * journal writes are SYNC under UJBD_SYNC_FSYNC_ONLY (the waiter may
+	 * come only after the commit has chosen its flags). */
+	if (!rc && j->j_running && j->j_running->t_tid == tid)
+		j->j_running->t_synchronous_commit = true;
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
 }
