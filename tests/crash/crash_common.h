@@ -1358,7 +1358,9 @@ CR_FN void cr_defaults(struct cr_cfg *cfg)
 }
 
 /* Environment overrides for running one seed by hand:
- * CRASH_SEED=N, CRASH_OPS=N, CRASH_THREADS=N, CRASH_POINT=N. */
+ * CRASH_SEED=N, CRASH_OPS=N, CRASH_THREADS=N, CRASH_POINT=N, and
+ * CRASH_FAULT=N (which journal write fails, in the configurations that
+ * inject one). */
 CR_FN void cr_env(struct cr_cfg *cfg)
 {
 	const char *s;
@@ -1372,6 +1374,8 @@ CR_FN void cr_env(struct cr_cfg *cfg)
 		cfg->threads = (unsigned)strtoul(s, NULL, 0);
 	if ((s = getenv("CRASH_POINT")))
 		cfg->only_point = strtoull(s, NULL, 0);
+	if ((s = getenv("CRASH_FAULT")) && cfg->fault_write_nth)
+		cfg->fault_write_nth = strtoull(s, NULL, 0);
 }
 
 /* A T_RUN body for one configuration. */
