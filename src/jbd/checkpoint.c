@@ -167,8 +167,8 @@ int jbd_checkpoint_pass(struct ujbd *j, bool force)
 	int rc;
 
 	rt_mutex_lock(&j->j_state_lock);
-	if (j->j_flags & JBD_F_ABORTED) {
-		rc = j->j_errno;
+	if (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)) {
+		rc = j->j_flags & JBD_F_ABORTED ? j->j_errno : 0;
 		rt_mutex_unlock(&j->j_state_lock);
 		return rc;
 	}

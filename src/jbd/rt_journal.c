@@ -188,6 +188,8 @@ int jbd_update_tail(struct ujbd *j, bool empty)
 		rc = j->j_errno;
 		goto out;
 	}
+	if (j->j_flags & JBD_F_HARD)
+		goto out; /* a hard close writes nothing more */
 	ASSERT(start == 0 || (start >= j->j_jnl.j_first && start < j->j_jnl.j_last));
 	bool same = j->j_sb_empty ? start == 0 : start == j->j_tail && seq == j->j_tail_sequence;
 	if (same)
