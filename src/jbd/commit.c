@@ -502,9 +502,9 @@ static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 		rc = ring_wait(j, c);                    /* phase 4 */
 		if (!rc && c->t->t_data && j->j_dq != j->j_jq)
 			rc = blk_flush(j->j_dq);     /* ordered data durable first */
-		if (rc || hard_stop(j))
-			return rc ? rc : -ESHUTDOWN;
 	}
+	if (rc || hard_stop(j))
+		return rc ? rc : -ESHUTDOWN;
 	rc = ring_reserve(j, c, 1);
 	if (rc)
 		return rc;
