@@ -9,13 +9,13 @@
 
 /* checksummed journal (v3) on a RAM disk */
 CR_TEST(ordered_csum_v3, .seed = 1, .mode = UJBD_DATA_ORDERED,
-	.csum = JBD_CSUM_KIND_V3, .ops = 16)
+	.csum = JBD_CSUM_KIND_V3, .ops = 12)
 /* no checksums, tids crossing 2^32 */
 CR_TEST(ordered_nocsum_tidwrap, .seed = 2, .mode = UJBD_DATA_ORDERED,
-	.csum = JBD_CSUM_KIND_NONE, .first_tid = 0xfffffff8u, .ops = 16)
+	.csum = JBD_CSUM_KIND_NONE, .first_tid = 0xfffffff8u, .ops = 12)
 /* a simulated SSD under the recorder: completions out of submission order */
 CR_TEST(ordered_v2_ssd, .seed = 3, .mode = UJBD_DATA_ORDERED,
-	.csum = JBD_CSUM_KIND_V2, .sim_ssd = true, .ops = 16)
+	.csum = JBD_CSUM_KIND_V2, .sim_ssd = true, .ops = 12)
 
 int main(int argc, char **argv)
 {

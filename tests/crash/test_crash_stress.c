@@ -17,7 +17,7 @@ CR_TEST(stress_small_cache_deadline_journal, .seed = 42, .mode = UJBD_DATA_JOURN
 	.ops = 32)
 CR_TEST(stress_cfq_async_ordered, .seed = 43, .mode = UJBD_DATA_ORDERED,
 	.csum = JBD_CSUM_KIND_V3, .async_commit = true, .elevator = BLK_ELV_CFQ,
-	.wake_always = true, .sync_all = true, .ops = 12)
+	.wake_always = true, .sync_all = true, .ops = 10)
 CR_TEST(stress_small_log_writeback_ssd, .seed = 44, .mode = UJBD_DATA_WRITEBACK,
 	.csum = JBD_CSUM_KIND_NONE, .jlen = 64, .cache_blocks = 24, .sim_ssd = true,
 	.threads = 4, .ops = 12)

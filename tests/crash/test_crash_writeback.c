@@ -8,7 +8,7 @@
 #include "crash_common.h"
 
 CR_TEST(writeback_v2, .seed = 21, .mode = UJBD_DATA_WRITEBACK,
-	.csum = JBD_CSUM_KIND_V2, .ops = 18)
+	.csum = JBD_CSUM_KIND_V2, .ops = 14)
 CR_TEST(writeback_v3_ssd, .seed = 22, .mode = UJBD_DATA_WRITEBACK,
 	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 18)
 
