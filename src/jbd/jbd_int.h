@@ -318,8 +318,7 @@ int jbd_revoke_add(struct jbd_revoke_table *rt, uint64_t block);
 /* Cancel the record of block, if any (the block is journaled again). */
 bool jbd_revoke_cancel(struct jbd_revoke_table *rt, uint64_t block);
 bool jbd_revoke_has(const struct jbd_revoke_table *rt, uint64_t block);
-/* Copy the live records, in order, into out (at least rt_live slots). */
-uint32_t jbd_revoke_list(const struct jbd_revoke_table *rt, uint64_t *out);
+/* The commit reads rt_blocks in order, skipping UINT64_MAX (cancelled). */
 /* A table for a new transaction (one of the two at open); j_state_lock. */
 struct jbd_revoke_table *__jbd_revoke_table_get(struct ujbd *j);
 void __jbd_revoke_table_put(struct ujbd *j, struct jbd_revoke_table *rt);

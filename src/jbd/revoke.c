@@ -124,17 +124,6 @@ bool jbd_revoke_has(const struct jbd_revoke_table *rt, uint64_t block)
 	return rt && rt->rt_live && rt->rt_slot[revoke_find(rt, block)] >= 0;
 }
 
-uint32_t jbd_revoke_list(const struct jbd_revoke_table *rt, uint64_t *out)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < rt->rt_n; i++)
-		if (rt->rt_blocks[i] != REVOKE_CANCELLED)
-			out[n++] = rt->rt_blocks[i];
-	ASSERT(n == rt->rt_live);
-	return n;
-}
-
 struct jbd_revoke_table *__jbd_revoke_table_get(struct ujbd *j)
 {
 	for (int i = 0; i < 2; i++) {

@@ -271,7 +271,7 @@ static int open_format(const struct jbd_loc *loc, const struct ujbd_opts *o,
 }
 
 /* s_errno, recovery: what an earlier life of the journal left. */
-static int open_check_sb(struct ujbd *j, const struct jbd_loc *loc, struct jbd_err *err)
+static int open_check_sb(struct ujbd *j, struct jbd_err *err)
 {
 	struct jbd2_sb *sb = &j->j_jnl.j_sb;
 	int32_t e = (int32_t)jbd_get_be32(sb->s_errno);
@@ -303,7 +303,6 @@ static int open_check_sb(struct ujbd *j, const struct jbd_loc *loc, struct jbd_e
 		jbd_put_be32(&sb->s_feature_incompat, inc);
 		jbd_fmt_from_sb(sb, &j->j_jnl.j_fmt);
 	}
-	(void)loc;
 	return 0;
 }
 
@@ -540,7 +539,7 @@ int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
 		goto fail;
 	j->j_blocksize = loc->j_blocksize;
 	j->j_data_blocks = loc->j_data_blocks;
-	rc = open_check_sb(j, loc, err);
+	rc = open_check_sb(j, err);
 	if (!rc)
 		rc = open_geometry(j, err);
 	if (rc)
