@@ -125,7 +125,8 @@ struct cr_cfg {
 	 * the journal aborts and the workload ends early; -EROFS/-EIO are
 	 * then expected answers, and nothing may be acknowledged after */
 	uint64_t fault_write_nth;
-	/* check one crash point only (a reproducer); 0 = all */
+	/* check one crash point only (a reproducer); 0 = all, SIZE_MAX = the
+	 * end of the log */
 	size_t only_point;
 };
 
@@ -1238,7 +1239,8 @@ CR_FN int cr_check_all(struct cr *c, const struct cr_log *lg)
 			if (p > lg->n || (last != SIZE_MAX && p <= last))
 				continue;
 			last = p;
-			if (c->cfg->only_point && p != c->cfg->only_point)
+			if (c->cfg->only_point &&
+			    p != (c->cfg->only_point == SIZE_MAX ? lg->n : c->cfg->only_point))
 				continue;
 			cr_point(&k, p, &f_cur, pend, lg->n + 1, mask, i % stride == 0);
 		}
@@ -1358,7 +1360,8 @@ CR_FN void cr_defaults(struct cr_cfg *cfg)
 }
 
 /* Environment overrides for running one seed by hand:
- * CRASH_SEED=N, CRASH_OPS=N, CRASH_THREADS=N, CRASH_POINT=N, and
+ * CRASH_SEED=N, CRASH_OPS=N, CRASH_THREADS=N, CRASH_POINT=N (or "end": the
+ * final state only, for quick seed sweeps), and
  * CRASH_FAULT=N (which journal write fails, in the configurations that
  * inject one). */
 CR_FN void cr_env(struct cr_cfg *cfg)
@@ -1373,7 +1376,7 @@ CR_FN void cr_env(struct cr_cfg *cfg)
 	    strtoul(s, NULL, 0) <= CR_NTHR_MAX)
 		cfg->threads = (unsigned)strtoul(s, NULL, 0);
 	if ((s = getenv("CRASH_POINT")))
-		cfg->only_point = strtoull(s, NULL, 0);
+		cfg->only_point = strcmp(s, "end") ? strtoull(s, NULL, 0) : SIZE_MAX;
 	if ((s = getenv("CRASH_FAULT")) && cfg->fault_write_nth)
 		cfg->fault_write_nth = strtoull(s, NULL, 0);
 }
