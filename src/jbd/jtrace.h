@@ -46,9 +46,23 @@
 #define UJBD_JBD_JTRACE_H
 
 #include <stdint.h>
+
+/* Every probe gets a semaphore (a counter perf and bpftrace raise while they
+ * are attached), so JBD_TRACE_ON can tell when someone listens. */
+#define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
 
 #include "ujbd/ujbd.h"
+
+/* The events, for the semaphores' declarations (definitions: trace.c). */
+#define JBD_TRACE_EVENTS(X)                                                  \
+	X(jbd2_start_commit) X(jbd2_commit_locking) X(jbd2_commit_flushing)  \
+	X(jbd2_commit_logging) X(jbd2_end_commit) X(jbd2_drop_transaction)   \
+	X(jbd2_run_stats) X(jbd2_checkpoint) X(jbd2_checkpoint_stats)        \
+	X(jbd2_update_log_tail) X(jbd2_write_superblock) X(jbd2_handle_start) \
+	X(jbd2_handle_extend) X(jbd2_handle_stats) X(jbd2_lock_buffer_stall)
+#define JBD_TRACE_SEM_DECL(n) extern volatile unsigned short ujbd_##n##_semaphore;
+JBD_TRACE_EVENTS(JBD_TRACE_SEM_DECL)
 
 /* The in-process hook (embedded in struct ujbd). fn and arg are read with
  * atomic loads, so jbd_tracer_set may run while events fire; switching from
@@ -67,6 +81,16 @@ const char *jbd_trace_name(enum ujbd_trace_kind kind);
  * UJBD_TRACE_ARGS values. Use the macros below rather than this. */
 void jbd_trace_emit(const struct jbd_tracer *t, enum ujbd_trace_kind kind,
 		    ujbd_tid_t tid, const uint64_t *a);
+
+/*
+ * Does anybody listen to event `name`: an in-process hook, or a USDT
+ * consumer attached to its probe (its semaphore is non-zero)? For work done
+ * only for an event, such as reading the clock for jbd2_handle_stats'
+ * interval: JBD_TRACE itself needs no such guard.
+ */
+#define JBD_TRACE_ON(tracer, name)                                    \
+	(__atomic_load_n(&(tracer)->fn, __ATOMIC_RELAXED) != NULL ||  \
+	 ujbd_##name##_semaphore != 0)
 
 /* name -> kind, for JBD_TRACE's token pasting. */
 #define JBD_TRK_jbd2_start_commit UJBD_TR_START_COMMIT

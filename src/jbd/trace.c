@@ -33,6 +33,12 @@ static const char *const trace_names[UJBD_TR_NR] = {
 	[UJBD_TR_LOCK_BUFFER_STALL] = "jbd2_lock_buffer_stall",
 };
 
+/* One semaphore per probe, in the section where sys/sdt.h's notes point:
+ * a USDT consumer increments it while attached (JBD_TRACE_ON reads it). */
+#define JBD_TRACE_SEM_DEF(n) \
+	volatile unsigned short ujbd_##n##_semaphore __attribute__((section(".probes"))) = 0;
+JBD_TRACE_EVENTS(JBD_TRACE_SEM_DEF)
+
 void jbd_tracer_init(struct jbd_tracer *t)
 {
 	t->fn = NULL;

@@ -546,6 +546,15 @@ static void test_trace_hook(void)
 	for (unsigned i = 0; i < 9; i++)
 		T_EQ_U64(seen[UJBD_TR_RUN_STATS].a[i], i + 1);
 	T_EQ(jbd_trace_name(UJBD_TR_NR) == NULL, 1);
+	/* someone listens: the hook, or a USDT consumer's semaphore */
+	T_CHECK(JBD_TRACE_ON(&tr, jbd2_handle_stats));
+	jbd_tracer_set(&tr, NULL, NULL);
+	T_CHECK(!JBD_TRACE_ON(&tr, jbd2_handle_stats));
+	ujbd_jbd2_handle_stats_semaphore++; /* what perf does on attach */
+	T_CHECK(JBD_TRACE_ON(&tr, jbd2_handle_stats));
+	T_CHECK(!JBD_TRACE_ON(&tr, jbd2_handle_start));
+	ujbd_jbd2_handle_stats_semaphore--;
+	T_CHECK(!JBD_TRACE_ON(&tr, jbd2_handle_stats));
 	jbd_tracer_set(&tr, NULL, NULL);
 	fire_all(&tr);
 	T_EQ(calls, UJBD_TR_NR);
