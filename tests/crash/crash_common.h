@@ -403,7 +403,50 @@ static inline int cr_revoke(struct cr_thr *t, uint32_t b)
 	return err;
 }
 
-/* One step of a recycled block's life: meta -> revoked -> data -> meta. */
+/*
+ * ext4's way of freeing a block it changed in the same handle: journal it,
+ * forget it, revoke it (the forgotten copy is never logged), then wait for
+ * that commit before the block may be reused.
+ */
+static inline int cr_forget_revoke(struct cr_thr *t, uint32_t b)
+{
+	struct cr *c = t->c;
+	struct ujbd_handle *h;
+	struct ujbd_buf *buf;
+	ujbd_tid_t tid;
+	int err = ujbd_start(c->j, 2, &h), err2;
+
+	if (err < 0)
+		return err;
+	tid = ujbd_handle_tid(h);
+	err = cr_meta(c, h, b);
+	if (err == 0)
+		err = ujbd_get_write_access(h, b, &buf);
+	if (err == 0) {
+		err = ujbd_forget(h, buf);
+		ujbd_buf_put(buf);
+	}
+	if (err == 0)
+		err = ujbd_revoke(h, b);
+	rt_mutex_lock(&c->lock);
+	c->gseq++;
+	if (err == 0)
+		err = cr_event_add(c, b, tid - c->tid0 + 1, c->gseq, CR_EV_REVOKE);
+	rt_mutex_unlock(&c->lock);
+	err2 = ujbd_stop(h);
+	if (err == 0)
+		err = err2;
+	if (err == 0)
+		err = ujbd_commit_tid(c->j, tid);
+	if (err == 0)
+		err = ujbd_wait_tid(c->j, tid);
+	if (err == 0)
+		cr_ack(c, tid);
+	return err;
+}
+
+/* One step of a recycled block's life: meta -> revoked -> data -> meta
+ * (or, one time in four, journal + forget + revoke in one handle). */
 CR_FN int cr_op_recycle(struct cr_thr *t)
 {
 	struct cr *c = t->c;
@@ -416,6 +459,13 @@ CR_FN int cr_op_recycle(struct cr_thr *t)
 
 	if (t->rstate[i] == CR_R_META) {
 		err = cr_revoke(t, b);
+		if (err == 0)
+			t->rstate[i] = CR_R_FREED;
+		goto out;
+	}
+	if (t->rstate[i] != CR_R_FREED && rt_prng_below(&t->prng, 4) == 0) {
+		what = "recycle: journal, forget and revoke in one handle";
+		err = cr_forget_revoke(t, b);
 		if (err == 0)
 			t->rstate[i] = CR_R_FREED;
 		goto out;
