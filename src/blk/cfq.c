@@ -17,7 +17,7 @@
  * Timers: only the idle timer, run by the queue's kblockd thread
  * (timer_at/timer hooks). Everything is under q_lock.
  *
- * Differences from the kernel are listed in docs/blk.md.
+ * Differences from the kernel are listed in the README ("Differences from the kernel of that era").
  */
 #include <errno.h>
 #include <stdlib.h>
