@@ -56,6 +56,11 @@ struct jbd_err {
 	char msg[256];   /* "transaction 7: descriptor block 12: bad tail checksum" */
 };
 
+/* Fill err (if not NULL) with code and a printf-style message; returns code,
+ * so that `return jbd_err_set(err, -EUCLEAN, "...", ...);` reads as one step. */
+int jbd_err_set(struct jbd_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 
 /* ======================================================================== *
  * Below: owned by the jbd layer (src/jbd/format.c, src/jbd/crc32c.c).

@@ -41,20 +41,6 @@
 
 /* ---- errors ------------------------------------------------------------ */
 
-__attribute__((format(printf, 3, 4)))
-static int ext4_fail(struct jbd_err *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 /* A libext2fs errcode_t as a negative errno. Small codes are system errnos
  * passed through; the ext2 table is sorted into the few classes callers act
  * on (I/O, memory, unsupported, corrupt). */
@@ -102,17 +88,17 @@ static int ext4_peek(const char *path, bool *is_ext, struct jbd_err *err)
 	*is_ext = false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return ext4_fail(err, -errno, "cannot open '%s': %s", path, strerror(errno));
+		return jbd_err_set(err, -errno, "cannot open '%s': %s", path, strerror(errno));
 	n = pread(fd, head, sizeof(head), 0);
 	if (n < 0) {
-		rc = ext4_fail(err, -errno, "cannot read '%s': %s", path, strerror(errno));
+		rc = jbd_err_set(err, -errno, "cannot read '%s': %s", path, strerror(errno));
 		goto out;
 	}
 	if (n < (ssize_t)sizeof(head))
 		goto out;
 	n = pread(fd, magic, sizeof(magic), EXT4_MAGIC_OFFSET);
 	if (n < 0) {
-		rc = ext4_fail(err, -errno, "cannot read '%s': %s", path, strerror(errno));
+		rc = jbd_err_set(err, -errno, "cannot read '%s': %s", path, strerror(errno));
 		goto out;
 	}
 	if (n < (ssize_t)sizeof(magic))
@@ -141,7 +127,7 @@ static int ext4_open_fs(const char *path, int flags, ext2_filsys *fs,
 			    unix_io_manager, fs);
 	if (code) {
 		*fs = NULL;
-		return ext4_fail(err, ext4_errno(code), "cannot open file system '%s': %s",
+		return jbd_err_set(err, ext4_errno(code), "cannot open file system '%s': %s",
 				 path, ext4_strerror(code));
 	}
 	return 0;
@@ -356,10 +342,10 @@ static int ext4_probe_internal(ext2_filsys fs, const char *path,
 fail:
 	ext4_map_release(&m);
 	if (why_backup)
-		return ext4_fail(err, rc, "'%s': journal inode %u is damaged (%s) and so is "
+		return jbd_err_set(err, rc, "'%s': journal inode %u is damaged (%s) and so is "
 				 "its backup in the superblock (%s)", path,
 				 out->journal_inum, why, why_backup);
-	return ext4_fail(err, rc, "'%s': cannot map journal inode %u: %s", path,
+	return jbd_err_set(err, rc, "'%s': cannot map journal inode %u: %s", path,
 			 out->journal_inum, why ? why : strerror(-rc));
 }
 
@@ -397,7 +383,7 @@ static int ext4_probe_fs(ext2_filsys fs, const char *path, struct ext4_journal *
 	out->needs_recovery = ext2fs_has_feature_journal_needs_recovery(sb);
 	memcpy(out->fs_uuid, sb->s_uuid, 16);
 	if (ext2fs_has_feature_journal_dev(sb))
-		return ext4_probe_journal_dev(fs, out) ? ext4_fail(err, -ENOMEM,
+		return ext4_probe_journal_dev(fs, out) ? jbd_err_set(err, -ENOMEM,
 			"'%s': out of memory", path) : 0;
 	if (!ext2fs_has_feature_journal(sb)) {
 		out->kind = EXT4_NO_JOURNAL;
@@ -406,7 +392,7 @@ static int ext4_probe_fs(ext2_filsys fs, const char *path, struct ext4_journal *
 	memcpy(out->journal_uuid, sb->s_journal_uuid, 16);
 	if (sb->s_journal_inum == 0) {
 		if (ext4_uuid_is_zero(sb->s_journal_uuid))
-			return ext4_fail(err, -EUCLEAN, "'%s': has_journal set but neither "
+			return jbd_err_set(err, -EUCLEAN, "'%s': has_journal set but neither "
 					 "a journal inode nor a journal uuid", path);
 		out->kind = EXT4_EXTERNAL;
 		return 0;
@@ -448,12 +434,12 @@ static int ext4_fsync_path(const char *path, struct jbd_err *err)
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
-		return ext4_fail(err, -errno, "cannot open '%s': %s", path, strerror(errno));
+		return jbd_err_set(err, -errno, "cannot open '%s': %s", path, strerror(errno));
 	if (fsync(fd) < 0) {
 		int e = errno;
 
 		close(fd);
-		return ext4_fail(err, -e, "cannot flush '%s': %s", path, strerror(e));
+		return jbd_err_set(err, -e, "cannot flush '%s': %s", path, strerror(e));
 	}
 	close(fd);
 	return 0;
@@ -470,7 +456,7 @@ int ext4_set_needs_recovery(const char *path, bool on, struct jbd_err *err)
 	if (rc)
 		return rc;
 	if (!is_ext)
-		return ext4_fail(err, -EINVAL, "'%s': not an ext2/3/4 file system", path);
+		return jbd_err_set(err, -EINVAL, "'%s': not an ext2/3/4 file system", path);
 	/* SUPER_ONLY + MASTER_SB_ONLY: the flush writes the primary superblock
 	 * (only the bytes that changed, checksum refreshed) and nothing else. */
 	rc = ext4_open_fs(path, EXT2_FLAG_RW | EXT2_FLAG_MASTER_SB_ONLY | EXT2_FLAG_SUPER_ONLY,
@@ -479,7 +465,7 @@ int ext4_set_needs_recovery(const char *path, bool on, struct jbd_err *err)
 		return rc;
 	if (ext2fs_has_feature_journal_dev(fs->super)) {
 		ext2fs_free(fs);
-		return ext4_fail(err, -EINVAL, "'%s': is a journal device, not a file system",
+		return jbd_err_set(err, -EINVAL, "'%s': is a journal device, not a file system",
 				 path);
 	}
 	if (ext2fs_has_feature_journal_needs_recovery(fs->super) == on) {
@@ -493,7 +479,7 @@ int ext4_set_needs_recovery(const char *path, bool on, struct jbd_err *err)
 	ext2fs_mark_super_dirty(fs);
 	code = ext2fs_close_free(&fs);
 	if (code)
-		return ext4_fail(err, ext4_errno(code), "cannot write the superblock of '%s': %s",
+		return jbd_err_set(err, ext4_errno(code), "cannot write the superblock of '%s': %s",
 				 path, ext4_strerror(code));
 	return ext4_fsync_path(path, err);
 }

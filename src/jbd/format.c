@@ -80,20 +80,6 @@ bool jbd_sb_csum_verify(const struct jbd2_sb *sb)
 	return jbd_get_be32(sb->s_checksum) == jbd_sb_csum(sb);
 }
 
-__attribute__((format(printf, 3, 4)))
-static int sb_fail(struct jbd_err *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 /* The header, the block size and the feature words (spec §1). */
 static int sb_check_features(const struct jbd2_sb *sb, uint32_t blocksize,
 			     struct jbd_err *err)
@@ -103,33 +89,33 @@ static int sb_check_features(const struct jbd2_sb *sb, uint32_t blocksize,
 	uint32_t inc = jbd_sb_incompat(sb);
 
 	if (jbd_get_be32(sb->s_header.h_magic) != JBD2_MAGIC)
-		return sb_fail(err, -EUCLEAN, "no jbd2 superblock (bad magic)");
+		return jbd_err_set(err, -EUCLEAN, "no jbd2 superblock (bad magic)");
 	if (type != JBD2_SUPERBLOCK_V1 && type != JBD2_SUPERBLOCK_V2)
-		return sb_fail(err, -EUCLEAN, "superblock: unknown block type %u", type);
+		return jbd_err_set(err, -EUCLEAN, "superblock: unknown block type %u", type);
 	if (bs < JBD2_MIN_BLOCKSIZE || bs > JBD2_MAX_BLOCKSIZE || (bs & (bs - 1)))
-		return sb_fail(err, -EUCLEAN, "superblock: invalid block size %u", bs);
+		return jbd_err_set(err, -EUCLEAN, "superblock: invalid block size %u", bs);
 	if (blocksize && bs != blocksize)
-		return sb_fail(err, -EUCLEAN,
+		return jbd_err_set(err, -EUCLEAN,
 			       "superblock: block size %u differs from the file system's %u",
 			       bs, blocksize);
 	if (inc & ~JBD2_KNOWN_INCOMPAT_FEATURES)
-		return sb_fail(err, -EOPNOTSUPP,
+		return jbd_err_set(err, -EOPNOTSUPP,
 			       "superblock: unknown incompatible features 0x%x",
 			       inc & ~JBD2_KNOWN_INCOMPAT_FEATURES);
 	if ((inc & JBD2_FEATURE_INCOMPAT_CSUM_V2) && (inc & JBD2_FEATURE_INCOMPAT_CSUM_V3))
-		return sb_fail(err, -EUCLEAN, "superblock: both csum v2 and csum v3 set");
+		return jbd_err_set(err, -EUCLEAN, "superblock: both csum v2 and csum v3 set");
 	if (sb_has_csum_v23(sb) && jbd_sb_has_compat(sb, JBD2_FEATURE_COMPAT_CHECKSUM))
-		return sb_fail(err, -EUCLEAN,
+		return jbd_err_set(err, -EUCLEAN,
 			       "superblock: checksum v1 set together with csum v2/v3");
 	if (sb_has_csum_v23(sb) && sb->s_checksum_type != JBD2_CRC32C_CHKSUM)
-		return sb_fail(err, -EUCLEAN,
+		return jbd_err_set(err, -EUCLEAN,
 			       "superblock: checksum type %u with csum v2/v3 (need 4 = crc32c)",
 			       sb->s_checksum_type);
 	if (!jbd_sb_csum_verify(sb))
-		return sb_fail(err, -EUCLEAN, "superblock: bad checksum 0x%08x (computed 0x%08x)",
+		return jbd_err_set(err, -EUCLEAN, "superblock: bad checksum 0x%08x (computed 0x%08x)",
 			       jbd_get_be32(sb->s_checksum), jbd_sb_csum(sb));
 	if (jbd_sb_is_v2(sb) && jbd_get_be32(sb->s_nr_users) > 1)
-		return sb_fail(err, -EUCLEAN,
+		return jbd_err_set(err, -EUCLEAN,
 			       "superblock: journal shared by %u file systems (s_nr_users > 1)",
 			       jbd_get_be32(sb->s_nr_users));
 	return 0;
@@ -147,7 +133,7 @@ int jbd_sb_check(const struct jbd2_sb *sb, uint64_t journal_len,
 	if (rc)
 		return rc;
 	if (maxlen > journal_len)
-		return sb_fail(err, -EUCLEAN,
+		return jbd_err_set(err, -EUCLEAN,
 			       "superblock: s_maxlen %u beyond the journal's %llu blocks (journal too short)",
 			       maxlen, (unsigned long long)journal_len);
 	if (jbd_sb_has_incompat(sb, JBD2_FEATURE_INCOMPAT_FAST_COMMIT)) {
@@ -155,20 +141,20 @@ int jbd_sb_check(const struct jbd2_sb *sb, uint64_t journal_len,
 		if (!fc)
 			fc = JBD2_DEFAULT_FC_BLOCKS;
 		if (maxlen < JBD2_MIN_JOURNAL_BLOCKS || maxlen - JBD2_MIN_JOURNAL_BLOCKS < fc)
-			return sb_fail(err, -EUCLEAN,
+			return jbd_err_set(err, -EUCLEAN,
 				       "superblock: fast-commit area of %u blocks leaves too small a log (s_maxlen %u)",
 				       fc, maxlen);
 		last = maxlen - fc;
 	}
 	if (first == 0 || first <= sb_block || first >= last)
-		return sb_fail(err, -EUCLEAN,
+		return jbd_err_set(err, -EUCLEAN,
 			       "superblock: s_first %u out of range (superblock at %llu, log end %llu)",
 			       first, (unsigned long long)sb_block, (unsigned long long)last);
 	if (last - first < 2)
-		return sb_fail(err, -EUCLEAN, "superblock: log of %llu blocks is too small",
+		return jbd_err_set(err, -EUCLEAN, "superblock: log of %llu blocks is too small",
 			       (unsigned long long)(last - first));
 	if (start != 0 && (start < first || start >= last))
-		return sb_fail(err, -EUCLEAN, "superblock: s_start %u outside the log [%u, %llu)",
+		return jbd_err_set(err, -EUCLEAN, "superblock: s_start %u outside the log [%u, %llu)",
 			       start, first, (unsigned long long)last);
 	return 0;
 }
