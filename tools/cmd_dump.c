@@ -123,44 +123,16 @@ static void dump_json(const struct target *tg, const struct jbd_journal *j,
 
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "journal", required_argument, NULL, 'j' }, { "data", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'J' },         { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *journal = NULL, *data = NULL;
-	bool json = false;
 	struct target t;
 	struct jbd_journal j;
 	struct jbd_scan sc;
 	struct jbd_err err = { 0 };
-	int c, rc;
+	bool json;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': journal = optarg; break;
-		case 'd': data = optarg; break;
-		case 'J': json = true; break;
-		case 'h': dump_usage(stdout); return EXIT_OK;
-		default: dump_usage(stderr); return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		dump_usage(stderr);
-		return EXIT_USAGE;
-	}
-	rc = target_open(&t, argv[optind], journal, data, false, false, &err);
-	if (rc) {
-		cli_err(argv[0], "%s", err.msg);
-		target_close(&t);
-		return target_exit_status(rc);
-	}
-	rc = jbd_journal_load(&t.loc, &j, &err);
-	if (rc) {
-		cli_err(argv[0], "invalid journal: '%s': %s", t.journal_path, err.msg);
-		target_close(&t);
-		return target_exit_status(rc);
-	}
+	rc = target_cli_load(argc, argv, dump_usage, &json, &t, &j);
+	if (rc >= 0)
+		return rc;
 	rc = jbd_scan_log(&j, &sc, &err);
 	if (json)
 		dump_json(&t, &j, &sc);

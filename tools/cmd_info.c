@@ -80,44 +80,18 @@ static void info_json(const struct target *t, const struct jbd_journal *j)
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "journal", required_argument, NULL, 'j' }, { "data", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'J' },         { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *journal = NULL, *data = NULL;
-	bool json = false;
 	struct target t;
 	struct jbd_journal j;
-	struct jbd_err err = { 0 };
-	int c, rc;
+	bool json;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': journal = optarg; break;
-		case 'd': data = optarg; break;
-		case 'J': json = true; break;
-		case 'h': info_usage(stdout); return EXIT_OK;
-		default: info_usage(stderr); return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		info_usage(stderr);
-		return EXIT_USAGE;
-	}
-	rc = target_open(&t, argv[optind], journal, data, false, false, &err);
-	if (rc) {
-		cli_err(argv[0], "%s", err.msg);
-		target_close(&t);
-		return target_exit_status(rc);
-	}
-	rc = jbd_journal_load(&t.loc, &j, &err);
-	if (rc)
-		cli_err(argv[0], "invalid journal: '%s': %s", t.journal_path, err.msg);
-	else if (json)
+	rc = target_cli_load(argc, argv, info_usage, &json, &t, &j);
+	if (rc >= 0)
+		return rc;
+	if (json)
 		info_json(&t, &j);
 	else
 		info_text(&t, &j);
 	target_close(&t);
-	return target_exit_status(rc);
+	return EXIT_OK;
 }

@@ -8,12 +8,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "target.h"
 
 static int fail(struct jbd_err *err, int code, const char *fmt, const char *subject,
@@ -50,6 +52,47 @@ int target_exit_status(int rc)
 		return 1;
 	default: return 3;
 	}
+}
+
+int target_cli_load(int argc, char **argv, void (*usage)(FILE *), bool *json,
+		    struct target *t, struct jbd_journal *j)
+{
+	static const struct option opts[] = {
+		{ "journal", required_argument, NULL, 'j' }, { "data", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'J' },         { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *journal = NULL, *data = NULL;
+	struct jbd_err err = { 0 };
+	int c, rc;
+
+	*json = false;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': journal = optarg; break;
+		case 'd': data = optarg; break;
+		case 'J': *json = true; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	rc = target_open(t, argv[optind], journal, data, false, false, &err);
+	if (rc) {
+		cli_err(argv[0], "%s", err.msg);
+		target_close(t);
+		return target_exit_status(rc);
+	}
+	rc = jbd_journal_load(&t->loc, j, &err);
+	if (rc) {
+		cli_err(argv[0], "invalid journal: '%s': %s", t->journal_path, err.msg);
+		target_close(t);
+		return target_exit_status(rc);
+	}
+	return -1;
 }
 
 static int open_dev(const char *path, bool writable, struct dev **out, struct jbd_err *err)

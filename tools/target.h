@@ -13,6 +13,9 @@
 #ifndef UJBD_TOOLS_TARGET_H
 #define UJBD_TOOLS_TARGET_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 #include "ujbd/ext4.h"
 #include "ujbd/jbd_log.h"
 
@@ -48,6 +51,16 @@ const char *target_kind_name(enum target_kind k);
 
 /* The exit status for an error code: 1 invalid/corrupt, 2 usage, 3 I/O. */
 int target_exit_status(int rc);
+
+/*
+ * The shared front of the read-only verbs (info, dump): parse
+ * "TARGET [--journal=PATH] [--data=DEVICE] [--json] [--help]", open TARGET
+ * and load its journal. Returns -1 when the verb goes on (t open, j loaded:
+ * the caller ends with target_close), or the exit status to return (the
+ * error already printed, nothing left open).
+ */
+int target_cli_load(int argc, char **argv, void (*usage)(FILE *), bool *json,
+		    struct target *t, struct jbd_journal *j);
 
 
 #include <stdio.h>
