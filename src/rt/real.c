@@ -106,15 +106,7 @@ int rt_real_run(struct rt_world *w, struct rt_thread *t)
 	}
 	/* Every thread has exited, so nobody can be joining any more: reap
 	 * the ones that were never joined (the first thread among them). */
-	while (w->w_all_first) {
-		struct rt_thread *z = w->w_all_first;
-
-		__rt_unlink_thread(w, z);
-		rt_world_unlock(w);
-		pthread_join(z->t_pthread, NULL);
-		rt_thread_destroy(z);
-		rt_world_lock(w);
-	}
+	__rt_reap_all(w);
 	rt_world_unlock(w);
 	return 0;
 }

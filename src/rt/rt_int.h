@@ -131,6 +131,10 @@ void __rt_log(struct rt_world *w, char tag, const char *thread,
 	      const char *what, const void *data, size_t len);
 void __rt_link_thread(struct rt_world *w, struct rt_thread *t);
 void __rt_unlink_thread(struct rt_world *w, struct rt_thread *t);
+/* Join and free every thread still linked to w, once all have exited (no one
+ * can be joining any more). Called and returns with w_lock held; drops it
+ * around each pthread_join. */
+void __rt_reap_all(struct rt_world *w);
 struct rt_thread *rt_thread_alloc(struct rt_world *w, const char *name,
 				  void (*fn)(void *), void *arg);
 void rt_thread_destroy(struct rt_thread *t);

@@ -496,15 +496,7 @@ int rt_sim_run(struct rt_world *w, struct rt_thread *t)
 	rt_world_lock(w);
 	while (w->w_live > 0)
 		pthread_cond_wait(&w->w_cond, &w->w_lock);
-	while (w->w_all_first) {
-		struct rt_thread *z = w->w_all_first;
-
-		__rt_unlink_thread(w, z);
-		rt_world_unlock(w);
-		pthread_join(z->t_pthread, NULL);
-		rt_thread_destroy(z);
-		rt_world_lock(w);
-	}
+	__rt_reap_all(w);
 	rt_world_unlock(w);
 	return 0;
 }

@@ -242,6 +242,19 @@ void __rt_unlink_thread(struct rt_world *w, struct rt_thread *t)
 	t->t_all_next = t->t_all_prev = NULL;
 }
 
+void __rt_reap_all(struct rt_world *w)
+{
+	while (w->w_all_first) {
+		struct rt_thread *z = w->w_all_first;
+
+		__rt_unlink_thread(w, z);
+		rt_world_unlock(w);
+		pthread_join(z->t_pthread, NULL);
+		rt_thread_destroy(z);
+		rt_world_lock(w);
+	}
+}
+
 struct rt_thread *rt_thread_alloc(struct rt_world *w, const char *name,
 				  void (*fn)(void *), void *arg)
 {
