@@ -143,15 +143,22 @@ static void dev_file_worker(void *arg)
 	rt_mutex_unlock(&f->f_lock);
 }
 
-static int dev_file_threads_submit(struct dev_file *f, struct dev_req *r)
+/* Append r to the waiting FIFO (the worker threads' queue, or the requests
+ * past io_uring's depth); f_lock held. */
+static void __dev_file_enqueue(struct dev_file *f, struct dev_req *r)
 {
-	rt_mutex_lock(&f->f_lock);
 	r->r_next = NULL;
 	if (f->f_last)
 		f->f_last->r_next = r;
 	else
 		f->f_first = r;
 	f->f_last = r;
+}
+
+static int dev_file_threads_submit(struct dev_file *f, struct dev_req *r)
+{
+	rt_mutex_lock(&f->f_lock);
+	__dev_file_enqueue(f, r);
 	rt_cond_signal(&f->f_cond);
 	rt_mutex_unlock(&f->f_lock);
 	return 0;
@@ -243,12 +250,7 @@ static int dev_file_uring_submit(struct dev_file *f, struct dev_req *r)
 	rt_mutex_lock(&f->f_lock);
 	/* past the queue depth, requests wait in f_first for the reaper */
 	if (f->f_ring_inflight >= f->f_qd || f->f_first) {
-		r->r_next = NULL;
-		if (f->f_last)
-			f->f_last->r_next = r;
-		else
-			f->f_first = r;
-		f->f_last = r;
+		__dev_file_enqueue(f, r);
 		rt_mutex_unlock(&f->f_lock);
 		return 0;
 	}
