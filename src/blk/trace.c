@@ -81,38 +81,37 @@ static int blk_tracing(const struct blk_queue *q)
 	return q->q_opts.trace || q->q_opts.trace_fn;
 }
 
-void __blk_trace_rq(struct blk_queue *q, char action, const struct blk_request *rq)
+/* One I/O event (of a bio or a request): RWBS, range, owner, priority. */
+static void __blk_trace_io(struct blk_queue *q, char action, enum blk_op op,
+			   uint32_t flags, uint64_t sector, uint32_t nr_sectors,
+			   int owner_pid, uint16_t ioprio)
 {
-	if (!blk_tracing(q))
-		return;
 	struct blk_trace_event ev;
+
 	memset(&ev, 0, sizeof(ev));
 	ev.action = action;
-	blk_rwbs(rq->rq_op, rq->rq_flags, ev.rwbs);
-	if (rq->rq_op != BLK_OP_FLUSH) {
-		ev.sector = rq->rq_sector;
-		ev.nr_sectors = rq->rq_nr_sectors;
+	blk_rwbs(op, flags, ev.rwbs);
+	if (op != BLK_OP_FLUSH) {
+		ev.sector = sector;
+		ev.nr_sectors = nr_sectors;
 	}
-	ev.owner_pid = rq->rq_pid;
-	ev.ioprio = rq->rq_ioprio;
+	ev.owner_pid = owner_pid;
+	ev.ioprio = ioprio;
 	__blk_trace_emit(q, &ev);
+}
+
+void __blk_trace_rq(struct blk_queue *q, char action, const struct blk_request *rq)
+{
+	if (blk_tracing(q))
+		__blk_trace_io(q, action, rq->rq_op, rq->rq_flags, rq->rq_sector,
+			       rq->rq_nr_sectors, rq->rq_pid, rq->rq_ioprio);
 }
 
 void __blk_trace_bio(struct blk_queue *q, char action, const struct blk_bio *b)
 {
-	if (!blk_tracing(q))
-		return;
-	struct blk_trace_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.action = action;
-	blk_rwbs(b->b_op, b->b_flags, ev.rwbs);
-	if (b->b_op != BLK_OP_FLUSH) {
-		ev.sector = b->b_sector;
-		ev.nr_sectors = b->b_nr_sectors;
-	}
-	ev.owner_pid = b->b_pid;
-	ev.ioprio = b->b_prio;
-	__blk_trace_emit(q, &ev);
+	if (blk_tracing(q))
+		__blk_trace_io(q, action, b->b_op, b->b_flags, b->b_sector,
+			       b->b_nr_sectors, b->b_pid, b->b_prio);
 }
 
 void __blk_trace_plug(struct blk_queue *q, char action, unsigned nr)
