@@ -18,9 +18,18 @@
  * side and computes the ratios.
  *
  * Files: a fresh directory ujbd-bench.XXXXXX under --dir (default $TMPDIR or
- * /tmp), removed at the end. The data file is written out in full and synced
- * before the timed loop, so neither side pays for block allocation in the
- * host file system during it; the journal file is formatted by ujbd_open.
+ * /tmp), removed at the end. Layouts (--layout):
+ *   one-file   (default) one file "image": the journal as a region at its
+ *              start (blocks [0, journal)), the data blocks after it, as an
+ *              ext4 image's internal journal is: one device, one queue, so
+ *              the commit block's PREFLUSH also covers the ordered data
+ *              written before it. (At the start: ujbd formats only a
+ *              journal whose superblock is device block 0.)
+ *   two-files  a standalone journal file "journal" and a data file "data"
+ *              (an external journal): two devices, each flushed on its own.
+ * Every file is written out in full and synced before the timed loop (the
+ * journal region too), so neither side pays for block allocation in the
+ * host file system during it; the journal is then formatted by ujbd_open.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +57,8 @@ enum bench_kind { BK_FSYNC_LOOP, BK_GROUP_COMMIT, BK_HANDLES };
 static const char *const kind_names[] = { "fsync-loop", "group-commit",
 					  "handles" };
 static const char *const mode_names[] = { "ordered", "journal", "writeback" };
+enum bench_layout { BL_ONE_FILE, BL_TWO_FILES };
+static const char *const layout_names[] = { "one-file", "two-files" };
 
 struct bench_cfg {
 	enum bench_kind kind;
@@ -58,6 +69,7 @@ struct bench_cfg {
 	bool use_fsync;           /* baseline: fsync(2), not fdatasync(2) */
 	enum ujbd_data_mode data_mode;
 	enum ujbd_wake_policy wake;
+	enum bench_layout layout;
 	uint64_t journal_mb;
 	unsigned clean_fsyncs;    /* extra fsyncs of an already committed tid */
 };
@@ -79,7 +91,8 @@ struct bench_thr {
 struct bench {
 	struct bench_cfg b_cfg;
 	char b_dir[4096];          /* the run's own directory */
-	struct dev *b_jdev, *b_ddev;
+	struct dev *b_jdev, *b_ddev; /* the same device in the one-file layout */
+	uint64_t b_base;           /* first data block (one-file: after the journal) */
 	struct jbd_extent b_ident;
 	struct jbd_loc b_loc;      /* outlives the journal: ujbd may keep it */
 	struct ujbd *b_j;
@@ -160,10 +173,12 @@ static void bench_rmdir(struct bench *b)
 {
 	char p[4200];
 
-	path_in(b, p, sizeof(p), "journal");
-	unlink(p);
-	path_in(b, p, sizeof(p), "data");
-	unlink(p);
+	static const char *const names[] = { "journal", "data", "image" };
+
+	for (unsigned i = 0; i < 3; i++) {
+		path_in(b, p, sizeof(p), names[i]);
+		unlink(p);
+	}
 	for (unsigned i = 0; i < b->b_cfg.threads; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "base.%u", i);
@@ -175,37 +190,65 @@ static void bench_rmdir(struct bench *b)
 
 /* ---- the journal ---------------------------------------------------------- */
 
-static int bench_open_journal(struct bench *b)
+/* Create (written out, synced) and open the file `name` of nblocks blocks. */
+static int bench_file(struct bench *b, const char *name, uint64_t nblocks,
+		      struct dev **out)
 {
-	const struct bench_cfg *c = &b->b_cfg;
-	uint64_t jblocks = c->journal_mb * (1u << 20) / BENCH_BS;
 	struct dev_file_opts fo = { .create = true };
-	struct ujbd_opts o;
-	struct jbd_loc *loc = &b->b_loc;
-	struct jbd_err jerr = { 0 };
 	char p[4200];
 	int err;
 
-	path_in(b, p, sizeof(p), "data");
-	err = file_fill(p, data_blocks(b) * BENCH_BS, NULL);
+	path_in(b, p, sizeof(p), name);
+	err = file_fill(p, nblocks * BENCH_BS, NULL);
 	if (!err)
-		err = dev_file_open(p, &fo, &b->b_ddev);
+		err = dev_file_open(p, &fo, out);
 	if (err)
-		return bench_fail(b, err, "cannot create data file '%s': %s", p), err;
-	path_in(b, p, sizeof(p), "journal");
-	fo.size = jblocks * BENCH_BS;
-	err = dev_file_open(p, &fo, &b->b_jdev);
-	if (err)
-		return bench_fail(b, err, "cannot create journal file '%s': %s", p), err;
-	b->b_ident = (struct jbd_extent){ 0, 0, jblocks };
+		bench_fail(b, err, "cannot create '%s': %s", p);
+	return err;
+}
+
+/* The devices and the journal's location in the chosen layout. */
+static int bench_layout(struct bench *b, uint64_t jblocks)
+{
+	struct jbd_loc *loc = &b->b_loc;
+	uint64_t nd = data_blocks(b);
+	int err;
+
 	memset(loc, 0, sizeof(*loc));
+	if (b->b_cfg.layout == BL_ONE_FILE) {
+		/* the journal in [0, jblocks), the data blocks after it */
+		err = bench_file(b, "image", jblocks + nd, &b->b_jdev);
+		b->b_ddev = b->b_jdev;
+		b->b_base = jblocks;
+	} else {
+		err = bench_file(b, "data", nd, &b->b_ddev);
+		if (!err)
+			err = bench_file(b, "journal", jblocks, &b->b_jdev);
+	}
+	b->b_ident = (struct jbd_extent){ 0, 0, jblocks };
+	if (err)
+		return err;
 	loc->j_dev = b->b_jdev;
 	loc->j_blocksize = BENCH_BS;
 	loc->j_map = &b->b_ident;
 	loc->j_nmap = 1;
 	loc->j_len = jblocks;
 	loc->j_data = b->b_ddev;
-	loc->j_data_blocks = data_blocks(b);
+	loc->j_data_blocks = b->b_base + nd;
+	return 0;
+}
+
+static int bench_open_journal(struct bench *b)
+{
+	const struct bench_cfg *c = &b->b_cfg;
+	uint64_t jblocks = c->journal_mb * (1u << 20) / BENCH_BS;
+	struct ujbd_opts o;
+	struct jbd_err jerr = { 0 };
+	int err;
+
+	err = bench_layout(b, jblocks);
+	if (err)
+		return err;
 	ujbd_opts_default(&o);
 	o.data_mode = c->data_mode;
 	o.wake = c->wake;
@@ -215,7 +258,7 @@ static int bench_open_journal(struct bench *b)
 	o.format_opts.blocks = jblocks;
 	o.format_opts.csum = JBD_CSUM_KIND_V3;
 	o.format_opts.async_commit = c->async_commit;
-	err = ujbd_open(loc, &o, &b->b_j, &jerr);
+	err = ujbd_open(&b->b_loc, &o, &b->b_j, &jerr);
 	if (err)
 		bench_fail(b, err, "cannot open the journal in '%s': %s",
 			   jerr.msg[0] ? jerr.msg : b->b_dir);
@@ -232,10 +275,10 @@ static void bench_close_journal(struct bench *b)
 			bench_fail(b, err, "closing the journal in '%s': %s", b->b_dir);
 		b->b_j = NULL;
 	}
+	if (b->b_ddev && b->b_ddev != b->b_jdev)
+		dev_close(b->b_ddev);
 	if (b->b_jdev)
 		dev_close(b->b_jdev);
-	if (b->b_ddev)
-		dev_close(b->b_ddev);
 	b->b_jdev = b->b_ddev = NULL;
 }
 
@@ -294,7 +337,7 @@ static int stop_and_fsync(struct bench *b, struct ujbd_handle *h)
  * block only. */
 static int iter_fsync(struct bench *b, struct bench_thr *t, uint64_t i)
 {
-	uint64_t inode = 1 + (uint64_t)t->t_idx * (BENCH_SPAN + 1);
+	uint64_t inode = b->b_base + 1 + (uint64_t)t->t_idx * (BENCH_SPAN + 1);
 	bool data = b->b_cfg.kind == BK_FSYNC_LOOP;
 	struct ujbd_handle *h;
 	int err = ujbd_start(b->b_j, data ? 2 : 1, &h);
@@ -316,7 +359,7 @@ static int iter_fsync(struct bench *b, struct bench_thr *t, uint64_t i)
 
 static int iter_handle(struct bench *b, struct bench_thr *t, uint64_t i)
 {
-	uint64_t block = 1 + (uint64_t)t->t_idx * BENCH_HANDLE_BLOCKS +
+	uint64_t block = b->b_base + 1 + (uint64_t)t->t_idx * BENCH_HANDLE_BLOCKS +
 			 i % BENCH_HANDLE_BLOCKS;
 	struct ujbd_handle *h;
 	int err = ujbd_start(b->b_j, 1, &h), err2;
@@ -513,12 +556,12 @@ static void report(struct bench *b)
 	rate = secs > 0 ? (double)ops / secs : 0;
 	if (c->json) {
 		printf("{\"workload\":\"%s\",\"system\":\"%s\",\"data_mode\":\"%s\","
-		       "\"threads\":%u,\"iterations\":%" PRIu64 ",\"ops\":%" PRIu64
+		       "\"layout\":\"%s\",\"threads\":%u,\"iterations\":%" PRIu64 ",\"ops\":%" PRIu64
 		       ",\"seconds\":%.6f,\"ops_per_s\":%.1f,\"latency_us\":{\"avg\":%.1f,"
 		       "\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},\"wakeups\":%" PRIu64
 		       ",\"useless_wakeups\":%" PRIu64, kind_names[c->kind],
 		       c->baseline ? (c->use_fsync ? "baseline-fsync" : "baseline") : "ujbd", mode_names[c->data_mode],
-		       c->threads, c->iterations, ops, secs, rate,
+		       c->baseline ? "-" : layout_names[c->layout], c->threads, c->iterations, ops, secs, rate,
 		       h.count ? us(h.sum_ns) / (double)h.count : 0.0, us(h.p50_ns),
 		       us(h.p99_ns), us(h.max_ns), b->b_stats.wakeups,
 		       b->b_stats.useless_wakeups);
@@ -530,10 +573,11 @@ static void report(struct bench *b)
 		printf("}\n");
 		return;
 	}
-	printf("%s (%s%s%s): %" PRIu64 " ops by %u thread%s in %.3f s: %.1f ops/s\n",
+	printf("%s (%s%s%s%s): %" PRIu64 " ops by %u thread%s in %.3f s: %.1f ops/s\n",
 	       kind_names[c->kind], c->baseline ? "baseline" : "ujbd, data=",
 	       c->baseline ? "" : mode_names[c->data_mode],
-	       c->baseline ? ", pwrite+fdatasync" : "", ops, c->threads,
+	       c->baseline ? ", pwrite+fdatasync" : ", ",
+	       c->baseline ? "" : layout_names[c->layout], ops, c->threads,
 	       c->threads == 1 ? "" : "s", secs, rate);
 	printf("latency per %s (us): avg %.1f  p50 %.1f  p99 %.1f  max %.1f%s\n",
 	       c->kind == BK_HANDLES ? "handle" : "iteration",
@@ -566,6 +610,9 @@ static void usage(FILE *f)
 "  --iterations=N     iterations per thread (defaults above)\n"
 "  --threads=N        worker threads (fsync-loop 1, group-commit 16, handles 1)\n"
 "  --data-mode=MODE   ordered (default), journal or writeback\n"
+"  --layout=LAYOUT    one-file (default: the journal as a region at the start\n"
+"                     of the data's file, as an ext4 image's internal\n"
+"                     journal) or two-files (a journal file and a data file)\n"
 "  --baseline         the plain-file baseline instead: pwrite+fdatasync of a\n"
 "                     block (fsync-loop), per thread on its own file\n"
 "                     (group-commit); handles has none\n"
@@ -644,6 +691,11 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 			return c->wake = (enum ujbd_wake_policy)k, 0;
 		cli_err(verb, "unknown wake policy '%s' (needed or always)", optarg);
 		return -EINVAL;
+	case 'L':
+		if ((k = pick(optarg, layout_names, 2)) >= 0)
+			return c->layout = (enum bench_layout)k, 0;
+		cli_err(verb, "unknown layout '%s' (one-file or two-files)", optarg);
+		return -EINVAL;
 	case 'j': c->json = true; return 0;
 	case 's': c->stats = true; return 0;
 	case 'b': c->baseline = true; return 0;
@@ -673,6 +725,7 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "data-mode", required_argument, NULL, 'm' },
 		{ "wake", required_argument, NULL, 'w' },
+		{ "layout", required_argument, NULL, 'L' },
 		{ "journal-mb", required_argument, NULL, 'J' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "stats", no_argument, NULL, 's' },

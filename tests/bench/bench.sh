@@ -1,6 +1,7 @@
 #!/bin/sh
 # ujbd bench, small runs: usage errors (exit 2, one line), each workload in
-# each data mode gives the JSON keys with sane values, --stats prints the
+# each data mode and both layouts (one file, two files) gives the JSON keys
+# with sane values, --stats prints the
 # kernel's info file layout, baselines run, and the run's files are removed.
 # Speed is not judged here (bench/run measures it).
 set -u
@@ -19,14 +20,15 @@ gt0() { awk -v a="$1" 'BEGIN { exit !(a > 0) }'; }
 
 # ---- help and usage errors -----------------------------------------------------
 "$UJBD" bench --help >"$tmp/help" 2>&1 || bad "--help exit $?"
-for o in --dir --iterations --threads --json --stats --data-mode --baseline; do
+for o in --dir --iterations --threads --json --stats --data-mode --baseline --layout; do
 	grep -q -- "$o" "$tmp/help" || bad "--help does not list $o"
 done
 for args in "" "bogus" "fsync-loop handles" "fsync-loop --iterations=0" \
 	"fsync-loop --iterations=x" "group-commit --threads=0" "handles --baseline" \
 	"fsync-loop --data-mode=bogus" "fsync-loop --threads=2" "fsync-loop --fsync" \
 	"handles --wake=sometimes" "fsync-loop --bogus" "fsync-loop --dir" \
-	"fsync-loop --clean-fsyncs=1 --baseline" "handles --clean-fsyncs=1"; do
+	"fsync-loop --clean-fsyncs=1 --baseline" "handles --clean-fsyncs=1" \
+	"fsync-loop --layout=three-files" "fsync-loop --layout"; do
 	# shellcheck disable=SC2086
 	"$UJBD" bench $args >"$tmp/out" 2>"$tmp/err"
 	rc=$?
@@ -51,13 +53,21 @@ check_json() { # NAME FILE OPS
 		jq -e . "$2" >/dev/null 2>&1 || bad "$1: not JSON: $(cat "$2")"
 	fi
 }
-for m in ordered journal writeback; do
-	"$UJBD" bench fsync-loop --iterations=20 --data-mode=$m --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" ||
-		{ bad "fsync-loop $m: exit $?: $(cat "$tmp/err")"; continue; }
-	check_json "fsync-loop $m" "$tmp/j" 20
-	grep -q "\"data_mode\":\"$m\"" "$tmp/j" || bad "fsync-loop $m: data_mode"
-	gt0 "$(jget wakeups "$tmp/j")" || bad "fsync-loop $m: 20 fsyncs but no commit-thread wakeup"
+for l in one-file two-files; do
+	for m in ordered journal writeback; do
+		"$UJBD" bench fsync-loop --iterations=20 --data-mode=$m --layout=$l --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" ||
+			{ bad "fsync-loop $m $l: exit $?: $(cat "$tmp/err")"; continue; }
+		check_json "fsync-loop $m $l" "$tmp/j" 20
+		grep -q "\"data_mode\":\"$m\"" "$tmp/j" || bad "fsync-loop $m $l: data_mode"
+		grep -q "\"layout\":\"$l\"" "$tmp/j" || bad "fsync-loop $m $l: layout"
+		gt0 "$(jget wakeups "$tmp/j")" || bad "fsync-loop $m $l: 20 fsyncs but no commit-thread wakeup"
+	done
+	"$UJBD" bench group-commit --threads=3 --iterations=5 --layout=$l --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
+		check_json "group-commit $l" "$tmp/j" 15 || bad "group-commit $l: $(cat "$tmp/err")"
 done
+# the default layout is one file
+"$UJBD" bench fsync-loop --iterations=3 --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" || bad "default layout: $(cat "$tmp/err")"
+grep -q '"layout":"one-file"' "$tmp/j" || bad "default layout is not one-file: $(cat "$tmp/j")"
 "$UJBD" bench fsync-loop --iterations=20 --data-mode=journal --async-commit --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
 	check_json "fsync-loop async" "$tmp/j" 20 || bad "fsync-loop --async-commit: $(cat "$tmp/err")"
 "$UJBD" bench group-commit --threads=4 --iterations=10 --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
