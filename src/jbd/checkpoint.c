@@ -14,6 +14,14 @@
  * buffer belongs to the newer checkpoint entry and the older one is
  * dropped, as jbd2's log_do_checkpoint does.
  *
+ * A checkpoint write and any other home write of the same block are never
+ * in flight together (jbd_int.h, "Home writes"): the block layer would be
+ * free to reorder them. A block may be revoked and reused as data while
+ * its old copy is being written here; the commit that writes the data
+ * first waits for this batch to end (__jbd_wait_ckpt_io), as jbd2 waits
+ * for the buffer's I/O before writing it again. Conversely a block whose
+ * data the committing transaction writes is not collected.
+ *
  * The checkpoint thread ("jbd2-ckpt") runs a pass when the log is more
  * than half full after a commit, when a handle waits for space (forced),
  * and every six commit intervals (the kernel's 30 s dirty expiry at the
@@ -72,6 +80,34 @@ void __jbd_cp_drop_empty(struct ujbd *j)
 	}
 }
 
+void __jbd_wait_ckpt_io(struct ujbd *j, struct jbd_jh *jh)
+{
+	uint64_t t0, waited;
+
+	if (!jh->b_ckpt_busy)
+		return;
+	t0 = rt_now_ns();
+	while (jh->b_ckpt_busy)
+		rt_cond_wait(&j->j_wait_ckpt_io, &j->j_state_lock);
+	/* The kernel's report of a buffer locked for I/O over HZ/10. */
+	waited = rt_now_ns() - t0;
+	if (waited > 100 * RT_NS_PER_MS)
+		JBD_TRACE(&j->j_tracer, jbd2_lock_buffer_stall,
+			  j->j_committing ? j->j_committing->t_tid : 0, waited, 0, 0, 0, 0, 0);
+}
+
+/* The transaction that keeps jh from being written home now: the one that
+ * owns it (its bytes may be uncommitted), or the committing one while it
+ * writes jh's block as data (one home write of a block at a time). */
+static const struct jbd_txn *__cp_holder(const struct ujbd *j, const struct jbd_jh *jh)
+{
+	if (jh->b_transaction)
+		return jh->b_transaction;
+	if (j->j_committing && jh->b_data_transaction == j->j_committing)
+		return j->j_committing;
+	return NULL;
+}
+
 /* Pick up to j_ckpt_n buffers from the oldest transactions and copy them;
  * *hold gets the tid of a transaction holding a buffer (for a forced
  * pass). Returns the count. Lock held. */
@@ -84,12 +120,13 @@ static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold)
 		if (!t->t_ckpt_first_ns)
 			t->t_ckpt_first_ns = now;
 		for (struct jbd_jh *jh = t->t_ckpt; jh && n < j->j_ckpt_n; jh = jh->b_cpnext) {
+			const struct jbd_txn *ht = __cp_holder(j, jh);
 			ASSERT(jh->b_cp_transaction == t);
-			if (jh->b_ckpt_busy)
-				continue;
-			if (jh->b_transaction) {
-				if (!*held || ujbd_tid_gt(jh->b_transaction->t_tid, *hold))
-					*hold = jh->b_transaction->t_tid;
+			/* Passes are serialised and each ends its batch. */
+			ASSERT(!jh->b_ckpt_busy);
+			if (ht) {
+				if (!*held || ujbd_tid_gt(ht->t_tid, *hold))
+					*hold = ht->t_tid;
 				*held = true;
 				continue;
 			}
@@ -157,6 +194,8 @@ static void __cp_done(struct ujbd *j, uint32_t n, int err)
 		__jbd_jh_maybe_free(j, jh, &put);
 		buf_put(put);
 	}
+	if (n)
+		rt_cond_broadcast(&j->j_wait_ckpt_io);
 }
 
 int jbd_checkpoint_pass(struct ujbd *j, bool force)

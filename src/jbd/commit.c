@@ -336,13 +336,19 @@ static int phase_data(struct ujbd *j, struct commit_ctx *c)
 	uint32_t dflags = c->jflags & BLK_SYNC;
 	int rc = 0;
 
-	/* t_data is stable: only this thread changes a committing list. */
+	/* t_data is stable: only this thread changes a committing list. A
+	 * block still being written home by the checkpoint (its old copy:
+	 * revoked and reused as data since) is written after that write
+	 * ends; no new checkpoint write of a block in t_data starts while
+	 * this transaction commits (checkpoint.c __cp_holder). */
 	while (jh && !rc) {
 		uint32_t n = 0;
 		struct jbd_jh *first = jh;
 		rt_mutex_lock(&j->j_state_lock);
-		for (; jh && n < j->j_ring_n; jh = jh->b_dnext, n++)
+		for (; jh && n < j->j_ring_n; jh = jh->b_dnext, n++) {
+			__jbd_wait_ckpt_io(j, jh);
 			memcpy(j->j_ring[n].io_data, jh->jh_buf->b_data, j->j_blocksize);
+		}
 		rt_mutex_unlock(&j->j_state_lock);
 		ring_plug(c);
 		jh = first;

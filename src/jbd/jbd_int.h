@@ -30,6 +30,8 @@
  *   j_wait_done_commit   a commit finished (j_commit_sequence moved) or abort
  *   j_wait_space         log space was freed (tail moved or a commit ended)
  *   j_wait_checkpoint    the checkpoint thread sleeps here
+ *   j_wait_ckpt_io       a checkpoint batch ended: its b_ckpt_busy flags
+ *                        were cleared (see "Home writes" below)
  *
  * Buffer data rule: a buffer's bytes are modified only by the holder of a
  * handle with write access (or by write_data under j_state_lock), and read
@@ -37,6 +39,24 @@
  * transaction that gets write access to a buffer the committing transaction
  * has not yet copied first makes a frozen copy, so the commit logs exactly
  * what its own handles wrote.
+ *
+ * Home writes: at most one write of a block to its home location is in
+ * flight at a time, so the device gets them in the order they were made
+ * (the block layer may reorder concurrent writes: CFQ serves a SYNC one
+ * before a queued async one). A checkpoint write is in flight from
+ * __cp_collect (b_ckpt_busy set) to __cp_done (cleared, j_wait_ckpt_io
+ * broadcast); checkpoint passes are serialised by j_checkpoint_mutex and
+ * each ends its batch before the next starts. The commit's data writes
+ * (phase_data, every data mode that writes home) wait while b_ckpt_busy
+ * before copying a block; a checkpoint pass does not collect a block whose
+ * data the committing transaction writes (it is held, as a buffer of a
+ * running transaction is). Metadata and journal-mode data go home only
+ * through the checkpoint. This is what keeps a revoked block's old
+ * checkpoint write from landing over the data it is reused for. No
+ * deadlock: kjournald waits with only j_state_lock (released by the wait)
+ * and no plug or I/O of its own outstanding, and a pass with a batch in
+ * flight waits for nothing but its own I/O (it waits for a commit only
+ * when it collected nothing).
  *
  * Checklist: a new field of struct ujbd that is allocated => free it in
  * jbd_free (rt_journal.c).
@@ -85,7 +105,9 @@ struct jbd_jh {
 	bool b_dirty;       /* dirty_metadata in b_transaction */
 	bool b_next_dirty;  /* dirty_metadata in b_next_transaction */
 	bool b_logged;      /* the commit copied it into the log ring */
-	bool b_ckpt_busy;   /* a checkpoint write of it is in flight */
+	bool b_ckpt_busy;   /* a checkpoint write of it is in flight: from
+			     * __cp_collect to __cp_done (no other home
+			     * write of the block meanwhile) */
 	bool b_forget;      /* b_transaction frees it: drop its checkpoint copy
 			     * at that commit, never log or write it back */
 	bool b_next_forget; /* the same, for b_next_transaction */
@@ -179,6 +201,7 @@ struct ujbd {
 	rt_mutex j_sb_mutex;
 	rt_cond j_wait_commit, j_wait_updates, j_wait_transaction_locked;
 	rt_cond j_wait_done_commit, j_wait_space, j_wait_checkpoint;
+	rt_cond j_wait_ckpt_io;
 
 	uint32_t j_flags;                 /* [j_state_lock] JBD_F_* */
 	int j_errno;                      /* [j_state_lock] first error (negative) */
@@ -307,6 +330,9 @@ int jbd_cleanup_tail(struct ujbd *j);
 void __jbd_cp_append(struct ujbd *j, struct jbd_txn *t);
 /* Free checkpoint transactions with nothing left to write; j_state_lock. */
 void __jbd_cp_drop_empty(struct ujbd *j);
+/* Before another home write of jh's block: wait while a checkpoint write
+ * of it is in flight. j_state_lock held (dropped while waiting). */
+void __jbd_wait_ckpt_io(struct ujbd *j, struct jbd_jh *jh);
 
 /* ---- revoke.c ------------------------------------------------------------- */
 

@@ -429,6 +429,7 @@ static void open_sync_init(struct ujbd *j)
 	rt_cond_init(&j->j_wait_done_commit, "j_wait_done_commit");
 	rt_cond_init(&j->j_wait_space, "j_wait_space");
 	rt_cond_init(&j->j_wait_checkpoint, "j_wait_checkpoint");
+	rt_cond_init(&j->j_wait_ckpt_io, "j_wait_ckpt_io");
 	jbd_stats_init(&j->j_stats, j->j_max_txn);
 	jbd_tracer_init(&j->j_tracer);
 	j->j_sync_init = true;
@@ -458,6 +459,7 @@ static void jbd_free(struct ujbd *j)
 		jbd_revoke_table_release(&j->j_revoke_tables[i]);
 	if (j->j_sync_init) {
 		jbd_stats_release(&j->j_stats);
+		rt_cond_release(&j->j_wait_ckpt_io);
 		rt_cond_release(&j->j_wait_checkpoint);
 		rt_cond_release(&j->j_wait_space);
 		rt_cond_release(&j->j_wait_done_commit);

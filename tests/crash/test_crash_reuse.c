@@ -14,6 +14,12 @@
  * new data on disk - no crash needed. jbd2/ext4 wait for I/O in flight on
  * the old buffer before the block is written again.
  *
+ * Fixed since (runtime, jbd_int.h "Home writes"): at most one home write
+ * of a block is in flight; phase_data waits while b_ckpt_busy (until the
+ * checkpoint batch ends, j_wait_ckpt_io) and the checkpoint does not
+ * collect a block the committing transaction writes as data. The device
+ * now gets B as 0x4d then 0xda; this test passes and guards it.
+ *
  * Sim world, CFQ over a simulated HDD behind a recorder (journal as a
  * region); ujbd_checkpoint runs on a second thread while the main thread
  * revokes, commits, reuses and commits. Each seed shifts the start of the
