@@ -4,10 +4,13 @@
  *
  * The one idea: a transaction becomes durable the moment its commit block
  * is, so everything it depends on must be durable first: its ordered data
- * (written home, waited for, and flushed when the data device is not the
- * journal's) and its log blocks (written under one plug, unplugged
- * explicitly, waited for); then the commit block goes out with
- * PREFLUSH|FUA, which orders it after all of them on the journal device.
+ * (written home and waited for; when the data device is not the journal's,
+ * also flushed, that flush running beside the log writes) and its log
+ * blocks (written under one plug, unplugged explicitly, waited for); then
+ * the commit block goes out with PREFLUSH|FUA, which orders it after all of
+ * them on the journal device. Writeback data is written with the commit
+ * but not waited for before the commit block (only before the commit is
+ * done, so one home write of a block is in flight at a time).
  * Only then are waiters told, and only then may its buffers be written
  * home by the checkpoint.
  *
@@ -17,14 +20,21 @@
  *   1. lock         T_LOCKED: no new handles; wait for t_updates to drain
  *                   (jbd2_commit_locking); then T_FLUSH, the transaction is
  *                   the committing one and a new one may start
- *   2. flush data   ordered data written home and waited for
- *                   (jbd2_commit_flushing)
+ *   2. flush data   ordered data written home (jbd2_commit_flushing): on
+ *                   the journal's own device left in flight with the log
+ *                   blocks (the commit block's PREFLUSH covers them once
+ *                   they complete); on another device waited for, then
+ *                   that device's flush is started; writeback data left in
+ *                   flight until the commit block is written
  *   3. log          T_COMMIT (jbd2_commit_logging): superblock if the log
  *                   was empty, revoke blocks, descriptors and the copies of
  *                   the buffers, under a blk_plug
- *   4. unplug       explicit blk_finish_plug, wait for the log I/O
- *   5. commit block PREFLUSH|FUA (async commit: with the log blocks, then
- *                   one flush)
+ *   4. unplug       explicit blk_finish_plug, wait for the log I/O (and
+ *                   ordered data); with a data-device flush in flight, the
+ *                   journal's flush is issued beside it and both waited for
+ *   5. commit block PREFLUSH|FUA (FUA alone after the flushes of phase 4;
+ *                   async commit: with the log blocks, then one flush);
+ *                   then writeback data waited for
  *   6. done         sequence moved, waiters woken (jbd2_end_commit,
  *                   jbd2_run_stats)
  *   7. checkpoint   buffers refiled to the checkpoint list, earlier copies
@@ -169,6 +179,8 @@ struct commit_ctx {
 	uint64_t start_ns, locked_ns, flush_ns, log_ns, end_ns;
 	uint32_t blk;          /* next log block */
 	uint32_t ring_used;
+	uint32_t ring_base;    /* slots [0, ring_base): writeback data still in
+				* flight, waited for only by ring_wait_all */
 	uint32_t nbuf;         /* metadata buffers logged */
 	uint32_t logged;       /* log blocks written, commit block included */
 	uint32_t v1_crc;
@@ -176,6 +188,8 @@ struct commit_ctx {
 	uint32_t jflags;       /* journal write flags */
 	bool plugged;
 	struct blk_plug plug;
+	struct blk_bio dflush; /* the data device's flush (ordered data) */
+	bool dflush_busy;
 	struct jbd_tag *tags;  /* j_dcap of them (allocated at open) */
 	struct jbd_iobuf **slots; /* j_dcap */
 	uint64_t *revs;        /* j_rcap */
@@ -207,7 +221,8 @@ static int io_submit(struct blk_queue *q, struct jbd_iobuf *io, uint64_t sector,
 	return rc;
 }
 
-/* Finish the plug (the explicit unplug), wait for every slot, free them. */
+/* Finish the plug (the explicit unplug), wait for the slots from ring_base
+ * on, free them (writeback data below ring_base stays in flight). */
 static int ring_wait(struct ujbd *j, struct commit_ctx *c)
 {
 	int rc = 0, r;
@@ -216,7 +231,7 @@ static int ring_wait(struct ujbd *j, struct commit_ctx *c)
 		blk_finish_plug(&c->plug);
 		c->plugged = false;
 	}
-	for (uint32_t i = 0; i < c->ring_used; i++) {
+	for (uint32_t i = c->ring_base; i < c->ring_used; i++) {
 		struct jbd_iobuf *io = &j->j_ring[i];
 		if (!io->io_busy)
 			continue;
@@ -225,8 +240,33 @@ static int ring_wait(struct ujbd *j, struct commit_ctx *c)
 		if (r && !rc)
 			rc = r;
 	}
-	c->ring_used = 0;
+	c->ring_used = c->ring_base;
 	return rc;
+}
+
+/* Wait for every slot, writeback data included. */
+static int ring_wait_all(struct ujbd *j, struct commit_ctx *c)
+{
+	c->ring_base = 0;
+	return ring_wait(j, c);
+}
+
+/* Wait for the data device's flush, if one is in flight. */
+static int dflush_wait(struct commit_ctx *c)
+{
+	if (!c->dflush_busy)
+		return 0;
+	c->dflush_busy = false;
+	return blk_wait(&c->dflush);
+}
+
+/* Start a flush of q (no wait); 0 or the submit error. */
+static int flush_submit(struct blk_queue *q, struct blk_bio *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->b_op = BLK_OP_FLUSH;
+	b->b_flags = BLK_SYNC | BLK_PREFLUSH;
+	return blk_submit(q, b);
 }
 
 static void ring_plug(struct commit_ctx *c)
@@ -245,6 +285,8 @@ static int ring_reserve(struct ujbd *j, struct commit_ctx *c, uint32_t n)
 	ASSERT(n <= j->j_ring_n);
 	if (c->ring_used + n > j->j_ring_n)
 		rc = ring_wait(j, c);
+	if (!rc && c->ring_used + n > j->j_ring_n)
+		rc = ring_wait_all(j, c); /* writeback data holds the room */
 	ring_plug(c);
 	return rc;
 }
@@ -328,6 +370,35 @@ static void __io_policy(struct ujbd *j, struct commit_ctx *c)
 
 /* ---- phase 2: ordered data ------------------------------------------------ */
 
+/*
+ * The last batch of data writes is in flight. WRITEBACK gives up their
+ * ordering: they stay in flight, below ring_base, until the commit block
+ * is written. ORDERED on the journal's device: they go on with the log
+ * blocks and are waited for with them; the commit block's PREFLUSH then
+ * makes them durable (no flush of their own). ORDERED on another device:
+ * waited for now, and that device's flush starts at once, running beside
+ * the log writes; the commit block waits for it.
+ */
+static int data_last_batch(struct ujbd *j, struct commit_ctx *c)
+{
+	int rc;
+
+	if (!c->t->t_data)
+		return 0;
+	if (j->j_opts.data_mode == UJBD_DATA_WRITEBACK) {
+		c->ring_base = c->ring_used;
+		return 0;
+	}
+	if (j->j_dq == j->j_jq)
+		return 0;
+	rc = ring_wait(j, c);
+	if (!rc) {
+		rc = flush_submit(j->j_dq, &c->dflush);
+		c->dflush_busy = rc == 0;
+	}
+	return rc;
+}
+
 static int phase_data(struct ujbd *j, struct commit_ctx *c)
 {
 	struct jbd_txn *t = c->t;
@@ -356,10 +427,13 @@ static int phase_data(struct ujbd *j, struct commit_ctx *c)
 			struct jbd_iobuf *io = ring_slot(j, c);
 			rc = io_submit(j->j_dq, io, jh->jh_buf->b_blocknr * nsec, nsec, dflags, c->prio);
 		}
-		int w = ring_wait(j, c);
-		rc = rc ? rc : w;
+		/* more to copy: the ring is reused, this batch must end */
+		if (jh || rc) {
+			int w = ring_wait(j, c);
+			rc = rc ? rc : w;
+		}
 	}
-	return rc;
+	return rc ? rc : data_last_batch(j, c);
 }
 
 /* ---- phase 3: log blocks ---------------------------------------------------- */
@@ -483,6 +557,12 @@ static int phase_log(struct ujbd *j, struct commit_ctx *c)
 	JBD_TRACE(&j->j_tracer, jbd2_commit_logging, t->t_tid, t->t_synchronous_commit, 0, 0, 0, 0, 0);
 	/* A commit block must never be durable in a log nobody will read. */
 	if (empty) {
+		/* data writes left in our plug go out first: no bio of ours
+		 * waits in a plug while we wait for j_sb_mutex */
+		if (c->plugged) {
+			blk_finish_plug(&c->plug);
+			c->plugged = false;
+		}
 		rc = jbd_update_tail(j, false);
 		if (rc)
 			return rc;
@@ -499,15 +579,29 @@ static int phase_log(struct ujbd *j, struct commit_ctx *c)
 static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 {
 	const struct jbd_fmt *f = &j->j_jnl.j_fmt;
-	bool async = j->j_opts.async_commit && f->f_csum_v23 && !c->t->t_data;
+	/* async: the transaction depends on no block outside the journal
+	 * (writeback data is not ordered against the commit) */
+	bool async = j->j_opts.async_commit && f->f_csum_v23 &&
+		     (!c->t->t_data || j->j_opts.data_mode == UJBD_DATA_WRITEBACK);
+	uint32_t cflags = BLK_PREFLUSH | BLK_FUA;
 	uint64_t now = rt_now_ns();
 	struct jbd_iobuf *io;
 	int rc = 0;
 
 	if (!async) {
 		rc = ring_wait(j, c);                    /* phase 4 */
-		if (!rc && c->t->t_data && j->j_dq != j->j_jq)
-			rc = blk_flush(j->j_dq);     /* ordered data durable first */
+		if (c->dflush_busy) {
+			/* ordered data on another device: its flush has run
+			 * beside the log writes; the journal's runs now, beside
+			 * its end, and the commit block needs only FUA */
+			struct blk_bio jflush;
+			int r = rc ? rc : flush_submit(j->j_jq, &jflush);
+			if (!rc && !r)
+				r = blk_wait(&jflush);
+			int d = dflush_wait(c);
+			rc = rc ? rc : r ? r : d;
+			cflags = BLK_FUA;
+		}
 	}
 	if (rc || hard_stop(j))
 		return rc ? rc : -ESHUTDOWN;
@@ -519,9 +613,9 @@ static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 	jbd_commit_encode(f, io->io_data, c->t->t_tid, now / RT_NS_PER_S,
 			  (uint32_t)(now % RT_NS_PER_S), c->v1_crc);
 	if (!async)
-		c->jflags |= BLK_PREFLUSH | BLK_FUA;
+		c->jflags |= cflags;
 	rc = log_put(j, c, io);
-	int w = ring_wait(j, c);
+	int w = ring_wait_all(j, c);       /* writeback data too */
 	rc = rc ? rc : w;
 	if (!rc && async)
 		rc = blk_flush(j->j_jq);  /* one flush for the log and the commit block */
@@ -665,8 +759,10 @@ static void __commit(struct ujbd *j)
 		rc = hard_stop(j) ? -ESHUTDOWN : phase_log(j, &c);
 	if (!rc)
 		rc = phase_commit_block(j, &c);
-	if (rc)
-		(void)ring_wait(j, &c);
+	if (rc) {
+		(void)ring_wait_all(j, &c);
+		(void)dflush_wait(&c);
+	}
 	rt_mutex_lock(&j->j_state_lock);
 	if (rc == -ESHUTDOWN)
 		return;

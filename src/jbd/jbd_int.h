@@ -48,9 +48,12 @@
  * broadcast); checkpoint passes are serialised by j_checkpoint_mutex and
  * each ends its batch before the next starts. The commit's data writes
  * (phase_data, every data mode that writes home) wait while b_ckpt_busy
- * before copying a block; a checkpoint pass does not collect a block whose
- * data the committing transaction writes (it is held, as a buffer of a
- * running transaction is). Metadata and journal-mode data go home only
+ * before copying a block (writeback data, left in flight past the log
+ * writes, and ordered data on the journal's own queue, left in flight with
+ * them, all end before the commit is done: phase 5 of commit.c); a
+ * checkpoint pass does not collect a block whose data the committing
+ * transaction writes (it is held, as a buffer of a running transaction
+ * is). Metadata and journal-mode data go home only
  * through the checkpoint. This is what keeps a revoked block's old
  * checkpoint write from landing over the data it is reused for. No
  * deadlock: kjournald waits with only j_state_lock (released by the wait)
