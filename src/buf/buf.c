@@ -134,7 +134,8 @@ static void __evict(struct buf_cache *c)
 {
 	while (c->c_stats.cached >= c->c_limit && c->c_lru_first) {
 		struct ujbd_buf *b = c->c_lru_first;
-		ASSERT(b->b_count == 0 && !(b->b_state & BUF_READING));
+		ASSERT(__atomic_load_n(&b->b_count, __ATOMIC_RELAXED) == 0 &&
+		       !(b->b_state & BUF_READING));
 		__lru_del(c, b);
 		__hash_del(c, b);
 		c->c_stats.cached--;
@@ -160,10 +161,23 @@ static bool __on_lru(const struct buf_cache *c, const struct ujbd_buf *b)
 	return b->b_lprev || c->c_lru_first == b;
 }
 
+/* c_lock held: the 0 -> 1 step takes the buffer off the LRU. */
 static void __grab(struct buf_cache *c, struct ujbd_buf *b)
 {
-	if (b->b_count++ == 0 && __on_lru(c, b))
+	if (__atomic_fetch_add(&b->b_count, 1, __ATOMIC_ACQ_REL) == 0 && __on_lru(c, b))
 		__lru_del(c, b);
+}
+
+/* c_lock held: the 1 -> 0 step puts it back on the LRU. */
+static void __drop(struct buf_cache *c, struct ujbd_buf *b)
+{
+	ASSERT(__atomic_load_n(&b->b_count, __ATOMIC_RELAXED) > 0);
+	if (__atomic_sub_fetch(&b->b_count, 1, __ATOMIC_ACQ_REL) == 0) {
+		__lru_add(c, b);
+		/* Keep the cache near its limit even without new lookups. */
+		if (c->c_stats.cached > c->c_limit)
+			__evict(c);
+	}
 }
 
 static struct ujbd_buf *buf_alloc(struct buf_cache *c, uint64_t block)
@@ -282,7 +296,7 @@ int buf_get_waited(struct buf_cache *c, uint64_t block, enum buf_mode mode,
 	if (mode != BUF_GET_PEEK)
 		rc = __fill(c, b, mode, waited_ns);
 	if (rc) {
-		if (--b->b_count == 0)
+		if (__atomic_sub_fetch(&b->b_count, 1, __ATOMIC_ACQ_REL) == 0)
 			__lru_add(c, b);
 		b = NULL;
 	}
@@ -295,29 +309,28 @@ int buf_get_waited(struct buf_cache *c, uint64_t block, enum buf_mode mode,
 
 void buf_hold(struct ujbd_buf *b)
 {
-	struct buf_cache *c = b->b_cache;
+	uint32_t n = __atomic_fetch_add(&b->b_count, 1, __ATOMIC_ACQ_REL);
 
-	rt_mutex_lock(&c->c_lock);
-	ASSERT(b->b_count > 0);
-	b->b_count++;
-	rt_mutex_unlock(&c->c_lock);
+	ASSERT(n > 0);
+	(void)n;
 }
 
 void buf_put(struct ujbd_buf *b)
 {
 	struct buf_cache *c;
+	uint32_t n;
 
 	if (!b)
 		return;
+	/* Not the last reference: no lock (the handle path's put). */
+	n = __atomic_load_n(&b->b_count, __ATOMIC_RELAXED);
+	while (n > 1)
+		if (__atomic_compare_exchange_n(&b->b_count, &n, n - 1, true,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return;
 	c = b->b_cache;
 	rt_mutex_lock(&c->c_lock);
-	ASSERT(b->b_count > 0);
-	if (--b->b_count == 0) {
-		__lru_add(c, b);
-		/* Keep the cache near its limit even without new lookups. */
-		if (c->c_stats.cached > c->c_limit)
-			__evict(c);
-	}
+	__drop(c, b);
 	rt_mutex_unlock(&c->c_lock);
 }
 

@@ -44,7 +44,10 @@ struct ujbd_buf {
 	uint64_t b_blocknr;            /* const */
 	uint8_t *b_data;               /* block_size bytes; see the journal's rules */
 	struct buf_cache *b_cache;     /* const */
-	uint32_t b_count;              /* [c_lock] references */
+	/* References, atomic: 0 -> 1 and 1 -> 0 happen only under c_lock
+	 * (the LRU follows them); a holder may add or drop one that is not
+	 * the last without it (buf_hold, buf_put). */
+	uint32_t b_count;
 	uint32_t b_state;              /* [c_lock] BUF_* */
 	uint32_t b_jstate;             /* [j_state_lock] BUF_J_* */
 	void *b_jh;                    /* [j_state_lock] the journal head, or NULL */
@@ -88,7 +91,10 @@ int buf_get(struct buf_cache *c, uint64_t block, enum buf_mode mode,
  * that slow path). */
 int buf_get_waited(struct buf_cache *c, uint64_t block, enum buf_mode mode,
 		   struct ujbd_buf **out, uint64_t *waited_ns);
+/* Another reference to a buffer the caller holds (or that someone is
+ * known to hold, such as a journal head): no lock taken. */
 void buf_hold(struct ujbd_buf *b);
+/* Drop a reference; takes c_lock only for the last one. */
 void buf_put(struct ujbd_buf *b);
 /* The buffer's data is now the block's newest contents (written by a
  * caller that had it zero-filled or filled it itself). */

@@ -117,6 +117,7 @@ struct jbd_jh {
 	uint64_t b_join_seq; /* h_seq of the handle that journaled it last */
 	struct jbd_txn *b_data_next; /* data of the running txn while the
 				      * committing one holds it on t_data */
+	struct jbd_jh *b_hnext;             /* j_jh_hash chain */
 	struct jbd_jh *b_tnext, *b_tprev;   /* b_transaction's t_buffers */
 	struct jbd_jh *b_cpnext, *b_cpprev; /* b_cp_transaction's t_ckpt */
 	struct jbd_jh *b_dnext, *b_dprev;   /* b_data_transaction's t_data */
@@ -221,6 +222,11 @@ struct ujbd {
 	uint64_t j_handle_seq;            /* [j_state_lock] last h_seq */
 	struct ujbd_handle *j_free_handles; /* [j_state_lock] for reuse */
 	uint32_t j_nfree_handles;         /* [j_state_lock] */
+	/* Journal heads by block number, so write access to a block the
+	 * journal already tracks finds its buffer without the cache's lock
+	 * (the head holds a reference). */
+	struct jbd_jh **j_jh_hash;        /* [j_state_lock] */
+	uint32_t j_jh_mask;               /* const: buckets - 1 */
 
 	/* kjournald */
 	rt_thread *j_task, *j_ckpt_task;
@@ -299,6 +305,8 @@ bool jbd_ioprio_higher(uint16_t a, uint16_t b);
 /* ---- transaction.c ------------------------------------------------------ */
 
 struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b);
+/* The journal head of block, or NULL. */
+struct jbd_jh *__jbd_jh_find(struct ujbd *j, uint64_t block);
 /* Free jh if no list holds it any more (drops its buffer reference later:
  * the buffer goes back to the caller through *put). */
 void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put);

@@ -400,7 +400,12 @@ static int open_alloc(struct ujbd *j)
 	j->j_commit_tags = calloc(j->j_dcap, sizeof(*j->j_commit_tags));
 	j->j_commit_slots = calloc(j->j_dcap, sizeof(*j->j_commit_slots));
 	j->j_commit_revs = calloc(j->j_rcap, sizeof(*j->j_commit_revs));
-	if (!j->j_ring || !j->j_ckpt_io || !j->j_ckpt_jh || !j->j_ckpt_txn || !j->j_commit_tags ||
+	/* about one bucket per cached block, 1 Ki to 1 Mi buckets */
+	j->j_jh_mask = 1023;
+	while (j->j_jh_mask + 1 < j->j_opts.cache_blocks && j->j_jh_mask < (1u << 20) - 1)
+		j->j_jh_mask = j->j_jh_mask * 2 + 1;
+	j->j_jh_hash = calloc((size_t)j->j_jh_mask + 1, sizeof(*j->j_jh_hash));
+	if (!j->j_jh_hash || !j->j_ring || !j->j_ckpt_io || !j->j_ckpt_jh || !j->j_ckpt_txn || !j->j_commit_tags ||
 	    !j->j_commit_slots || !j->j_commit_revs ||
 	    posix_memalign((void **)&j->j_sb_buf, 4096, bs))
 		return -ENOMEM;
@@ -454,6 +459,7 @@ static void jbd_free(struct ujbd *j)
 	free(j->j_commit_tags);
 	free(j->j_commit_slots);
 	free(j->j_commit_revs);
+	free(j->j_jh_hash);
 	free(j->j_sb_buf);
 	for (int i = 0; i < 2; i++)
 		jbd_revoke_table_release(&j->j_revoke_tables[i]);

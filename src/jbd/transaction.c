@@ -20,9 +20,23 @@
 
 /* ---- journal heads and lists ------------------------------------------ */
 
+static struct jbd_jh **__jh_bucket(struct ujbd *j, uint64_t block)
+{
+	return &j->j_jh_hash[(block * 0x9E3779B97F4A7C15ull >> 32) & j->j_jh_mask];
+}
+
+struct jbd_jh *__jbd_jh_find(struct ujbd *j, uint64_t block)
+{
+	struct jbd_jh *jh = *__jh_bucket(j, block);
+
+	while (jh && jh->jh_buf->b_blocknr != block)
+		jh = jh->b_hnext;
+	return jh;
+}
+
 struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b)
 {
-	struct jbd_jh *jh = b->b_jh;
+	struct jbd_jh *jh = b->b_jh, **head;
 
 	if (jh)
 		return jh;
@@ -32,19 +46,24 @@ struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b)
 	jh->jh_buf = b;
 	b->b_jh = jh;
 	buf_hold(b);
-	(void)j;
+	head = __jh_bucket(j, b->b_blocknr);
+	jh->b_hnext = *head;
+	*head = jh;
 	return jh;
 }
 
 void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put)
 {
 	struct ujbd_buf *b = jh->jh_buf;
+	struct jbd_jh **pp;
 
-	(void)j;
 	if (jh->b_transaction || jh->b_next_transaction || jh->b_cp_transaction ||
 	    jh->b_data_transaction || jh->b_data_next || jh->b_ckpt_busy)
 		return;
 	ASSERT(!jh->b_tnext && !jh->b_cpnext && !jh->b_dnext);
+	for (pp = __jh_bucket(j, b->b_blocknr); *pp != jh; pp = &(*pp)->b_hnext)
+		ASSERT(*pp);
+	*pp = jh->b_hnext;
 	free(jh->b_frozen_data);
 	b->b_jh = NULL;
 	b->b_jstate = 0;
@@ -503,6 +522,7 @@ static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
 {
 	struct ujbd *j = h->h_journal;
 	struct ujbd_buf *b, *put = NULL;
+	struct jbd_jh *jh;
 	uint64_t waited = 0;
 	int rc;
 
@@ -510,11 +530,21 @@ static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
 	rc = check_block(j, block);
 	if (rc)
 		return rc;
-	rc = buf_get_waited(j->j_cache, block, create ? BUF_GET_ZERO : BUF_GET_READ, &b,
-			    &waited);
-	if (rc)
-		return rc;
+	/* A block the journal tracks: its head holds the (up to date)
+	 * buffer, so one more reference needs no cache lookup. */
 	rt_mutex_lock(&j->j_state_lock);
+	jh = __jbd_jh_find(j, block);
+	if (jh) {
+		b = jh->jh_buf;
+		buf_hold(b);
+	} else {
+		rt_mutex_unlock(&j->j_state_lock);
+		rc = buf_get_waited(j->j_cache, block, create ? BUF_GET_ZERO : BUF_GET_READ,
+				    &b, &waited);
+		if (rc)
+			return rc;
+		rt_mutex_lock(&j->j_state_lock);
+	}
 	rc = __write_access(j, h, b);
 	if (!rc && create)
 		memset(b->b_data, 0, j->j_blocksize);
