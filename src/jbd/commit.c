@@ -545,7 +545,7 @@ static int log_buffers(struct ujbd *j, struct commit_ctx *c)
 static int phase_log(struct ujbd *j, struct commit_ctx *c)
 {
 	struct jbd_txn *t = c->t;
-	bool empty;
+	bool empty, sync;
 	int rc;
 
 	rt_mutex_lock(&j->j_state_lock);
@@ -553,8 +553,10 @@ static int phase_log(struct ujbd *j, struct commit_ctx *c)
 	c->log_ns = rt_now_ns();
 	t->t_log_start = c->blk = j->j_head;
 	empty = j->j_sb_empty;
+	/* a waiter may still mark the transaction synchronous [j_state_lock] */
+	sync = t->t_synchronous_commit;
 	rt_mutex_unlock(&j->j_state_lock);
-	JBD_TRACE(&j->j_tracer, jbd2_commit_logging, t->t_tid, t->t_synchronous_commit, 0, 0, 0, 0, 0);
+	JBD_TRACE(&j->j_tracer, jbd2_commit_logging, t->t_tid, sync, 0, 0, 0, 0, 0);
 	/* A commit block must never be durable in a log nobody will read. */
 	if (empty) {
 		/* data writes left in our plug go out first: no bio of ours
