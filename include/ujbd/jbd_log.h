@@ -147,6 +147,10 @@ struct jbd_recover_result {
 	uint64_t revoked_blocks;   /* tags skipped because revoked */
 	uint64_t revoke_records;   /* revoke records in replayed transactions */
 	uint64_t bad_csum_blocks;  /* tags skipped for a bad data checksum */
+	/* ASYNC_COMMIT journals: transactions not replayed because one of their
+	 * blocks failed its checksum (a commit block that reached the disk before
+	 * its log blocks did); replay ends before the first of them. */
+	uint64_t torn_transactions;
 	uint32_t head_block;       /* log end, saved in s_head */
 };
 

@@ -125,6 +125,45 @@ static int validate_tags(const struct jbd_journal *j, const struct jbd_scan *sc,
 	return 0;
 }
 
+/*
+ * With ASYNC_COMMIT a commit block is written together with its log blocks
+ * and one flush covers them all, so after a crash a transaction can have a
+ * valid commit block while some of its blocks never reached the disk; only
+ * their checksums tell. Replaying the good blocks of such a transaction (as
+ * e2fsck does for a bad checksum in an ordinary journal) would break its
+ * atomicity, so the replay ends before the first transaction that has a
+ * non-revoked block with a bad checksum: that transaction and the ones after
+ * it were never acknowledged (a commit is acknowledged only after its flush).
+ * Returns how many transactions were cut (0: nothing to do).
+ */
+static size_t cut_torn_async(const struct jbd_journal *j, struct jbd_scan *sc,
+			     const struct revoke_table *rt)
+{
+	size_t cut = 0;
+
+	if (!j->j_fmt.f_async || !j->j_fmt.f_csum_v23)
+		return 0;
+	for (size_t i = 0; i < sc->sc_ntrans; i++) {
+		struct jbd_scan_trans *t = &sc->sc_trans[i];
+		bool torn = false;
+
+		if (!t->replay)
+			continue;
+		for (size_t k = 0; k < t->ntags && !torn && !cut; k++)
+			torn = t->tags[k].csum == JBD_CSUM_BAD &&
+			       !revoked(rt, t->tags[k].target, t->tid);
+		if (torn && !cut) {
+			sc->sc_end_tid = t->tid;
+			sc->sc_end_block = t->start_block;
+		}
+		if (torn || cut) {
+			t->replay = false;
+			cut++;
+		}
+	}
+	return cut;
+}
+
 /* Decide, for every tag, replay / revoked / bad checksum; count. */
 static void plan(const struct jbd_scan *sc, const struct revoke_table *rt,
 		 struct jbd_recover_result *r)
@@ -245,6 +284,19 @@ int jbd_recover(struct jbd_journal *j, const struct jbd_recover_opts *o,
 		rc = validate_tags(j, &sc, err);
 	if (!rc && (rc = revoke_build(&sc, &rt, &r->revoke_records)))
 		jbd_err_set(err, rc, "out of memory");
+	/* each cut shrinks the replayed set, whose revokes may have hidden a
+	 * bad block of an earlier transaction: repeat until nothing is cut */
+	while (!rc) {
+		size_t cut = cut_torn_async(j, &sc, &rt);
+
+		if (!cut)
+			break;
+		r->torn_transactions += cut;
+		free(rt.e);
+		rt.e = NULL;
+		if ((rc = revoke_build(&sc, &rt, &r->revoke_records)))
+			jbd_err_set(err, rc, "out of memory");
+	}
 	if (rc)
 		goto out;
 	plan(&sc, &rt, r);
