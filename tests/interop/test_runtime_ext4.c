@@ -210,8 +210,9 @@ static int file_blocks(const char *img, uint64_t *blk)
 	return n;
 }
 
-/* logdump -a: count the lines "FS block B logged at ..." under each tid. */
-static int logdump_has(const char *img, ujbd_tid_t tid, uint64_t blk)
+/* Does `debugfs logdump -a` list block blk under transaction tid, on a line
+ * of the form pattern ("FS block %llu logged at" or "Revoke FS block %llu")? */
+static int logdump_lists(const char *img, const char *pattern, ujbd_tid_t tid, uint64_t blk)
 {
 	char cmd[512], line[512];
 	FILE *f;
@@ -227,36 +228,21 @@ static int logdump_has(const char *img, ujbd_tid_t tid, uint64_t blk)
 
 		if (sscanf(line, "Found expected sequence %llu", &s) == 1)
 			cur = (long long)s;
-		else if (sscanf(line, " FS block %llu logged at", &b) == 1 &&
-			 cur == (long long)tid && b == blk)
+		else if (sscanf(line, pattern, &b) == 1 && cur == (long long)tid && b == blk)
 			found = 1;
 	}
 	pclose(f);
 	return found;
 }
 
+static int logdump_has(const char *img, ujbd_tid_t tid, uint64_t blk)
+{
+	return logdump_lists(img, " FS block %llu logged at", tid, blk);
+}
+
 static int logdump_revoke(const char *img, ujbd_tid_t tid, uint64_t blk)
 {
-	char cmd[512], line[512];
-	FILE *f;
-	long long cur = -1;
-	int found = 0;
-
-	snprintf(cmd, sizeof(cmd), "debugfs -R 'logdump -a' %s 2>/dev/null", img);
-	f = popen(cmd, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, b;
-
-		if (sscanf(line, "Found expected sequence %llu", &s) == 1)
-			cur = (long long)s;
-		else if (sscanf(line, " Revoke FS block %llu", &b) == 1 &&
-			 cur == (long long)tid && b == blk)
-			found = 1;
-	}
-	pclose(f);
-	return found;
+	return logdump_lists(img, " Revoke FS block %llu", tid, blk);
 }
 
 static int block_is(const char *img, uint32_t bs, uint64_t blk, char c, bool magic)
