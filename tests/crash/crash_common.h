@@ -370,22 +370,13 @@ CR_FN int cr_op_handle(struct cr_thr *t)
 	return 0;
 }
 
-/* Revoke r in its own handle, then wait for that commit (the block may be
- * reused only once its freeing is durable, as ext4's allocator does). */
-static inline int cr_revoke(struct cr_thr *t, uint32_t b)
+/* The end of a revoking handle: record the revoke in the model (if err is
+ * still 0), stop, commit and wait, and note the acknowledgement. */
+static inline int cr_revoke_commit(struct cr *c, struct ujbd_handle *h, ujbd_tid_t tid,
+				   uint32_t b, int err)
 {
-	struct cr *c = t->c;
-	struct ujbd_handle *h;
-	ujbd_tid_t tid;
-	int err = ujbd_start(c->j, 1, &h), err2;
+	int err2;
 
-	if (err < 0)
-		return err;
-	tid = ujbd_handle_tid(h);
-	/* Another handle of this same transaction may have journaled b: that
-	 * must work (ujbd.h; jbd2 forgets and revokes). The runtime once
-	 * refused it with -EINVAL: test_crash_revoke keeps that reproducer. */
-	err = ujbd_revoke(h, b);
 	rt_mutex_lock(&c->lock);
 	c->gseq++;
 	if (err == 0)
@@ -403,6 +394,25 @@ static inline int cr_revoke(struct cr_thr *t, uint32_t b)
 	return err;
 }
 
+/* Revoke r in its own handle, then wait for that commit (the block may be
+ * reused only once its freeing is durable, as ext4's allocator does). */
+static inline int cr_revoke(struct cr_thr *t, uint32_t b)
+{
+	struct cr *c = t->c;
+	struct ujbd_handle *h;
+	ujbd_tid_t tid;
+	int err = ujbd_start(c->j, 1, &h);
+
+	if (err < 0)
+		return err;
+	tid = ujbd_handle_tid(h);
+	/* Another handle of this same transaction may have journaled b: that
+	 * must work (ujbd.h; jbd2 forgets and revokes). The runtime once
+	 * refused it with -EINVAL: test_crash_revoke keeps that reproducer. */
+	err = ujbd_revoke(h, b);
+	return cr_revoke_commit(c, h, tid, b, err);
+}
+
 /*
  * ext4's way of freeing a block it changed in the same handle: journal it,
  * forget it, revoke it (the forgotten copy is never logged), then wait for
@@ -414,7 +424,7 @@ static inline int cr_forget_revoke(struct cr_thr *t, uint32_t b)
 	struct ujbd_handle *h;
 	struct ujbd_buf *buf;
 	ujbd_tid_t tid;
-	int err = ujbd_start(c->j, 2, &h), err2;
+	int err = ujbd_start(c->j, 2, &h);
 
 	if (err < 0)
 		return err;
@@ -428,21 +438,7 @@ static inline int cr_forget_revoke(struct cr_thr *t, uint32_t b)
 	}
 	if (err == 0)
 		err = ujbd_revoke(h, b);
-	rt_mutex_lock(&c->lock);
-	c->gseq++;
-	if (err == 0)
-		err = cr_event_add(c, b, tid - c->tid0 + 1, c->gseq, CR_EV_REVOKE);
-	rt_mutex_unlock(&c->lock);
-	err2 = ujbd_stop(h);
-	if (err == 0)
-		err = err2;
-	if (err == 0)
-		err = ujbd_commit_tid(c->j, tid);
-	if (err == 0)
-		err = ujbd_wait_tid(c->j, tid);
-	if (err == 0)
-		cr_ack(c, tid);
-	return err;
+	return cr_revoke_commit(c, h, tid, b, err);
 }
 
 /* One step of a recycled block's life: meta -> revoked -> data -> meta
