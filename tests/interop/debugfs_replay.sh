@@ -89,13 +89,5 @@ run_case() { # BS MKFS_OPTS JOURNAL_OPEN_ARGS NAME
 	rm -f "$img" "$T/e.img" "$T/u.img"
 }
 
-for bs in 1024 4096; do
-	for b64 in 64bit ^64bit; do
-		n=k$bs-64; [ $b64 = 64bit ] || n=k$bs-32
-		run_case $bs "-O metadata_csum,$b64" "-c" "$n-v3"
-		run_case $bs "-O metadata_csum,$b64" "-c -v 2" "$n-v2"
-		run_case $bs "-O ^metadata_csum,$b64" "-c" "$n-v1"
-		run_case $bs "-O ^metadata_csum,$b64" "" "$n-none"
-	done
-done
+each_config run_case
 echo "PASS: 16 debugfs-written journals replayed identically by ujbd and e2fsck"
