@@ -124,6 +124,13 @@ int rt_self_pid(void);
  * sched_yield in real. A yield never advances virtual time: to poll in sim,
  * sleep (rt_sleep_ns) rather than spin on rt_yield. */
 void rt_yield(void);
+/*
+ * Run fn(arg) when the calling thread exits: an rt thread of either world,
+ * or a foreign thread that ends through its start routine or pthread_exit
+ * (not the process's main thread at exit). Callbacks run newest first, in
+ * the exiting thread, after its last rt call. 0 or -ENOMEM.
+ */
+int rt_at_thread_exit(void (*fn)(void *), void *arg);
 
 /* ---- mutexes and condition variables ---------------------------------- */
 

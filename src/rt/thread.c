@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,6 +110,56 @@ void rt_yield(void)
 		rt_sim_yield();
 	else
 		sched_yield();
+}
+
+/* ---- thread exit callbacks ------------------------------------------------ */
+
+/* One pthread key for the process: its destructor runs the exiting
+ * thread's callbacks (the value is the head of its list). */
+struct rt_exit_cb {
+	void (*fn)(void *);
+	void *arg;
+	struct rt_exit_cb *next;
+};
+
+static pthread_key_t rt_exit_key;
+static pthread_once_t rt_exit_once = PTHREAD_ONCE_INIT;
+static int rt_exit_key_err;
+
+static void rt_exit_run(void *head)
+{
+	struct rt_exit_cb *cb = head, *next;
+
+	for (; cb; cb = next) {
+		next = cb->next;
+		cb->fn(cb->arg);
+		free(cb);
+	}
+}
+
+static void rt_exit_key_make(void)
+{
+	rt_exit_key_err = pthread_key_create(&rt_exit_key, rt_exit_run);
+}
+
+int rt_at_thread_exit(void (*fn)(void *), void *arg)
+{
+	struct rt_exit_cb *cb;
+
+	pthread_once(&rt_exit_once, rt_exit_key_make);
+	if (rt_exit_key_err)
+		return -rt_exit_key_err;
+	cb = malloc(sizeof(*cb));
+	if (!cb)
+		return -ENOMEM;
+	cb->fn = fn;
+	cb->arg = arg;
+	cb->next = pthread_getspecific(rt_exit_key);
+	if (pthread_setspecific(rt_exit_key, cb)) {
+		free(cb);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* ---- mutexes and condition variables ---------------------------------- */
