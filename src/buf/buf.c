@@ -182,10 +182,13 @@ static void __drop(struct buf_cache *c, struct ujbd_buf *b)
 
 static struct ujbd_buf *buf_alloc(struct buf_cache *c, uint64_t block)
 {
-	struct ujbd_buf *b = calloc(1, sizeof(*b));
+	struct ujbd_buf *b;
 
-	if (!b)
+	/* A cache line of its own: threads working on different blocks
+	 * update b_count (buf_hold, buf_put) without false sharing. */
+	if (posix_memalign((void **)&b, 64, sizeof(*b)))
 		return NULL;
+	memset(b, 0, sizeof(*b));
 	if (posix_memalign((void **)&b->b_data, 4096, c->c_block_size)) {
 		free(b);
 		return NULL;
