@@ -325,13 +325,21 @@ static int __phase_lock(struct ujbd *j, struct commit_ctx *c)
 	c->start_ns = rt_now_ns();
 	JBD_TRACE(&j->j_tracer, jbd2_start_commit, t->t_tid, t->t_synchronous_commit, 0, 0, 0, 0, 0);
 	t->t_state = T_LOCKED;
+	/* Close t to slot handles, then wait for them and the locked path's
+	 * (slot.c: each side stores, then loads the other's word). */
+	__atomic_store_n(&j->j_open, NULL, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&j->j_drain_waiting, true, __ATOMIC_SEQ_CST);
 	c->locked_ns = t->t_locked_ns = rt_now_ns();
 	JBD_TRACE(&j->j_tracer, jbd2_commit_locking, t->t_tid, t->t_synchronous_commit, 0, 0, 0, 0, 0);
-	while (t->t_updates > 0) {
-		if (j->j_flags & JBD_F_HARD)
+	while (t->t_updates > 0 || __jbd_slots_hold(j, t)) {
+		if (j->j_flags & JBD_F_HARD) {
+			__atomic_store_n(&j->j_drain_waiting, false, __ATOMIC_SEQ_CST);
 			return -ESHUTDOWN;
+		}
 		rt_cond_wait(&j->j_wait_updates, &j->j_state_lock);
 	}
+	__atomic_store_n(&j->j_drain_waiting, false, __ATOMIC_SEQ_CST);
+	t->t_handle_count += __jbd_slots_handles(j, t);
 	ASSERT(j->j_committing == NULL && j->j_running == t);
 	t->t_state = T_FLUSH;
 	c->flush_ns = rt_now_ns();
@@ -643,15 +651,19 @@ static void __refile_one(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 		if (!jh->b_forget)
 			__jbd_list_add_cp(t, jh);
 	}
-	jh->b_transaction = NULL;
-	jh->b_dirty = jh->b_forget = jh->b_logged = false;
+	JH_SET(jh->b_transaction, NULL);
+	jh->b_logged = false;
+	JH_SET(jh->b_dirty, false);
+	JH_SET(jh->b_forget, false);
 	if (jh->b_next_transaction) {
+		/* It joins the running transaction: its flags first, so that a
+		 * slot handle that sees it there sees them (slot.c). */
 		struct jbd_txn *nt = jh->b_next_transaction;
 		jh->b_next_transaction = NULL;
-		jh->b_transaction = nt;
-		jh->b_dirty = jh->b_next_dirty;
-		jh->b_forget = jh->b_next_forget;
+		JH_SET(jh->b_dirty, jh->b_next_dirty);
+		JH_SET(jh->b_forget, jh->b_next_forget);
 		jh->b_next_dirty = jh->b_next_forget = false;
+		JH_SET(jh->b_transaction, nt);
 		__jbd_list_add_t(&nt->t_buffers, jh);
 		nt->t_nr_buffers++;
 	} else {

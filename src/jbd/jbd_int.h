@@ -12,7 +12,10 @@
  *   j_state_lock   one mutex for all journal state: transactions, their
  *                  lists, journal heads, the revoke tables, log space, the
  *                  commit request and sequence numbers, and the copying of
- *                  buffer data into frozen copies and I/O buffers.
+ *                  buffer data into frozen copies and I/O buffers. The
+ *                  exception is the slot path (slot.c): a handle of the
+ *                  thread's slot starts, reuses a buffer it attached and
+ *                  stops with atomics only (j_open, s_txn, JH_GET/JH_SET).
  *   j_checkpoint_mutex  serialises checkpoint passes (the checkpoint thread,
  *                  ujbd_checkpoint, close); held across checkpoint I/O,
  *                  never taken by the commit thread.
@@ -81,6 +84,8 @@
 #include "ujbd/rt.h"
 #include "ujbd/ujbd.h"
 
+struct jbd_slot;
+
 /* ---- limits ---------------------------------------------------------- */
 
 /* Log blocks the commit copies into before it must wait for I/O. */
@@ -93,6 +98,13 @@
 #define JBD_CKPT_BATCH 256u
 
 /* ---- journal heads ---------------------------------------------------- */
+
+/* Fields of a journal head that a slot handle reads without the lock
+ * (b_transaction, b_dirty, b_forget) are written with JH_SET wherever the
+ * head may be attached to the running transaction, and read with JH_GET
+ * outside the lock. */
+#define JH_GET(f) __atomic_load_n(&(f), __ATOMIC_ACQUIRE)
+#define JH_SET(f, v) __atomic_store_n(&(f), (v), __ATOMIC_RELEASE)
 
 /*
  * The journal's view of one buffer. Exists while any pointer below is set;
@@ -147,6 +159,7 @@ enum jbd_tstate {
 
 struct jbd_txn {
 	ujbd_tid_t t_tid;                 /* const */
+	uint64_t t_seq;                   /* const: 1, 2, ... never wraps (slot.c) */
 	enum jbd_tstate t_state;          /* [j_state_lock] */
 	int t_updates;                    /* [j_state_lock] open handles */
 	uint32_t t_outstanding;           /* [j_state_lock] credits reserved or used */
@@ -220,6 +233,7 @@ struct ujbd {
 	bool j_sb_empty;                  /* [j_state_lock] s_start is 0 on disk */
 	int j_last_sync_writer;           /* [j_state_lock] pid */
 	uint64_t j_handle_seq;            /* [j_state_lock] last h_seq */
+	uint64_t j_txn_seq;               /* [j_state_lock] last t_seq */
 	struct ujbd_handle *j_free_handles; /* [j_state_lock] for reuse */
 	uint32_t j_nfree_handles;         /* [j_state_lock] */
 	/* Journal heads by block number, so write access to a block the
@@ -257,6 +271,17 @@ struct ujbd {
 
 	/* ujbd_open_path */
 	void *j_path_ctx;
+
+	/* The handle path without the lock (slot.c), on a line of its own:
+	 * read by every slot handle, written once per transaction. */
+	_Alignas(64) struct jbd_txn *j_open; /* atomic: the running transaction
+					   * while it admits slot handles */
+	bool j_drain_waiting;             /* atomic: the commit waits for slots */
+	bool j_aborted;                   /* atomic: JBD_F_ABORTED, lock-free */
+	uint32_t j_pool_chunk;            /* const: credits a slot reserves */
+	uint64_t j_id;                    /* const: jbd_slot_new_jid */
+	_Alignas(64) struct jbd_slot *j_slots; /* [j_state_lock] */
+	uint32_t j_nslots;                /* [j_state_lock] */
 };
 
 struct ujbd_handle {
@@ -270,7 +295,54 @@ struct ujbd_handle {
 	int h_err;
 	uint64_t h_start_ns;
 	struct ujbd_handle *h_next_free;  /* [j_state_lock] on j_free_handles */
+	struct jbd_slot *h_slot;          /* the slot it is embedded in, or NULL */
 };
+
+/* ---- per-thread handle slots (slot.c) ---------------------------------- */
+
+#define JBD_MEMO 128u /* memo entries per slot (a power of two) */
+
+/* A buffer a handle of this slot attached to the transaction whose t_seq
+ * is m_seq (tids wrap; t_seq does not, so an entry never outlives its
+ * transaction by matching a later one). */
+struct jbd_memo {
+	uint64_t m_block;
+	struct jbd_jh *m_jh;
+	uint64_t m_seq;
+};
+
+struct jbd_slot {
+	_Alignas(64) struct jbd_txn *s_txn; /* atomic: what its open handle holds */
+	uint32_t s_refs;                  /* atomic: the journal's and the thread's */
+	bool s_closed;                    /* atomic: the journal was closed */
+	bool s_busy;                      /* owner: s_handle is open */
+	uint32_t s_id;                    /* const: 1, 2, ... */
+	uint64_t s_pool_seq;              /* owner: s_pool credits are part of */
+	uint32_t s_pool;                  /*   that transaction's t_outstanding */
+	uint64_t s_cnt_seq;               /* owner while admitted; the commit */
+	uint64_t s_cnt;                   /*   after the drain: handles started */
+	uint64_t s_nseq;                  /* owner: for h_seq */
+	struct ujbd *s_journal;           /* const */
+	struct jbd_slot *s_next;          /* [j_state_lock] on j_slots */
+	struct ujbd_handle s_handle;      /* owner */
+	struct jbd_memo s_memo[JBD_MEMO]; /* owner */
+};
+
+/* A unique journal id (never reused in the process). */
+uint64_t jbd_slot_new_jid(void);
+/* The calling thread's slot of j (made on first use), or NULL: the thread
+ * keeps too many journals' slots, or no memory. */
+struct jbd_slot *jbd_slot_self(struct ujbd *j);
+/* Does a slot hold a handle of t? j_state_lock held. */
+bool __jbd_slots_hold(const struct ujbd *j, const struct jbd_txn *t);
+/* Handles the slots started in t; j_state_lock held, t drained. */
+uint64_t __jbd_slots_handles(const struct ujbd *j, const struct jbd_txn *t);
+/* Close: drop the journal's references (no handle may be open). */
+void jbd_slots_release(struct ujbd *j);
+/* The journal head a handle of slot s attached to the transaction of
+ * t_seq seq for block, or NULL. */
+struct jbd_jh *jbd_memo_find(struct jbd_slot *s, uint64_t seq, uint64_t block);
+void jbd_memo_put(struct jbd_slot *s, uint64_t seq, uint64_t block, struct jbd_jh *jh);
 
 /* ---- rt_journal.c ------------------------------------------------------ */
 

@@ -223,6 +223,8 @@ void __jbd_abort(struct ujbd *j, int err)
 	if (j->j_flags & JBD_F_ABORTED)
 		return;
 	j->j_flags |= JBD_F_ABORTED;
+	__atomic_store_n(&j->j_aborted, true, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&j->j_open, NULL, __ATOMIC_SEQ_CST);
 	j->j_errno = err == -EIO || err == -ENOSPC || err == -EROFS ? -EIO : err;
 	rt_cond_broadcast(&j->j_wait_done_commit);
 	rt_cond_broadcast(&j->j_wait_transaction_locked);
@@ -341,6 +343,9 @@ static int open_geometry(struct ujbd *j, struct jbd_err *err)
 		return jbd_err_set(err, -EINVAL,
 				   "the log (%u blocks) cannot hold two transactions of %u blocks",
 				   L, j->j_opts.max_transaction_blocks);
+	/* A slot's credit reserve: small against a transaction, so that
+	 * credits parked in idle slots do not commit it early. */
+	j->j_pool_chunk = j->j_max_txn / 64 > 16 ? 16 : j->j_max_txn / 64;
 	j->j_transaction_sequence = jbd_get_be32(sb->s_sequence);
 	j->j_commit_sequence = j->j_transaction_sequence - 1;
 	j->j_commit_request = j->j_commit_sequence;
@@ -481,6 +486,7 @@ static void jbd_free(struct ujbd *j)
 		j->j_free_handles = h->h_next_free;
 		free(h);
 	}
+	jbd_slots_release(j);
 	if (j->j_path_ctx)
 		jbd_path_release(j->j_path_ctx);
 	free(j);
@@ -531,9 +537,11 @@ int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
 		err = &ebuf;
 	memset(err, 0, sizeof(*err));
 	*out = NULL;
-	j = calloc(1, sizeof(*j));
+	j = aligned_alloc(64, sizeof(*j)); /* slot.c's fields have lines of their own */
 	if (!j)
 		return jbd_err_set(err, -ENOMEM, "out of memory");
+	memset(j, 0, sizeof(*j));
+	j->j_id = jbd_slot_new_jid();
 	if (opts)
 		j->j_opts = *opts;
 	else
@@ -658,6 +666,7 @@ void jbd_close_free(struct ujbd *j)
 	for (int i = 0; i < 2; i++)
 		free(all[i]);
 	j->j_running = j->j_committing = NULL;
+	__atomic_store_n(&j->j_open, NULL, __ATOMIC_SEQ_CST);
 	rt_mutex_unlock(&j->j_state_lock);
 	jbd_free(j);
 }

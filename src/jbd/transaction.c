@@ -186,11 +186,13 @@ static void __txn_start(struct ujbd *j, struct jbd_txn *t)
 
 	memset(t, 0, sizeof(*t));
 	t->t_tid = j->j_transaction_sequence++;
+	t->t_seq = ++j->j_txn_seq;
 	t->t_state = T_RUNNING;
 	t->t_start_ns = now;
 	t->t_expires_ns = now + j->j_opts.commit_interval_ns;
 	t->t_revoke = __jbd_revoke_table_get(j);
 	j->j_running = t;
+	__atomic_store_n(&j->j_open, t, __ATOMIC_SEQ_CST);
 	/* kjournald sleeps without a deadline while nothing runs: give it
 	 * this transaction's (a timer re-arm, not a counted wakeup). */
 	if (j->j_kj_sleeping && !j->j_kj_timed) {
@@ -281,9 +283,156 @@ static void start_account(struct ujbd *j, struct jbd_txn *t, uint64_t wait_ns,
 	}
 }
 
+/* ---- the slot path (slot.c) ------------------------------------------- */
+
+static bool hooked(const struct ujbd *j)
+{
+	return __atomic_load_n(&j->j_tracer.fn, __ATOMIC_RELAXED) != NULL;
+}
+
+static bool aborted(const struct ujbd *j)
+{
+	return __atomic_load_n(&j->j_aborted, __ATOMIC_ACQUIRE);
+}
+
+/* Withdraw slot s's announcement; wake a commit waiting for the drain. */
+static void slot_leave(struct ujbd *j, struct jbd_slot *s)
+{
+	__atomic_store_n(&s->s_txn, NULL, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&j->j_drain_waiting, __ATOMIC_SEQ_CST)) {
+		rt_mutex_lock(&j->j_state_lock);
+		rt_cond_broadcast(&j->j_wait_updates);
+		rt_mutex_unlock(&j->j_state_lock);
+	}
+}
+
+/* Reserve credits for slot s in t, which it holds: nblocks plus a chunk
+ * for the handles to come, or just nblocks. 0, or -EAGAIN when t is
+ * locked, full or the log is short (the locked path waits for those). */
+static int slot_refill(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t,
+		       uint32_t nblocks)
+{
+	uint32_t want = nblocks + j->j_pool_chunk;
+	int rc = 0;
+
+	rt_mutex_lock(&j->j_state_lock);
+	if ((j->j_flags & JBD_F_ABORTED) || t->t_state != T_RUNNING)
+		rc = -EAGAIN;
+	if (!rc && (t->t_outstanding + want > j->j_max_txn || !__space_for(j, want)))
+		want = nblocks;
+	if (!rc && (t->t_outstanding + want > j->j_max_txn || !__space_for(j, want)))
+		rc = -EAGAIN;
+	if (!rc) {
+		t->t_outstanding += want;
+		s->s_pool += want;
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+	return rc;
+}
+
+/* Start the thread's slot handle in the open transaction: 0, or -EAGAIN
+ * (take the locked path). */
+static int start_slot(struct ujbd *j, struct jbd_slot *s, uint32_t nblocks,
+		      struct ujbd_handle **out)
+{
+	struct jbd_txn *t = __atomic_load_n(&j->j_open, __ATOMIC_ACQUIRE);
+	struct ujbd_handle *h = &s->s_handle;
+
+	if (!t || s->s_busy || hooked(j))
+		return -EAGAIN;
+	__atomic_store_n(&s->s_txn, t, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&j->j_open, __ATOMIC_SEQ_CST) != t || aborted(j)) {
+		slot_leave(j, s);
+		return -EAGAIN;
+	}
+	/* From here t cannot be drained past this slot until stop. */
+	if (s->s_pool_seq != t->t_seq) {
+		s->s_pool_seq = t->t_seq; /* the old pool went with its commit */
+		s->s_pool = 0;
+	}
+	if (s->s_pool < nblocks && slot_refill(j, s, t, nblocks)) {
+		slot_leave(j, s);
+		return -EAGAIN;
+	}
+	s->s_pool -= nblocks;
+	if (s->s_cnt_seq != t->t_seq) {
+		s->s_cnt_seq = t->t_seq;
+		s->s_cnt = 0;
+	}
+	s->s_cnt++;
+	s->s_busy = true;
+	memset(h, 0, sizeof(*h));
+	h->h_journal = j;
+	h->h_transaction = t;
+	h->h_buffer_credits = h->h_requested = nblocks;
+	h->h_seq = (uint64_t)s->s_id << 40 | ++s->s_nseq;
+	h->h_slot = s;
+	JBD_TRACE(&j->j_tracer, jbd2_handle_start, t->t_tid, 0, 0, nblocks, 0, 0, 0);
+	*out = h;
+	return 0;
+}
+
+/* Stop a slot handle that is not sync: credits back to the pool, the
+ * announcement withdrawn. */
+static int stop_slot(struct ujbd *j, struct ujbd_handle *h)
+{
+	struct jbd_slot *s = h->h_slot;
+	int rc = h->h_err;
+
+	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, h->h_transaction->t_tid, 0, 0, 0, 0,
+		  h->h_requested, h->h_dirtied);
+	s->s_pool += h->h_buffer_credits;
+	s->s_busy = false;
+	slot_leave(j, s);
+	if (!rc && aborted(j))
+		rc = -EIO;
+	return rc;
+}
+
+/* Write access to a buffer this slot attached to the transaction earlier:
+ * 0, or -EAGAIN (the locked path decides). */
+static int access_slot(struct ujbd_handle *h, uint64_t block, bool create,
+		       struct ujbd_buf **out)
+{
+	struct ujbd *j = h->h_journal;
+	struct jbd_txn *t = h->h_transaction;
+	struct jbd_jh *jh = jbd_memo_find(h->h_slot, t->t_seq, block);
+	struct ujbd_buf *b;
+
+	if (!jh || JH_GET(jh->b_transaction) != t || JH_GET(jh->b_forget) || aborted(j) ||
+	    hooked(j))
+		return -EAGAIN;
+	b = jh->jh_buf;
+	buf_hold(b);
+	if (create)
+		memset(b->b_data, 0, j->j_blocksize);
+	*out = b;
+	return 0;
+}
+
+/* dirty_metadata of such a buffer: 0, or -EAGAIN. */
+static int dirty_slot(struct ujbd_handle *h, struct ujbd_buf *b)
+{
+	struct ujbd *j = h->h_journal;
+	struct jbd_txn *t = h->h_transaction;
+	struct jbd_jh *jh = jbd_memo_find(h->h_slot, t->t_seq, b->b_blocknr);
+
+	if (!jh || jh->jh_buf != b || JH_GET(jh->b_transaction) != t ||
+	    JH_GET(jh->b_forget) || aborted(j) || hooked(j))
+		return -EAGAIN;
+	if (!JH_GET(jh->b_dirty)) {
+		JH_SET(jh->b_dirty, true);
+		h->h_dirtied++;
+	}
+	return 0;
+}
+
+/* ---- starting a handle, the locked path ------------------------------------ */
+
 int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 {
 	struct ujbd_handle *h;
+	struct jbd_slot *s;
 	struct jbd_txn *pre = NULL;
 	uint64_t wait_ns = 0, space_ns = 0;
 	int rc;
@@ -291,6 +440,9 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 	*out = NULL;
 	if (nblocks > j->j_max_txn)
 		return -ENOSPC;
+	s = jbd_slot_self(j);
+	if (s && start_slot(j, s, nblocks, out) == 0)
+		return 0;
 	rt_mutex_lock(&j->j_state_lock);
 	h = __handle_pop(j);
 	if (!h) {
@@ -409,19 +561,28 @@ int ujbd_stop(struct ujbd_handle *h)
 {
 	struct ujbd *j = h->h_journal;
 	struct jbd_txn *t = h->h_transaction;
+	struct jbd_slot *s = h->h_slot;
 	ujbd_tid_t tid = t->t_tid;
 	int rc = h->h_err, wrc;
 	bool sync = h->h_sync;
 	uint64_t t0 = sync ? rt_now_ns() : 0, now;
 
+	if (s && !sync && !hooked(j))
+		return stop_slot(j, h);
 	stop_batch(j, h);
 	rt_mutex_lock(&j->j_state_lock);
 	now = h->h_start_ns ? rt_now_ns() : 0;
-	ASSERT(t->t_updates > 0 && (t->t_state == T_RUNNING || t->t_state == T_LOCKED));
-	ASSERT(t->t_outstanding >= h->h_buffer_credits);
-	t->t_outstanding -= h->h_buffer_credits;
-	if (--t->t_updates == 0)
+	ASSERT(t->t_state == T_RUNNING || t->t_state == T_LOCKED);
+	if (s) {
+		s->s_pool += h->h_buffer_credits;
+		__atomic_store_n(&s->s_txn, NULL, __ATOMIC_SEQ_CST);
 		rt_cond_broadcast(&j->j_wait_updates);
+	} else {
+		ASSERT(t->t_updates > 0 && t->t_outstanding >= h->h_buffer_credits);
+		t->t_outstanding -= h->h_buffer_credits;
+		if (--t->t_updates == 0)
+			rt_cond_broadcast(&j->j_wait_updates);
+	}
 	if (h->h_sync)
 		t->t_synchronous_commit = true;
 	/* An expired transaction is kjournald's timer's to commit. */
@@ -431,7 +592,10 @@ int ujbd_stop(struct ujbd_handle *h)
 		rc = -EIO;
 	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, tid, 0, 0, now - h->h_start_ns, h->h_sync,
 		  h->h_requested, h->h_dirtied);
-	__handle_push(j, h);
+	if (s)
+		s->s_busy = false;
+	else
+		__handle_push(j, h);
 	if (sync) {
 		wrc = __jbd_wait_commit(j, tid);
 		if (!rc)
@@ -487,7 +651,7 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 			return 0;
 		if (h->h_buffer_credits == 0)
 			return -ENOSPC;
-		*fg = false;
+		JH_SET(*fg, false);
 		jbd_revoke_cancel(t->t_revoke, b->b_blocknr);
 		h->h_buffer_credits--;
 		jh->b_join_seq = h->h_seq;
@@ -497,8 +661,9 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 		return -ENOSPC;
 	jbd_revoke_cancel(t->t_revoke, b->b_blocknr);
 	if (!jh->b_transaction) {
-		jh->b_transaction = t;
-		jh->b_dirty = jh->b_forget = false;
+		JH_SET(jh->b_dirty, false);
+		JH_SET(jh->b_forget, false);
+		JH_SET(jh->b_transaction, t);
 		__jbd_list_add_t(&t->t_buffers, jh);
 		t->t_nr_buffers++;
 	} else {
@@ -527,6 +692,8 @@ static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
 	int rc;
 
 	*out = NULL;
+	if (h->h_slot && access_slot(h, block, create, out) == 0)
+		return 0;
 	rc = check_block(j, block);
 	if (rc)
 		return rc;
@@ -548,6 +715,8 @@ static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
 	rc = __write_access(j, h, b);
 	if (!rc && create)
 		memset(b->b_data, 0, j->j_blocksize);
+	if (!rc && h->h_slot)
+		jbd_memo_put(h->h_slot, h->h_transaction->t_seq, block, b->b_jh);
 	/* The kernel's report of a write access stuck for over HZ/10 (here:
 	 * waiting for the block's read, ours or another thread's). */
 	if (waited > 100 * RT_NS_PER_MS)
@@ -584,6 +753,8 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
 	struct jbd_jh *jh;
 	int rc = 0;
 
+	if (h->h_slot && dirty_slot(h, b) == 0)
+		return 0;
 	rt_mutex_lock(&j->j_state_lock);
 	jh = b->b_jh;
 	if (j->j_flags & JBD_F_ABORTED) {
@@ -591,7 +762,7 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
 	} else if (jh && jh->b_transaction == t && !jh->b_forget) {
 		if (!jh->b_dirty)
 			h->h_dirtied++;
-		jh->b_dirty = true;
+		JH_SET(jh->b_dirty, true);
 	} else if (jh && jh->b_next_transaction == t && !jh->b_next_forget) {
 		if (!jh->b_next_dirty)
 			h->h_dirtied++;
@@ -606,36 +777,28 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
 /*
  * The transaction frees the buffer: it must not be logged, and an older
  * committed copy must not be written back any more once this transaction
- * commits (until then it still may: the free may never happen). Unless it
- * had a committed copy, a buffer only this transaction touched simply
- * leaves it and its credit comes back.
+ * commits (until then it still may: the free may never happen). A buffer
+ * only this transaction touched gets its credit back. Either way it stays
+ * on the transaction, marked, and the commit drops it.
  */
 static void __forget(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh)
 {
 	struct jbd_txn *t = h->h_transaction;
-	struct ujbd_buf *put = NULL;
 
 	if (jh->b_transaction == t) {
-		if (!jh->b_cp_transaction) {
-			__jbd_list_del_t(&t->t_buffers, jh);
-			t->t_nr_buffers--;
-			jh->b_transaction = NULL;
-			jh->b_dirty = jh->b_forget = false;
-			jh->jh_buf->b_jstate &= ~BUF_J_JOURNALED;
+		/* Not detached: slot handles rely on a buffer staying on the
+		 * running transaction (slot.c). */
+		if (!jh->b_cp_transaction && !jh->b_forget)
 			h->h_buffer_credits++;
-			__jbd_jh_maybe_free(j, jh, &put);
-			buf_put(put);
-			return;
-		}
-		jh->b_dirty = false;
-		jh->b_forget = true;
+		JH_SET(jh->b_dirty, false);
+		JH_SET(jh->b_forget, true);
 	} else if (jh->b_next_transaction == t) {
 		jh->b_next_dirty = false;
 		jh->b_next_forget = true;
 	} else if (!jh->b_transaction && jh->b_cp_transaction) {
-		jh->b_transaction = t;
-		jh->b_dirty = false;
-		jh->b_forget = true;
+		JH_SET(jh->b_dirty, false);
+		JH_SET(jh->b_forget, true);
+		JH_SET(jh->b_transaction, t);
 		__jbd_list_add_t(&t->t_buffers, jh);
 		t->t_nr_buffers++;
 	} else if (jh->b_transaction && jh->b_transaction == j->j_committing &&

@@ -13,6 +13,7 @@
 #include "t.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/jbd_log.h"
 #include "ujbd/rt.h"
 #include "ujbd/ujbd.h"
 
@@ -138,6 +139,21 @@ static inline bool rig_has(struct rig *r, uint64_t block, uint32_t gen)
 	free(a);
 	free(b);
 	return ok;
+}
+
+/* Replay the journal of r with the offline recovery, as after a crash. */
+static inline int rig_recover(struct rig *r)
+{
+	struct jbd_journal jj;
+	struct jbd_recover_result res;
+	struct jbd_err err;
+	int rc = jbd_journal_load(&r->loc, &jj, &err);
+
+	if (!rc)
+		rc = jbd_recover(&jj, NULL, &res, &err);
+	if (rc)
+		fprintf(stderr, "  recover: %s\n", err.msg);
+	return rc;
 }
 
 #endif

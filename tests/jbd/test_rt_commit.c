@@ -19,21 +19,6 @@
 
 #define BS 1024u
 
-/* Replay the journal of r with the offline recovery, as after a crash. */
-static int recover_offline(struct rig *r)
-{
-	struct jbd_journal jj;
-	struct jbd_recover_result res;
-	struct jbd_err err;
-	int rc = jbd_journal_load(&r->loc, &jj, &err);
-
-	if (!rc)
-		rc = jbd_recover(&jj, NULL, &res, &err);
-	if (rc)
-		fprintf(stderr, "  recover: %s\n", err.msg);
-	return rc;
-}
-
 static bool is_zero(struct rig *r, uint64_t block)
 {
 	uint8_t b[BS], z[BS] = { 0 };
@@ -67,7 +52,7 @@ static void t_revoke(void)
 	T_EQ(ujbd_sync(r.j), 0);
 	ujbd_close_hard(r.j);
 	r.j = NULL;
-	T_EQ(recover_offline(&r), 0);
+	T_EQ(rig_recover(&r), 0);
 	T_CHECK(is_zero(&r, 20));       /* revoked: T1's copy not replayed */
 	T_CHECK(rig_has(&r, 21, 2));    /* re-journaled after its revoke */
 	T_CHECK(rig_has(&r, 22, 1));
@@ -95,7 +80,7 @@ static void t_revoke_other_handle(void)
 	T_EQ(ujbd_stop(h), 0);
 	ujbd_close_hard(r.j);
 	r.j = NULL;
-	T_EQ(recover_offline(&r), 0);
+	T_EQ(rig_recover(&r), 0);
 	T_CHECK(is_zero(&r, 50));
 	T_CHECK(rig_has(&r, 51, 2));
 	rig_free(&r);
@@ -126,7 +111,7 @@ static void t_forget(void)
 	T_EQ(ujbd_stop(h), 0);
 	ujbd_close_hard(r.j);
 	r.j = NULL;
-	T_EQ(recover_offline(&r), 0);
+	T_EQ(rig_recover(&r), 0);
 	T_CHECK(is_zero(&r, 30));
 	T_CHECK(rig_has(&r, 31, 5));
 	rig_free(&r);
@@ -231,7 +216,7 @@ static void frz_main(void *arg)
 	if (r->err.code)
 		fprintf(stderr, "  a %d b %d live_new %d frozen %" PRIu64 "\n", f.rc_a, f.rc_b,
 			f.live_is_new, f.st.lat[UJBD_LAT_WAIT_FROZEN].count);
-	if (!r->err.code && recover_offline(r))
+	if (!r->err.code && rig_recover(r))
 		r->err.code = -2;
 	if (!r->err.code && !(rig_has(r, 600, 1) && rig_has(r, 601, 1)))
 		r->err.code = -3;
@@ -308,7 +293,7 @@ static void t_ordered_flush_points(void)
 		T_EQ(dev_mem_new(devblocks * BS, 512, &m2), 0);
 		T_EQ(dev_rec_image(rec, points[i] + 1, &pol, m2), 0);
 		T_EQ(rig_devs(&img, BS, OJ, devblocks, m2, m2), 0);
-		int rc = recover_offline(&img);
+		int rc = rig_recover(&img);
 		/* Before the format's superblock is durable there is no journal. */
 		if (rc == 0) {
 			for (unsigned k = 1; k <= ON; k++) {

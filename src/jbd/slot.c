@@ -1,0 +1,191 @@
+/*
+ * slot.c: per-thread handle slots, the handle path that does not take
+ * j_state_lock.
+ *
+ * The one idea: each thread that starts handles on a journal owns a slot
+ * (a cache line nobody else writes while it works), and a handle that finds
+ * the running transaction open (j_open) announces itself in its slot
+ * (s_txn) instead of raising t_updates under the lock. The commit closes
+ * the transaction (j_open = NULL) and then waits until no slot announces
+ * it. Each side stores, then loads what the other stored (sequentially
+ * consistent), so either the commit sees the announcement or the starter
+ * sees the transaction closed and backs off: never both missed.
+ *
+ * What a slot handle may do without the lock (transaction.c):
+ *   - start: announce, check j_open, take credits from the slot's pool
+ *     (reserved in t_outstanding under the lock, s_pool_chunk at a time);
+ *   - get write access to, and dirty, a buffer that one of its own earlier
+ *     handles of the same transaction attached to it (the slot's memo):
+ *     a buffer attached to the running transaction stays attached until
+ *     that transaction is locked and drained (forget marks, it does not
+ *     detach), so the memo's journal head is alive and its state is read
+ *     with atomic loads;
+ *   - stop: return unused credits to the pool, withdraw the announcement,
+ *     and wake the commit if it waits for the drain (j_drain_waiting).
+ * Anything else (a new buffer, a forgotten one, a sync handle, a waiting
+ * start, a trace hook installed) takes the locked path, unchanged.
+ *
+ * Lifetime: a slot has two references, the journal's (dropped at close)
+ * and its thread's (dropped when the thread exits, rt_at_thread_exit); the
+ * last one frees it. A slot whose thread exited is reused by the next new
+ * thread. A thread keeps at most SLOT_TLS slots (journals) at once; past
+ * that it uses the locked path.
+ */
+#include <stdlib.h>
+
+#include "jbd/jbd_int.h"
+
+#define SLOT_TLS 8
+
+struct slot_ref {
+	uint64_t r_jid;
+	struct jbd_slot *r_slot;
+};
+
+static _Thread_local struct slot_ref slot_tls[SLOT_TLS];
+static _Thread_local bool slot_tls_hooked;
+static uint64_t slot_next_jid = 1; /* atomic */
+
+uint64_t jbd_slot_new_jid(void)
+{
+	return __atomic_fetch_add(&slot_next_jid, 1, __ATOMIC_RELAXED);
+}
+
+static void slot_unref(struct jbd_slot *s)
+{
+	if (__atomic_sub_fetch(&s->s_refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(s);
+}
+
+/* The thread exits: drop its references. */
+static void slot_thread_exit(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i < SLOT_TLS; i++) {
+		if (slot_tls[i].r_slot)
+			slot_unref(slot_tls[i].r_slot);
+		slot_tls[i] = (struct slot_ref){ 0, NULL };
+	}
+	slot_tls_hooked = false;
+}
+
+/* A slot of j for the calling thread: a free one (its thread exited) or a
+ * new one. NULL on no memory. */
+static struct jbd_slot *slot_claim(struct ujbd *j)
+{
+	struct jbd_slot *s, *fresh = aligned_alloc(64, sizeof(*fresh));
+	uint32_t one;
+
+	rt_mutex_lock(&j->j_state_lock);
+	for (s = j->j_slots; s; s = s->s_next) {
+		one = 1;
+		if (__atomic_compare_exchange_n(&s->s_refs, &one, 2, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	if (!s && fresh) {
+		s = fresh;
+		fresh = NULL;
+		memset(s, 0, sizeof(*s));
+		s->s_refs = 2;
+		s->s_id = ++j->j_nslots;
+		s->s_journal = j;
+		s->s_next = j->j_slots;
+		j->j_slots = s;
+	}
+	if (s) {
+		/* what a previous owner left is tagged with t_seq, or unused */
+		s->s_busy = false;
+		memset(s->s_memo, 0, sizeof(s->s_memo));
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+	free(fresh);
+	return s;
+}
+
+struct jbd_slot *jbd_slot_self(struct ujbd *j)
+{
+	struct slot_ref *free_ref = NULL;
+	struct jbd_slot *s;
+
+	for (unsigned i = 0; i < SLOT_TLS; i++) {
+		struct slot_ref *r = &slot_tls[i];
+		if (r->r_jid == j->j_id)
+			return r->r_slot;
+		if (r->r_slot && __atomic_load_n(&r->r_slot->s_closed, __ATOMIC_ACQUIRE)) {
+			slot_unref(r->r_slot); /* its journal is closed */
+			*r = (struct slot_ref){ 0, NULL };
+		}
+		if (!r->r_slot && !free_ref)
+			free_ref = r;
+	}
+	if (!free_ref)
+		return NULL;
+	if (!slot_tls_hooked) {
+		if (rt_at_thread_exit(slot_thread_exit, NULL))
+			return NULL;
+		slot_tls_hooked = true;
+	}
+	s = slot_claim(j);
+	if (s)
+		*free_ref = (struct slot_ref){ j->j_id, s };
+	return s;
+}
+
+/* ---- the commit's side (j_state_lock held) ------------------------------- */
+
+bool __jbd_slots_hold(const struct ujbd *j, const struct jbd_txn *t)
+{
+	for (const struct jbd_slot *s = j->j_slots; s; s = s->s_next)
+		if (__atomic_load_n(&s->s_txn, __ATOMIC_SEQ_CST) == t)
+			return true;
+	return false;
+}
+
+uint64_t __jbd_slots_handles(const struct ujbd *j, const struct jbd_txn *t)
+{
+	uint64_t n = 0;
+
+	for (const struct jbd_slot *s = j->j_slots; s; s = s->s_next)
+		if (s->s_cnt_seq == t->t_seq)
+			n += s->s_cnt;
+	return n;
+}
+
+void jbd_slots_release(struct ujbd *j)
+{
+	struct jbd_slot *s, *next;
+
+	for (s = j->j_slots; s; s = next) {
+		next = s->s_next;
+		ASSERT(!__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED));
+		__atomic_store_n(&s->s_closed, true, __ATOMIC_RELEASE);
+		/* the closing thread's own reference goes now */
+		for (unsigned i = 0; i < SLOT_TLS; i++)
+			if (slot_tls[i].r_slot == s) {
+				slot_tls[i] = (struct slot_ref){ 0, NULL };
+				slot_unref(s);
+			}
+		slot_unref(s);
+	}
+	j->j_slots = NULL;
+}
+
+/* ---- the memo ------------------------------------------------------------ */
+
+static struct jbd_memo *memo_at(struct jbd_slot *s, uint64_t block)
+{
+	return &s->s_memo[(block * 0x9E3779B97F4A7C15ull >> 40) & (JBD_MEMO - 1)];
+}
+
+struct jbd_jh *jbd_memo_find(struct jbd_slot *s, uint64_t seq, uint64_t block)
+{
+	struct jbd_memo *m = memo_at(s, block);
+
+	return m->m_jh && m->m_seq == seq && m->m_block == block ? m->m_jh : NULL;
+}
+
+void jbd_memo_put(struct jbd_slot *s, uint64_t seq, uint64_t block, struct jbd_jh *jh)
+{
+	*memo_at(s, block) = (struct jbd_memo){ block, jh, seq };
+}

@@ -1,0 +1,360 @@
+/*
+ * The handle path without the journal lock (src/jbd/slot.c): per-thread
+ * slots, their credit pools and their memo of buffers.
+ *   - real threads hammer handles on blocks of their own and on shared
+ *     blocks while another thread forces commits and the small log wraps
+ *     (checkpoints): every block ends with its last value, and every
+ *     handle is counted in exactly one commit (rs_handle_count);
+ *   - a buffer a slot handle attached, forgotten by a later handle of the
+ *     same transaction, is not logged; used again, it is;
+ *   - a buffer that joins the running transaction while the previous one
+ *     commits (frozen, next in line) and is then dirtied by a later slot
+ *     handle is logged with that handle's bytes (sim, across the phases
+ *     of the commit);
+ *   - many threads, more than a thread's slot table, and threads that exit
+ *     and are replaced: slots are reused, and a thread with a slot per
+ *     journal works on several journals.
+ * Run under `make tsan` for the races.
+ */
+#include "rt_rig.h"
+#include <inttypes.h>
+
+#define BS 1024u
+#define DBLOCKS 4096u
+
+static bool is_zero(struct rig *r, uint64_t block)
+{
+	uint8_t b[BS], z[BS] = { 0 };
+
+	return rig_data(r, block, b) == 0 && memcmp(b, z, BS) == 0;
+}
+
+/* ---- real threads against forced commits ------------------------------- */
+
+#define RW 3         /* writer threads */
+#define OWN 8u       /* blocks of each writer */
+#define SHARED 4u    /* blocks all writers touch */
+#define ITERS 20000u
+
+struct race {
+	struct ujbd *j;
+	rt_mutex lock;           /* the callers' lock of each shared block: */
+	uint32_t shared_last[SHARED]; /* [lock] the last value written */
+	bool done;               /* [lock] */
+};
+
+struct rwr {
+	struct race *r;
+	unsigned id;
+	uint32_t own_last[OWN];
+	uint64_t handles;
+	int rc;
+};
+
+static uint64_t own_block(unsigned id, unsigned i)
+{
+	return 1000 + id * 100 + i;
+}
+
+static int touch(struct ujbd_handle *h, uint64_t block, uint32_t gen)
+{
+	struct ujbd_buf *b;
+	int rc = ujbd_get_write_access(h, block, &b);
+
+	if (rc)
+		return rc;
+	rig_fill(ujbd_buf_data(b), BS, block, gen);
+	rc = ujbd_dirty_metadata(h, b);
+	ujbd_buf_put(b);
+	return rc;
+}
+
+static void race_writer(void *arg)
+{
+	struct rwr *w = arg;
+	struct race *r = w->r;
+
+	for (uint32_t k = 1; k <= ITERS && !w->rc; k++) {
+		struct ujbd_handle *h;
+		unsigned i = k % OWN, s = (k + w->id) % SHARED;
+		int rc = ujbd_start(r->j, 2, &h);
+		if (rc) {
+			w->rc = rc;
+			break;
+		}
+		w->handles++;
+		rc = touch(h, own_block(w->id, i), k);
+		if (!rc) {
+			uint32_t gen = (uint32_t)(w->id + 1) << 24 | k;
+			rt_mutex_lock(&r->lock);
+			rc = touch(h, 10 + s, gen);
+			if (!rc)
+				r->shared_last[s] = gen;
+			rt_mutex_unlock(&r->lock);
+		}
+		if (!rc)
+			w->own_last[i] = k;
+		int src = ujbd_stop(h);
+		w->rc = rc ? rc : src;
+	}
+}
+
+/* Commits asked for and waited, back to back, while the writers run. */
+static void race_committer(void *arg)
+{
+	struct rwr *w = arg;
+	struct race *r = w->r;
+
+	for (uint32_t k = 1; !w->rc; k++) {
+		ujbd_tid_t tid;
+		rt_mutex_lock(&r->lock);
+		bool done = r->done;
+		rt_mutex_unlock(&r->lock);
+		if (done)
+			break;
+		w->rc = rig_write(r->j, 20, 1, k, false, &tid);
+		w->handles++;
+		if (!w->rc)
+			w->rc = ujbd_commit_tid(r->j, tid);
+		if (!w->rc)
+			w->rc = ujbd_wait_tid(r->j, tid);
+	}
+}
+
+static void t_real_race(void)
+{
+	struct rig rg;
+	struct ujbd_opts o;
+	struct race r = { 0 };
+	struct rwr w[RW + 1];
+	rt_thread *t[RW + 1];
+	struct ujbd_stats st;
+	uint64_t handles = 1;
+
+	rig_opts(&o, true);
+	/* 256 blocks of 1 KiB: the log wraps many times, so checkpoints run */
+	T_EQ(rig_devs(&rg, BS, 256, DBLOCKS, NULL, NULL), 0);
+	o.commit_interval_ns = RT_NS_PER_MS;
+	T_EQ(rig_open(&rg, &o), 0);
+	T_EQ(rt_mutex_init(&r.lock, "race"), 0);
+	r.j = rg.j;
+	for (unsigned i = 0; i <= RW; i++) {
+		w[i] = (struct rwr){ .r = &r, .id = i };
+		T_EQ(rt_thread_create(&t[i], i < RW ? "writer" : "committer",
+				      i < RW ? race_writer : race_committer, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < RW; i++)
+		T_EQ(rt_thread_join(t[i]), 0);
+	rt_mutex_lock(&r.lock);
+	r.done = true;
+	rt_mutex_unlock(&r.lock);
+	T_EQ(rt_thread_join(t[RW]), 0);
+	for (unsigned i = 0; i <= RW; i++) {
+		T_EQ(w[i].rc, 0);
+		handles += w[i].handles;
+	}
+	/* the last handle commits everything: each handle in one commit */
+	T_EQ(rig_write(rg.j, 21, 1, 1, true, NULL), 0);
+	T_EQ(ujbd_stats(rg.j, &st), 0);
+	T_EQ(st.rs_handle_count, handles);
+	T_CHECK(st.ts_tid > 10);
+	T_CHECK(st.checkpoint_written > 0);
+	T_EQ(ujbd_close(rg.j), 0);
+	rg.j = NULL;
+	for (unsigned i = 0; i < RW; i++)
+		for (unsigned b = 0; b < OWN; b++)
+			T_CHECK(rig_has(&rg, own_block(i, b), w[i].own_last[b]));
+	for (unsigned s = 0; s < SHARED; s++)
+		T_CHECK(rig_has(&rg, 10 + s, r.shared_last[s]));
+	rt_mutex_release(&r.lock);
+	rig_free(&rg);
+}
+
+/* ---- forget and use again ------------------------------------------------ */
+
+static void t_forget_then_reuse(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, 512, 256, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	/* a slot handle attaches 40 and 41 (and its memo remembers them) */
+	T_EQ(rig_write(r.j, 40, 2, 1, false, NULL), 0);
+	/* a second handle of the same transaction: 40 through the memo, then
+	 * forgotten along with 41 */
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	T_EQ(ujbd_get_write_access(h, 40, &b), 0);
+	T_EQ(ujbd_forget(h, b), 0);
+	/* forgotten: dirtying it needs write access again */
+	T_EQ(ujbd_dirty_metadata(h, b), -EINVAL);
+	ujbd_buf_put(b);
+	T_EQ(ujbd_get_write_access(h, 41, &b), 0);
+	T_EQ(ujbd_forget(h, b), 0);
+	ujbd_buf_put(b);
+	T_EQ(ujbd_stop(h), 0);
+	/* a third uses 40 again: a credit, logged with its bytes */
+	T_EQ(rig_write(r.j, 40, 1, 3, true, NULL), 0);
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	T_EQ(rig_recover(&r), 0);
+	T_CHECK(rig_has(&r, 40, 3));
+	T_CHECK(is_zero(&r, 41));
+	rig_free(&r);
+}
+
+/* ---- a buffer next in line while its transaction commits (sim) ----------- */
+
+struct nxt {
+	uint64_t delay_ns;  /* after asking for T1's commit */
+	int rc;
+	uint64_t frozen;    /* frozen copies made (the buffer was logged by T1) */
+	bool overlap;       /* T2 ran during T1's commit, T3 in T2 */
+};
+
+static void nxt_main(void *arg)
+{
+	struct nxt *n = arg;
+	struct rig r;
+	struct ujbd_opts o;
+	struct dev *d;
+	struct dev_ssd_params p;
+	struct ujbd_stats st;
+	ujbd_tid_t t1, t2;
+	int rc;
+
+	dev_ssd_defaults(&p);
+	p.size = 16ull << 20;
+	n->rc = dev_sim_ssd_new(&p, &d);
+	if (!n->rc)
+		n->rc = rig_devs(&r, BS, 512, (16ull << 20) / BS, d, d);
+	rig_opts(&o, true);
+	if (!n->rc)
+		n->rc = rig_open(&r, &o);
+	if (n->rc)
+		return;
+	/* T1: 600 and 601 (601 keeps T1 logging a little longer) */
+	rc = rig_write(r.j, 600, 2, 1, false, &t1);
+	if (!rc)
+		rc = ujbd_commit_tid(r.j, t1);
+	if (!rc && n->delay_ns)
+		rt_sleep_ns(n->delay_ns);
+	/* T2: 600 again, while T1 is in some phase of its commit */
+	if (!rc)
+		rc = rig_write(r.j, 600, 1, 2, false, &t2);
+	if (!rc)
+		rc = ujbd_wait_tid(r.j, t1);
+	/* still T2: the buffer now belongs to it alone; a later handle's
+	 * bytes are what T2 logs */
+	ujbd_tid_t t3 = 0;
+	if (!rc)
+		rc = rig_write(r.j, 600, 1, 3, false, &t3);
+	/* T2 began during T1's commit and T3 joined it: the case in point
+	 * (with no delay T2 joins T1; with a long one T1 is done first) */
+	n->overlap = !rc && t2 == t1 + 1 && t3 == t2;
+	if (!rc)
+		rc = ujbd_commit_tid(r.j, t3);
+	if (!rc)
+		rc = ujbd_wait_tid(r.j, t3);
+	if (!rc)
+		rc = ujbd_stats(r.j, &st);
+	n->frozen = rc ? 0 : st.lat[UJBD_LAT_WAIT_FROZEN].count;
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	if (!rc)
+		rc = rig_recover(&r);
+	if (!rc && !(rig_has(&r, 600, 3) && rig_has(&r, 601, 1)))
+		rc = -EBADMSG;
+	n->rc = rc;
+	rig_free(&r);
+}
+
+static void t_next_in_line(void)
+{
+	uint64_t frozen = 0;
+	unsigned overlaps = 0;
+
+	/* from "T1 not locked yet" through its log writes to "T1 done" */
+	for (uint64_t us = 0; us <= 400; us += 20) {
+		struct nxt n = { .delay_ns = us * RT_NS_PER_US, .rc = -99 };
+		struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = 7 + us };
+		rt_world *w;
+		T_EQ(rt_world_new(&wo, &w), 0);
+		T_EQ(rt_world_run(w, "main", nxt_main, &n), 0);
+		rt_world_free(w);
+		if (n.rc)
+			fprintf(stderr, "  delay %" PRIu64 " us: %d\n", us, n.rc);
+		T_EQ(n.rc, 0);
+		frozen += n.frozen;
+		overlaps += n.overlap;
+	}
+	/* some delays did land inside T1's commit */
+	T_CHECK(overlaps > 0);
+	T_CHECK(frozen > 0);
+}
+
+/* ---- many threads, thread exits, several journals ------------------------- */
+
+#define MJ 10   /* journals: more than a thread's slot table (8) */
+
+struct many {
+	struct ujbd **js;
+	unsigned id;
+	int rc;
+};
+
+static void many_worker(void *arg)
+{
+	struct many *m = arg;
+
+	for (unsigned k = 1; k <= 50 && !m->rc; k++)
+		for (unsigned i = 0; i < MJ && !m->rc; i++)
+			m->rc = rig_write(m->js[i], 100 + m->id, 1, k, false, NULL);
+}
+
+static void t_many_threads(void)
+{
+	struct rig r[MJ];
+	struct ujbd *js[MJ];
+	struct ujbd_opts o;
+
+	rig_opts(&o, true);
+	for (unsigned i = 0; i < MJ; i++) {
+		T_EQ(rig_devs(&r[i], BS, 256, 512, NULL, NULL), 0);
+		T_EQ(rig_open(&r[i], &o), 0);
+		js[i] = r[i].j;
+	}
+	/* three generations of four threads: exited threads' slots are reused */
+	for (unsigned g = 0; g < 3; g++) {
+		struct many m[4];
+		rt_thread *t[4];
+		for (unsigned i = 0; i < 4; i++) {
+			m[i] = (struct many){ .js = js, .id = g * 4 + i };
+			T_EQ(rt_thread_create(&t[i], "many", many_worker, &m[i]), 0);
+		}
+		for (unsigned i = 0; i < 4; i++) {
+			T_EQ(rt_thread_join(t[i]), 0);
+			T_EQ(m[i].rc, 0);
+		}
+	}
+	for (unsigned i = 0; i < MJ; i++) {
+		T_EQ(ujbd_close(r[i].j), 0);
+		r[i].j = NULL;
+		for (unsigned id = 0; id < 12; id++)
+			T_CHECK(rig_has(&r[i], 100 + id, 50));
+		rig_free(&r[i]);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	T_RUN(t_real_race);
+	T_RUN(t_forget_then_reuse);
+	T_RUN(t_next_in_line);
+	T_RUN(t_many_threads);
+	return t_done(argv[0]);
+}
