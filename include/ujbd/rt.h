@@ -125,10 +125,11 @@ int rt_self_pid(void);
  * sleep (rt_sleep_ns) rather than spin on rt_yield. */
 void rt_yield(void);
 /*
- * Run fn(arg) when the calling thread exits: an rt thread of either world,
- * or a foreign thread that ends through its start routine or pthread_exit
- * (not the process's main thread at exit). Callbacks run newest first, in
- * the exiting thread, after its last rt call. 0 or -ENOMEM.
+ * Run fn(arg) when the calling thread exits, newest first: an rt thread
+ * runs them when its function returns (in the sim world while it still
+ * holds the baton, so they are part of the deterministic run; they must
+ * not block); a foreign thread when it ends through its start routine or
+ * pthread_exit (not the process's main thread at exit). 0 or -ENOMEM.
  */
 int rt_at_thread_exit(void (*fn)(void *), void *arg);
 

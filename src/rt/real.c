@@ -47,6 +47,7 @@ static void *rt_real_trampoline(void *arg)
 		(void)rt_ioprio_set(t->t_ioprio);
 
 	t->t_fn(t->t_arg);
+	__rt_exit_callbacks();
 
 	rt_world_lock(w);
 	t->t_exited = true;

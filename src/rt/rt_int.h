@@ -161,6 +161,10 @@ void rt_sim_mutex_unlock(rt_mutex *m);
 int rt_sim_cond_wait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns);
 void rt_sim_cond_wake(rt_cond *c, bool all);
 
+/* thread.c: run the calling thread's rt_at_thread_exit callbacks now (an
+ * rt thread whose function returned). */
+void __rt_exit_callbacks(void);
+
 /* prng.c */
 uint64_t rt_splitmix64(uint64_t *x);
 

@@ -417,6 +417,7 @@ static void *rt_sim_trampoline(void *arg)
 	sim_wait_baton(t);
 
 	t->t_fn(t->t_arg);
+	__rt_exit_callbacks(); /* still holding the baton: deterministic */
 
 	/* Once the baton is passed on, a joiner may free t: hands off. */
 	rt_world_lock(w);

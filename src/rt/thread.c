@@ -114,8 +114,10 @@ void rt_yield(void)
 
 /* ---- thread exit callbacks ------------------------------------------------ */
 
-/* One pthread key for the process: its destructor runs the exiting
- * thread's callbacks (the value is the head of its list). */
+/* The list of the calling thread is the value of one pthread key: an rt
+ * thread runs it when its function returns (in the sim world while it
+ * still holds the baton, so what the callbacks do is part of the
+ * deterministic run); the key's destructor runs it for foreign threads. */
 struct rt_exit_cb {
 	void (*fn)(void *);
 	void *arg;
@@ -125,6 +127,7 @@ struct rt_exit_cb {
 static pthread_key_t rt_exit_key;
 static pthread_once_t rt_exit_once = PTHREAD_ONCE_INIT;
 static int rt_exit_key_err;
+static bool rt_exit_used; /* atomic: the key exists */
 
 static void rt_exit_run(void *head)
 {
@@ -137,9 +140,19 @@ static void rt_exit_run(void *head)
 	}
 }
 
+void __rt_exit_callbacks(void)
+{
+	if (!__atomic_load_n(&rt_exit_used, __ATOMIC_ACQUIRE))
+		return;
+	void *head = pthread_getspecific(rt_exit_key);
+	pthread_setspecific(rt_exit_key, NULL);
+	rt_exit_run(head);
+}
+
 static void rt_exit_key_make(void)
 {
 	rt_exit_key_err = pthread_key_create(&rt_exit_key, rt_exit_run);
+	__atomic_store_n(&rt_exit_used, !rt_exit_key_err, __ATOMIC_RELEASE);
 }
 
 int rt_at_thread_exit(void (*fn)(void *), void *arg)

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "t.h"
@@ -444,9 +445,78 @@ static void test_world_run_real(void)
 	T_EQ(rt_world_new(&bad, &w2), -EINVAL);
 }
 
+/* ---- thread exit callbacks ------------------------------------------------ */
+
+static void leaf_fn_noop(void *arg)
+{
+	(void)arg;
+}
+
+struct exits {
+	int order[4];    /* which callback ran, in order */
+	int n;
+	int seen[2];     /* per thread */
+};
+
+static struct exits *exits_of;
+
+static void exit_a(void *arg)
+{
+	exits_of->seen[(int)(intptr_t)arg]++;
+	exits_of->order[exits_of->n++] = 1;
+}
+
+static void exit_b(void *arg)
+{
+	exits_of->seen[(int)(intptr_t)arg]++;
+	exits_of->order[exits_of->n++] = 2;
+}
+
+static void exit_registrar(void *arg)
+{
+	rt_at_thread_exit(exit_a, arg);
+	rt_at_thread_exit(exit_b, arg);
+}
+
+static void exit_world(void *arg)
+{
+	rt_thread *t;
+
+	(void)arg;
+	if (rt_thread_create(&t, "exiter", exit_registrar, (void *)(intptr_t)1) == 0)
+		rt_thread_join(t);
+}
+
+/* Callbacks run when the thread ends, newest first, in either world; a
+ * thread that registers none runs none. */
+static void test_at_thread_exit(void)
+{
+	struct exits e = { { 0 }, 0, { 0 } };
+	rt_thread *t;
+	rt_world *w;
+	struct rt_world_opts so = { .kind = RT_WORLD_SIM, .seed = 3 };
+
+	exits_of = &e;
+	T_EQ(rt_thread_create(&t, "exiter", exit_registrar, (void *)(intptr_t)0), 0);
+	T_EQ(rt_thread_join(t), 0);
+	T_EQ(e.n, 2);
+	T_EQ(e.order[0], 2);
+	T_EQ(e.order[1], 1);
+	T_EQ(e.seen[0], 2);
+	T_EQ(rt_world_new(&so, &w), 0);
+	T_EQ(rt_world_run(w, "main", exit_world, NULL), 0);
+	rt_world_free(w);
+	T_EQ(e.n, 4);
+	T_EQ(e.seen[1], 2);
+	T_EQ(rt_thread_create(&t, "quiet", leaf_fn_noop, NULL), 0);
+	T_EQ(rt_thread_join(t), 0);
+	T_EQ(e.n, 4);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
+	T_RUN(test_at_thread_exit);
 	T_RUN(test_threads_mutex);
 	T_RUN(test_trylock_busy);
 	T_RUN(test_names_pids);
