@@ -141,6 +141,17 @@ static inline bool rig_has(struct rig *r, uint64_t block, uint32_t gen)
 	return ok;
 }
 
+/* Is data-device block `block` all zeros? */
+static inline bool rig_is_zero(struct rig *r, uint64_t block)
+{
+	uint8_t *a = malloc(r->bs), *z = calloc(1, r->bs);
+	bool ok = a && z && rig_data(r, block, a) == 0 && memcmp(a, z, r->bs) == 0;
+
+	free(a);
+	free(z);
+	return ok;
+}
+
 /* Replay the journal of r with the offline recovery, as after a crash. */
 static inline int rig_recover(struct rig *r)
 {

@@ -19,13 +19,6 @@
 
 #define BS 1024u
 
-static bool is_zero(struct rig *r, uint64_t block)
-{
-	uint8_t b[BS], z[BS] = { 0 };
-
-	return rig_data(r, block, b) == 0 && memcmp(b, z, BS) == 0;
-}
-
 static void t_revoke(void)
 {
 	struct rig r;
@@ -53,7 +46,7 @@ static void t_revoke(void)
 	ujbd_close_hard(r.j);
 	r.j = NULL;
 	T_EQ(rig_recover(&r), 0);
-	T_CHECK(is_zero(&r, 20));       /* revoked: T1's copy not replayed */
+	T_CHECK(rig_is_zero(&r, 20));       /* revoked: T1's copy not replayed */
 	T_CHECK(rig_has(&r, 21, 2));    /* re-journaled after its revoke */
 	T_CHECK(rig_has(&r, 22, 1));
 	rig_free(&r);
@@ -81,7 +74,7 @@ static void t_revoke_other_handle(void)
 	ujbd_close_hard(r.j);
 	r.j = NULL;
 	T_EQ(rig_recover(&r), 0);
-	T_CHECK(is_zero(&r, 50));
+	T_CHECK(rig_is_zero(&r, 50));
 	T_CHECK(rig_has(&r, 51, 2));
 	rig_free(&r);
 }
@@ -112,7 +105,7 @@ static void t_forget(void)
 	ujbd_close_hard(r.j);
 	r.j = NULL;
 	T_EQ(rig_recover(&r), 0);
-	T_CHECK(is_zero(&r, 30));
+	T_CHECK(rig_is_zero(&r, 30));
 	T_CHECK(rig_has(&r, 31, 5));
 	rig_free(&r);
 }

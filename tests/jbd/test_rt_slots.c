@@ -22,13 +22,6 @@
 #define BS 1024u
 #define DBLOCKS 4096u
 
-static bool is_zero(struct rig *r, uint64_t block)
-{
-	uint8_t b[BS], z[BS] = { 0 };
-
-	return rig_data(r, block, b) == 0 && memcmp(b, z, BS) == 0;
-}
-
 /* ---- real threads against forced commits ------------------------------- */
 
 #define RW 3         /* writer threads */
@@ -202,7 +195,7 @@ static void t_forget_then_reuse(void)
 	r.j = NULL;
 	T_EQ(rig_recover(&r), 0);
 	T_CHECK(rig_has(&r, 40, 3));
-	T_CHECK(is_zero(&r, 41));
+	T_CHECK(rig_is_zero(&r, 41));
 	rig_free(&r);
 }
 
