@@ -695,6 +695,16 @@ struct cr_log {
 	size_t n;
 };
 
+/* A copy of rec's entries (their data stays the recorder's). 0 or -ENOMEM. */
+CR_FN int cr_log_load(struct cr_log *lg, const struct dev *rec)
+{
+	lg->n = dev_rec_count(rec);
+	lg->e = calloc(lg->n + 1, sizeof(*lg->e));
+	for (size_t i = 0; lg->e && i < lg->n; i++)
+		dev_rec_entry(rec, i, &lg->e[i]);
+	return lg->e ? 0 : -ENOMEM;
+}
+
 CR_FN bool cr_written(const struct dev_rec_entry *e)
 {
 	return e->kind == DEV_REC_WRITE && e->result > 0;
@@ -1095,34 +1105,43 @@ CR_FN void cr_one(struct cr_ck *k, size_t p, uint32_t bound, const char *what,
 		cr_failure(k, p, what, "ujbd_open: a new handle got a tid not after the acknowledged one");
 }
 
-/* 1 if this image was already checked at this point (else remember it). */
-CR_FN int cr_seen(struct cr_ck *k, const uint8_t *img)
+/* A 64-bit hash of an image (never 0). */
+CR_FN uint64_t cr_hash(const uint8_t *img, size_t bytes)
 {
-	uint64_t h = jbd_crc32c(~0u, img, k->bytes);
+	uint64_t h = jbd_crc32c(~0u, img, bytes);
 
-	h = h << 32 | jbd_crc32c(0x1234567u, img + k->bytes / 2, k->bytes / 2);
-	h |= 1;
-	for (size_t i = h % k->seen_cap, n = 0; n < k->seen_cap;
-	     i = (i + 1) % k->seen_cap, n++) {
-		if (k->seen[i] == h)
+	h = h << 32 | jbd_crc32c(0x1234567u, img + bytes / 2, bytes / 2);
+	return h | 1;
+}
+
+/* 1 if this image of `bytes` was already checked (its hash is in the open
+ * table seen of cap slots, cleared by the caller), else remember it. */
+CR_FN int cr_seen(uint64_t *seen, size_t cap, const uint8_t *img, size_t bytes)
+{
+	uint64_t h = cr_hash(img, bytes);
+
+	for (size_t i = h % cap, n = 0; n < cap; i = (i + 1) % cap, n++) {
+		if (seen[i] == h)
 			return 1;
-		if (k->seen[i] == 0) {
-			k->seen[i] = h;
+		if (seen[i] == 0) {
+			seen[i] = h;
 			return 0;
 		}
 	}
 	return 0;
 }
 
-/* The pending writes at point p: the last n non-FUA writes before it. */
-CR_FN size_t cr_pending(const struct cr_ck *k, size_t p, size_t *pend, size_t max)
+/* The pending writes at point p of rec's log lg: the last n non-FUA
+ * writes before it. */
+CR_FN size_t cr_pending(const struct dev *rec, const struct cr_log *lg, size_t p,
+			size_t *pend, size_t max)
 {
-	size_t n = dev_rec_pending_writes(k->c->rec, p), got = 0;
+	size_t n = dev_rec_pending_writes(rec, p), got = 0;
 
 	if (n > max)
 		n = max;
 	for (size_t i = p; i-- > 0 && got < n;) {
-		const struct dev_rec_entry *e = &k->lg->e[i];
+		const struct dev_rec_entry *e = &lg->e[i];
 
 		if (cr_written(e) && !(e->flags & DEV_REQ_FUA))
 			pend[n - 1 - got++] = i;
@@ -1205,7 +1224,7 @@ CR_FN void cr_point(struct cr_ck *k, size_t p, size_t *f_cur, size_t *pend,
 {
 	struct cr *c = k->c;
 	const struct cr_log *lg = k->lg;
-	size_t n = cr_pending(k, p, pend, pend_max);
+	size_t n = cr_pending(c->rec, lg, p, pend, pend_max);
 	size_t f = n ? pend[0] : p, words = (n + 63) / 64 + 1;
 	uint32_t bound = cr_bound(c, p);
 	uint64_t nmask = n <= CR_ALL_SUBSETS_MAX ? 1ull << n : CR_SAMPLES + 2;
@@ -1240,7 +1259,7 @@ CR_FN void cr_point(struct cr_ck *k, size_t p, size_t *f_cur, size_t *pend,
 				.subset_bits = mask, .subset_nbits = n };
 			cr_xcheck(k, p, &pol, k->img);
 		}
-		if (cr_seen(k, k->img))
+		if (cr_seen(k->seen, k->seen_cap, k->img, k->bytes))
 			continue;
 		c->res->unique++;
 		char what[64];
@@ -1343,13 +1362,10 @@ CR_FN void cr_main(void *arg)
 		goto out;
 	}
 	a->res->last_rtid = c.max_rtid;
-	lg.n = dev_rec_count(c.rec);
+	a->err = cr_log_load(&lg, c.rec);
 	a->res->log_entries = lg.n;
-	lg.e = calloc(lg.n + 1, sizeof(*lg.e));
-	for (size_t i = 0; lg.e && i < lg.n; i++)
-		dev_rec_entry(c.rec, i, &lg.e[i]);
 	cr_index_events(&c);
-	if (!lg.e || !c.bev || !c.bev_start || !c.bev_n)
+	if (a->err < 0 || !c.bev || !c.bev_start || !c.bev_n)
 		a->err = -ENOMEM;
 	else
 		a->err = cr_check_all(&c, &lg);
