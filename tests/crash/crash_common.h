@@ -163,9 +163,10 @@ struct cr {
 	 * journal is then all of c->rec (identity map) */
 	struct dev *drec;
 	uint32_t acked_max;              /* [lock] newest rtid acknowledged, 0 none */
-	bool done;                       /* [lock] the workload and close ended */
 	bool aborted;                    /* [lock] a handle saw the abort */
-	void (*side_fn)(void *);         /* an extra thread during the run */
+	/* two-device runs: the options of the two queues ujbd makes (a
+	 * trace_fn sees every completion); NULL: the defaults */
+	const struct blk_queue_opts *blk_opts;
 	/* per-block event index for the checker */
 	size_t *bev_start, *bev_n;
 	size_t *bev;
@@ -615,8 +616,6 @@ CR_FN int cr_workload(struct cr *c)
 	unsigned n = c->cfg->threads;
 	int err;
 
-	rt_thread *side = NULL;
-
 	cr_loc(&loc, &ext, c->rec, c->cfg->jlen, c->nblk);
 	if (c->drec) {
 		/* journal: the whole of c->rec; data: c->drec (own queues) */
@@ -635,6 +634,7 @@ CR_FN int cr_workload(struct cr *c)
 	}
 	cr_opts(c->cfg, &o);
 	o.journal_queue = o.data_queue = q;
+	o.blk_opts = c->blk_opts;   /* used only for the queues ujbd makes */
 	err = ujbd_open(&loc, &o, &c->j, &jerr);
 	if (err < 0) {
 		snprintf(c->wl_msg, sizeof(c->wl_msg), "ujbd_open: %d %.200s", err, jerr.msg);
@@ -643,8 +643,6 @@ CR_FN int cr_workload(struct cr *c)
 		return err;
 	}
 	c->tid0 = ujbd_running_tid(c->j);
-	if (c->side_fn && rt_thread_create(&side, "crash-side", c->side_fn, c) < 0)
-		side = NULL;
 	for (unsigned i = 0; i < n; i++) {
 		thr[i] = (struct cr_thr){ .c = c, .id = i };
 		rt_prng_init(&thr[i].prng, c->cfg->seed * 1000003u + i);
@@ -678,11 +676,6 @@ CR_FN int cr_workload(struct cr *c)
 	} else {
 		cr_fail_wl(c, "ujbd_close", cerr, 0);
 	}
-	rt_mutex_lock(&c->lock);
-	c->done = true;
-	rt_mutex_unlock(&c->lock);
-	if (side)
-		rt_thread_join(side);
 	if (q)
 		blk_queue_free(q);
 	return err < 0 ? err : 0;
