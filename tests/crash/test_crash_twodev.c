@@ -47,6 +47,8 @@
  *   - commit.c phase_commit_block: the data device's flush waited for only
  *     after the commit block instead of before it (same three; with two
  *     equal SSDs no commit ever opened the window, and it passed);
+ *   - commit.c phase_commit_block: no journal flush beside the data
+ *     device's, so the commit block goes out with FUA alone (same three);
  *   - checkpoint.c cp_write: no flush of the data device before the tail
  *     moves (all six).
  * By hand: CRASH_TEST=name runs that configuration only (the others say
