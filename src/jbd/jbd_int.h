@@ -406,9 +406,6 @@ void jbd_checkpointd(void *arg);
  * checkpoint buffers. Returns 1 if progress was made, 0 if nothing to do,
  * or -errno. j_checkpoint_mutex held. */
 int jbd_checkpoint_pass(struct ujbd *j, bool force);
-/* Move the log tail past fully checkpointed transactions (flush the data
- * device first, then write the superblock). j_checkpoint_mutex held. */
-int jbd_cleanup_tail(struct ujbd *j);
 /* Committed transaction t joins the checkpoint list; j_state_lock held. */
 void __jbd_cp_append(struct ujbd *j, struct jbd_txn *t);
 /* Free checkpoint transactions with nothing left to write; j_state_lock. */
