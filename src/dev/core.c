@@ -83,6 +83,17 @@ void dev_core_complete(struct dev *d, struct dev_req *r)
 	rt_mutex_unlock(&d->d_lock);
 }
 
+void dev_core_complete_direct(struct dev *d, struct dev_req *r)
+{
+	r->r_next = NULL;
+	r->r_done(r);
+	rt_mutex_lock(&d->d_lock);
+	ASSERT(d->d_inflight > 0);
+	if (--d->d_inflight == 0)
+		rt_cond_broadcast(&d->d_idle);
+	rt_mutex_unlock(&d->d_lock);
+}
+
 int dev_core_init(struct dev *d, const char *tname)
 {
 	int rc;
@@ -100,6 +111,9 @@ int dev_core_init(struct dev *d, const char *tname)
 	rc = rt_cond_init(&d->d_idle, "dev_idle");
 	if (rc < 0)
 		goto out_work;
+	d->d_thread = NULL;
+	if (!tname)
+		return 0;
 	rc = rt_thread_create(&d->d_thread, tname, dev_core_thread, d);
 	if (rc < 0)
 		goto out_idle;
@@ -152,7 +166,8 @@ void dev_close(struct dev *d)
 	d->d_stop = true;
 	rt_cond_signal(&d->d_work);
 	rt_mutex_unlock(&d->d_lock);
-	rt_thread_join(d->d_thread);
+	if (d->d_thread)
+		rt_thread_join(d->d_thread);
 	ASSERT(!d->d_done_first);
 	rt_cond_release(&d->d_idle);
 	rt_cond_release(&d->d_work);

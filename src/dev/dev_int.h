@@ -6,7 +6,9 @@
  * completion thread; that thread calls r_done and then drops the in-flight
  * count that dev_close() drains. So r_done never runs inside dev_submit(),
  * never under a backend lock, and a backend may finish requests from any of
- * its own threads.
+ * its own threads. (A backend with a single completion thread of its own
+ * may instead call dev_core_complete_direct() from it: the same rules, one
+ * thread hop less.)
  *
  * A backend embeds `struct dev` as its first member, fills d_ops and the
  * geometry, and calls dev_core_init() (which starts the completion thread).
@@ -60,15 +62,26 @@ struct dev {
 	uint64_t d_inflight;         /* [d_lock] accepted, r_done not returned */
 	bool d_closing;              /* [d_lock] dev_close started */
 	bool d_stop;                 /* [d_lock] completion thread must exit */
-	rt_thread *d_thread;         /* the completion thread */
+	rt_thread *d_thread;         /* the completion thread, or NULL */
 };
 
 /* Fill the core part of d (ops, name and geometry already set) and start
- * its completion thread, named tname. 0 or -errno (nothing to undo then
- * but the backend's own state). */
+ * its completion thread, named tname; NULL: no such thread, the backend
+ * finishes every request with dev_core_complete_direct. 0 or -errno
+ * (nothing to undo then but the backend's own state). */
 int dev_core_init(struct dev *d, const char *tname);
 /* Queue a finished request (r_result set) for its r_done. Any thread. */
 void dev_core_complete(struct dev *d, struct dev_req *r);
+/*
+ * Call r_done here and now, on the calling backend thread, then drop the
+ * in-flight count: for a backend that already finishes requests on a
+ * thread of its own (the io_uring reaper), handing each one to the core's
+ * completion thread would be one more thread hop per request, paid by
+ * every waiter. The caller holds no backend lock, is not inside
+ * dev_submit, and is the only thread finishing this device's requests, so
+ * r_done still runs one at a time, in completion order.
+ */
+void dev_core_complete_direct(struct dev *d, struct dev_req *r);
 /* Check r against d's geometry: 0 or -EINVAL. */
 int dev_core_validate(const struct dev *d, const struct dev_req *r);
 

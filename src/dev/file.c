@@ -5,7 +5,9 @@
  *             worker's own I/O priority, not the request's.
  *   io_uring  dev_submit fills an sqe (with the request's ioprio, so bfq and
  *             mq-deadline see each request's class) and submits it; a reaper
- *             thread waits for cqes.
+ *             thread ("file-done") waits for cqes and calls r_done itself:
+ *             it is the device's completion thread (one thread hop per
+ *             request less than handing each to the core's).
  *
  * Durability maps onto the kernel's: a FLUSH is fdatasync, PREFLUSH is an
  * fdatasync before the write (a linked fsync sqe under io_uring), FUA is a
@@ -330,7 +332,8 @@ static bool dev_file_uring_cqe(struct dev_file *f, uint64_t data, int res)
 		memset((char *)r->r_buf + res, 0, r->r_len - (uint32_t)res);
 		r->r_result = r->r_len;
 	}
-	dev_core_complete(&f->f_dev, r);
+	/* the reaper is this device's only finisher: r_done runs here */
+	dev_core_complete_direct(&f->f_dev, r);
 	return true;
 }
 
@@ -361,7 +364,8 @@ static int dev_file_uring_start(struct dev_file *f)
 
 	if (rc < 0)
 		return rc;
-	rc = rt_thread_create(&f->f_reaper, "file-uring", dev_file_reaper, f);
+	/* the reaper is the device's completion thread: it has the name */
+	rc = rt_thread_create(&f->f_reaper, "file-done", dev_file_reaper, f);
 	if (rc < 0) {
 		io_uring_queue_exit(&f->f_ring);
 		return rc;
@@ -558,7 +562,7 @@ int dev_file_open(const char *path, const struct dev_file_opts *opts,
 	rc = dev_file_engine_start(f, o);
 	if (rc < 0)
 		goto out_cond;
-	rc = dev_core_init(&f->f_dev, "file-done");
+	rc = dev_core_init(&f->f_dev, f->f_uring ? NULL : "file-done");
 	if (rc < 0)
 		goto out_engine;
 	*out = &f->f_dev;
