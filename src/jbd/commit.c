@@ -186,6 +186,12 @@ struct commit_ctx {
 	uint32_t v1_crc;
 	uint16_t prio;         /* b_ioprio of this commit's bios (0: thread's) */
 	uint32_t jflags;       /* journal write flags */
+	/* The log blocks not yet submitted: a run of ring slots that follow
+	 * each other in memory and on the journal device, sent as one bio
+	 * (run_submit); runs counts the runs this commit sent before. */
+	uint32_t run_slot, run_n, runs;
+	uint64_t run_off;      /* device byte offset of the run's first block */
+	bool async;            /* async commit (phase_commit_block) */
 	bool plugged;
 	struct blk_plug plug;
 	struct blk_bio dflush; /* the data device's flush (ordered data) */
@@ -221,11 +227,30 @@ static int io_submit(struct blk_queue *q, struct jbd_iobuf *io, uint64_t sector,
 	return rc;
 }
 
+/* Log blocks per bio at most: the block layer's default largest request. */
+#define RUN_MAX_BYTES (512u << 10)
+
+/* Send the pending run of log blocks as one bio with flags. */
+static int run_submit(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
+{
+	uint32_t nsec = j->j_blocksize >> BLK_SECTOR_SHIFT;
+	int rc;
+
+	if (!c->run_n)
+		return 0;
+	ASSERT(c->run_slot + c->run_n <= c->ring_used);
+	rc = io_submit(j->j_jq, &j->j_ring[c->run_slot], c->run_off >> BLK_SECTOR_SHIFT,
+		       c->run_n * nsec, flags, c->prio);
+	c->run_n = 0;
+	c->runs++;
+	return rc;
+}
+
 /* Finish the plug (the explicit unplug), wait for the slots from ring_base
  * on, free them (writeback data below ring_base stays in flight). */
 static int ring_wait(struct ujbd *j, struct commit_ctx *c)
 {
-	int rc = 0, r;
+	int rc = run_submit(j, c, c->jflags), r;
 
 	if (c->plugged) {
 		blk_finish_plug(&c->plug);
@@ -291,17 +316,36 @@ static int ring_reserve(struct ujbd *j, struct commit_ctx *c, uint32_t n)
 	return rc;
 }
 
-/* Submit slot io as the next log block. */
+/*
+ * Slot io is the next log block. Async commit: it joins the pending run
+ * if it follows the run's last block both in the ring and on the device
+ * (the log does not wrap there, the journal's extents are contiguous),
+ * else the run is sent and io starts the next one. Otherwise each block is
+ * its own bio at once (the plug merges them; the ring's slots being
+ * consecutive in memory, the merged request needs no bounce copy).
+ */
 static int log_put(struct ujbd *j, struct commit_ctx *c, struct jbd_iobuf *io)
 {
+	uint32_t slot = (uint32_t)(io - j->j_ring), bs = j->j_blocksize;
 	uint64_t off;
 	int rc = jbd_loc_offset(&j->j_jnl.j_loc, c->blk, &off);
 
-	if (!rc)
-		rc = io_submit(j->j_jq, io, off >> BLK_SECTOR_SHIFT,
-			       j->j_blocksize >> BLK_SECTOR_SHIFT, c->jflags, c->prio);
+	ASSERT(slot < c->ring_used);
 	c->blk = jbd_log_next(&j->j_jnl, c->blk);
 	c->logged++;
+	if (rc)
+		return rc;
+	if (c->async && c->run_n && slot == c->run_slot + c->run_n &&
+	    off == c->run_off + (uint64_t)c->run_n * bs && (c->run_n + 1) * bs <= RUN_MAX_BYTES) {
+		c->run_n++;
+		return 0;
+	}
+	rc = run_submit(j, c, c->jflags);
+	c->run_slot = slot;
+	c->run_off = off;
+	c->run_n = 1;
+	if (!rc && !c->async)
+		rc = run_submit(j, c, c->jflags);
 	return rc;
 }
 
@@ -586,13 +630,43 @@ static int phase_log(struct ujbd *j, struct commit_ctx *c)
 
 /* ---- phase 5: the commit block ------------------------------------------ */
 
+/* async: the transaction depends on no block outside the journal
+ * (writeback data is not ordered against the commit), and the block
+ * checksums let recovery find a log torn under its commit block. */
+static bool commit_async(const struct ujbd *j, const struct jbd_txn *t)
+{
+	return j->j_opts.async_commit && j->j_jnl.j_fmt.f_csum_v23 &&
+	       (!t->t_data || j->j_opts.data_mode == UJBD_DATA_WRITEBACK);
+}
+
+/*
+ * Async commit: the commit block goes with the log blocks, then one flush
+ * makes them all durable. When the whole log of the transaction is one run
+ * (the usual small fsync commit: nothing of it sent yet) and no data is in
+ * flight beside it, the run goes as one FUA write instead: the same one
+ * flush (FUA makes the whole bio durable before it completes), without a
+ * round trip to the device and back to this thread in between. Otherwise
+ * every log write is waited for, then the flush.
+ */
+static int commit_async_end(struct ujbd *j, struct commit_ctx *c)
+{
+	int rc, w;
+
+	if (c->runs == 0 && !c->t->t_data) {
+		rc = run_submit(j, c, c->jflags | BLK_FUA);
+		w = ring_wait_all(j, c);
+		return rc ? rc : w;
+	}
+	rc = run_submit(j, c, c->jflags);
+	w = ring_wait_all(j, c);       /* writeback data too */
+	rc = rc ? rc : w;
+	return rc ? rc : blk_flush(j->j_jq);
+}
+
 static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 {
 	const struct jbd_fmt *f = &j->j_jnl.j_fmt;
-	/* async: the transaction depends on no block outside the journal
-	 * (writeback data is not ordered against the commit) */
-	bool async = j->j_opts.async_commit && f->f_csum_v23 &&
-		     (!c->t->t_data || j->j_opts.data_mode == UJBD_DATA_WRITEBACK);
+	bool async = c->async;
 	uint32_t cflags = BLK_PREFLUSH | BLK_FUA;
 	uint64_t now = rt_now_ns();
 	struct jbd_iobuf *io;
@@ -622,14 +696,18 @@ static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 	memset(io->io_data, 0, j->j_blocksize);
 	jbd_commit_encode(f, io->io_data, c->t->t_tid, now / RT_NS_PER_S,
 			  (uint32_t)(now % RT_NS_PER_S), c->v1_crc);
-	if (!async)
-		c->jflags |= cflags;
+	/* After a failed log write no commit block may follow: a failure
+	 * returns with the commit block's run unsent (__commit drops it). */
+	if (async) {
+		rc = log_put(j, c, io);
+		return rc ? rc : commit_async_end(j, c);
+	}
+	/* alone, after the log: its PREFLUSH covers what completed before */
+	ASSERT(c->run_n == 0);
+	c->jflags |= cflags;
 	rc = log_put(j, c, io);
 	int w = ring_wait_all(j, c);       /* writeback data too */
-	rc = rc ? rc : w;
-	if (!rc && async)
-		rc = blk_flush(j->j_jq);  /* one flush for the log and the commit block */
-	return rc;
+	return rc ? rc : w;
 }
 
 /* ---- phase 6 and 7: done, refile for the checkpoint ---------------------- */
@@ -767,6 +845,7 @@ static void __commit(struct ujbd *j)
 	if (rc)
 		return; /* close_hard */
 	__io_policy(j, &c);
+	c.async = commit_async(j, c.t);
 	rt_mutex_unlock(&j->j_state_lock);
 	rc = phase_data(j, &c);
 	if (!rc)
@@ -774,6 +853,7 @@ static void __commit(struct ujbd *j)
 	if (!rc)
 		rc = phase_commit_block(j, &c);
 	if (rc) {
+		c.run_n = 0; /* never sent: nothing more is written */
 		(void)ring_wait_all(j, &c);
 		(void)dflush_wait(&c);
 	}

@@ -254,6 +254,9 @@ struct ujbd {
 	/* commit-thread private (only kjournald touches these) */
 	struct jbd_iobuf *j_ring;
 	uint32_t j_ring_n;
+	uint8_t *j_ring_mem;              /* the ring's blocks, one allocation:
+					   * consecutive slots are consecutive in
+					   * memory, so a run of them is one bio */
 	struct jbd_tag *j_commit_tags;    /* j_dcap */
 	struct jbd_iobuf **j_commit_slots;/* j_dcap */
 	uint64_t *j_commit_revs;          /* j_rcap */

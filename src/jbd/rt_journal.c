@@ -414,9 +414,12 @@ static int open_alloc(struct ujbd *j)
 	    !j->j_commit_slots || !j->j_commit_revs ||
 	    posix_memalign((void **)&j->j_sb_buf, 4096, bs))
 		return -ENOMEM;
+	/* One run of memory, slot after slot: log blocks that follow each
+	 * other in the ring and in the log go out as one bio (commit.c). */
+	if (posix_memalign((void **)&j->j_ring_mem, 4096, (size_t)j->j_ring_n * bs))
+		return -ENOMEM;
 	for (uint32_t i = 0; i < j->j_ring_n; i++)
-		if (posix_memalign((void **)&j->j_ring[i].io_data, 4096, bs))
-			return -ENOMEM;
+		j->j_ring[i].io_data = j->j_ring_mem + (size_t)i * bs;
 	for (uint32_t i = 0; i < nckpt; i++)
 		if (posix_memalign((void **)&j->j_ckpt_io[i].io_data, 4096, bs))
 			return -ENOMEM;
@@ -453,8 +456,7 @@ static void jbd_free(struct ujbd *j)
 		blk_queue_free(j->j_dq);
 	if (j->j_own_jq && j->j_jq)
 		blk_queue_free(j->j_jq);
-	for (uint32_t i = 0; j->j_ring && i < j->j_ring_n; i++)
-		free(j->j_ring[i].io_data);
+	free(j->j_ring_mem);
 	for (uint32_t i = 0; j->j_ckpt_io && i < j->j_ckpt_n; i++)
 		free(j->j_ckpt_io[i].io_data);
 	free(j->j_ring);
