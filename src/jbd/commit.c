@@ -76,6 +76,21 @@ void __jbd_request_commit(struct ujbd *j, ujbd_tid_t tid)
 	}
 }
 
+/* The fsyncs of t: see t_nr_fsync_requests. */
+static uint32_t __txn_fsyncs(const struct jbd_txn *t)
+{
+	return t->t_nr_fsync_requests > t->t_nr_fsync_waits ? t->t_nr_fsync_requests
+							    : t->t_nr_fsync_waits;
+}
+
+/* An fsync joined t: end kjournald's batch window once all it expects are
+ * in (see __kj_batch). */
+static void __batch_note(struct ujbd *j, const struct jbd_txn *t)
+{
+	if (j->j_kj_batching && t == j->j_running && __txn_fsyncs(t) >= j->j_batch_target)
+		rt_cond_signal(&j->j_wait_commit);
+}
+
 /* The waiter's ioprio, for UJBD_IOPRIO_INHERIT. */
 static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
 {
@@ -88,6 +103,8 @@ static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
 		t = j->j_committing;
 	if (!t)
 		return;
+	t->t_nr_fsync_waits++;
+	__batch_note(j, t);
 	t->t_synchronous_commit = true;
 	if (RT_IOPRIO_CLASS(prio) == RT_IOPRIO_CLASS_NONE)
 		prio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, RT_IOPRIO_LEVEL(prio));
@@ -135,8 +152,11 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 	/* An explicit request is an fsync about to wait: its commit's
 	 * journal writes are SYNC under UJBD_SYNC_FSYNC_ONLY (the waiter may
 	 * come only after the commit has chosen its flags). */
-	if (!rc && j->j_running && j->j_running->t_tid == tid)
+	if (!rc && j->j_running && j->j_running->t_tid == tid) {
 		j->j_running->t_synchronous_commit = true;
+		j->j_running->t_nr_fsync_requests++;
+		__batch_note(j, j->j_running);
+	}
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
 }
@@ -821,6 +841,9 @@ static void __phase_done(struct ujbd *j, struct commit_ctx *c)
 	j->j_committing = NULL;
 	__jbd_cp_append(j, t);
 	__report(j, c);
+	/* the fsyncs woken now will likely be back: the next batch */
+	j->j_batch_target = __txn_fsyncs(t) + (j->j_running ? __txn_fsyncs(j->j_running) : 0);
+	j->j_batch_from_ns = c->end_ns;
 	rt_cond_broadcast(&j->j_wait_done_commit);
 	rt_cond_broadcast(&j->j_wait_space);
 	if (j->j_space_waiters ||
@@ -882,6 +905,50 @@ static bool __commit_due(const struct ujbd *j)
 	return ujbd_tid_geq(j->j_commit_request, t->t_tid) || rt_now_ns() >= t->t_expires_ns;
 }
 
+/*
+ * Group commit, the batch window. A commit wakes its fsync waiters; most
+ * come straight back with the next fsync, but on few CPUs they come back
+ * one by one, and a commit that starts at the first request leaves the
+ * rest to the one after it (about half of 16 threads per commit here). So
+ * a requested commit whose fsyncs are fewer than the last commit woke
+ * plus those already waiting then waits for them, at most an average
+ * commit time clamped to [min_batch_time, max_batch_time] from the end of
+ * the last commit (jbd2's window for sync handles, and 0 disables both),
+ * and starts as soon as they are in. One thread doing fsyncs never waits
+ * (it expects itself, and is in), nor does a commit nobody fsyncs (the
+ * timer's), one that log space or a full transaction waits for, or close.
+ */
+static bool __kj_batch_wanted(const struct ujbd *j, uint64_t *deadline)
+{
+	const struct jbd_txn *t = j->j_running;
+	uint64_t window = jbd_stats_avg_commit_ns(&j->j_stats);
+
+	if (!j->j_opts.max_batch_time_ns || (j->j_flags & (JBD_F_STOPPING | JBD_F_ABORTED)) ||
+	    j->j_space_waiters || !__txn_fsyncs(t) || __txn_fsyncs(t) >= j->j_batch_target ||
+	    t->t_outstanding > j->j_max_txn / 2)
+		return false;
+	if (window < j->j_opts.min_batch_time_ns)
+		window = j->j_opts.min_batch_time_ns;
+	if (window > j->j_opts.max_batch_time_ns)
+		window = j->j_opts.max_batch_time_ns;
+	*deadline = j->j_batch_from_ns + window;
+	return rt_now_ns() < *deadline;
+}
+
+/* Wait in the batch window if it is wanted: true if it waited (the caller
+ * looks at everything again). Lock held. */
+static bool __kj_batch(struct ujbd *j)
+{
+	uint64_t deadline;
+
+	if (!__kj_batch_wanted(j, &deadline))
+		return false;
+	j->j_kj_batching = true;
+	(void)rt_cond_timedwait(&j->j_wait_commit, &j->j_state_lock, deadline);
+	j->j_kj_batching = false;
+	return true;
+}
+
 /* Sleep until asked, or until the running transaction expires. */
 static void __kj_sleep(struct ujbd *j)
 {
@@ -917,7 +984,8 @@ void jbd_kjournald(void *arg)
 		if (j->j_flags & JBD_F_HARD)
 			break;
 		if (__commit_due(j)) {
-			__commit(j);
+			if (!__kj_batch(j))
+				__commit(j);
 			continue;
 		}
 		if (j->j_flags & JBD_F_STOPPING)

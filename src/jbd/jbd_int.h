@@ -183,6 +183,13 @@ struct jbd_txn {
 	uint64_t t_ckpt_written, t_ckpt_dropped; /* [j_state_lock] */
 	uint64_t t_ckpt_first_ns;         /* [j_state_lock] first active pass */
 	struct jbd_txn *t_cpnext, *t_cpprev; /* [j_state_lock] j_cp list, tid order */
+
+	/* Added for kjournald's batch window (commit.c): fsyncs of this
+	 * transaction, counted as commit requests (ujbd_commit_tid) and as
+	 * waits (__jbd_wait_commit); an fsync is one of each, or a wait
+	 * alone (a sync handle), so the larger count is the fsyncs. */
+	uint32_t t_nr_fsync_requests;     /* [j_state_lock] */
+	uint32_t t_nr_fsync_waits;        /* [j_state_lock] */
 };
 
 /* ---- the commit's I/O ring --------------------------------------------- */
@@ -248,6 +255,12 @@ struct ujbd {
 	bool j_kj_timed;                  /* [j_state_lock] ... with a deadline */
 	bool j_kj_woken;                  /* [j_state_lock] a request woke it */
 	bool j_kj_kicked;                 /* [j_state_lock] timer re-arm, not counted */
+	/* the batch window (commit.c __kj_batch): the fsyncs the next
+	 * commit expects (those the last commit woke, plus those already on
+	 * the running transaction then), counted from when */
+	uint32_t j_batch_target;          /* [j_state_lock] */
+	uint64_t j_batch_from_ns;         /* [j_state_lock] */
+	bool j_kj_batching;               /* [j_state_lock] in the window */
 	uint32_t j_ckpt_want;             /* [j_state_lock] checkpoint thread asked */
 	uint32_t j_space_waiters;         /* [j_state_lock] */
 
