@@ -195,6 +195,7 @@ int ujbd_sync(struct ujbd *j)
 /* ---- the I/O ring ----------------------------------------------------- */
 
 struct commit_ctx {
+	struct ujbd *j;
 	struct jbd_txn *t;
 	uint64_t start_ns, locked_ns, flush_ns, log_ns, end_ns;
 	uint32_t blk;          /* next log block */
@@ -212,6 +213,12 @@ struct commit_ctx {
 	uint32_t run_slot, run_n, runs;
 	uint64_t run_off;      /* device byte offset of the run's first block */
 	bool async;            /* async commit (phase_commit_block) */
+	/* The last write in flight, whose completion ends the commit
+	 * (run_submit_last); last_err its result. [j_state_lock] */
+	bool last_busy;
+	int last_err;
+	bool last_sent;        /* kjournald's: run_submit_last sent it */
+	bool run_hold;         /* log_put keeps even a lone block pending */
 	bool plugged;
 	struct blk_plug plug;
 	struct blk_bio dflush; /* the data device's flush (ordered data) */
@@ -263,6 +270,55 @@ static int run_submit(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
 		       c->run_n * nsec, flags, c->prio);
 	c->run_n = 0;
 	c->runs++;
+	return rc;
+}
+
+static void commit_end_io(struct blk_bio *b);
+
+/*
+ * Send the pending run as the commit's last write: every other write of
+ * the commit has completed (or, async, there is none). Its completion
+ * runs phase 6 on the thread that completes it (commit_end_io), so the
+ * fsync waiters wake straight from the I/O completion instead of after a
+ * hand-off to kjournald and one more from it; kjournald waits for that
+ * in __commit.
+ */
+static int run_submit_last(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
+{
+	struct jbd_iobuf *io = &j->j_ring[c->run_slot];
+	struct blk_bio *b = &io->io_bio;
+	int rc;
+
+	ASSERT(c->run_n > 0 && c->run_slot + c->run_n == c->ring_used);
+	memset(b, 0, sizeof(*b));
+	b->b_op = BLK_OP_WRITE;
+	b->b_flags = flags;
+	b->b_sector = c->run_off >> BLK_SECTOR_SHIFT;
+	b->b_nr_sectors = c->run_n * (j->j_blocksize >> BLK_SECTOR_SHIFT);
+	b->b_buf = io->io_data;
+	b->b_ioprio = c->prio;
+	b->b_end_io = commit_end_io;
+	b->b_private = c;
+	io->io_busy = false;   /* not for blk_wait: see __commit */
+	c->run_n = 0;
+	c->runs++;
+	rt_mutex_lock(&j->j_state_lock);
+	c->last_busy = true;
+	rt_mutex_unlock(&j->j_state_lock);
+	if (c->plugged) {
+		/* the unplug that sends it, beside what the plug holds */
+		rc = blk_submit(j->j_jq, b);
+		blk_finish_plug(&c->plug);
+		c->plugged = false;
+	} else {
+		rc = blk_submit(j->j_jq, b);
+	}
+	if (rc) {
+		rt_mutex_lock(&j->j_state_lock);
+		c->last_busy = false;
+		rt_mutex_unlock(&j->j_state_lock);
+	}
+	c->last_sent = rc == 0;
 	return rc;
 }
 
@@ -364,7 +420,7 @@ static int log_put(struct ujbd *j, struct commit_ctx *c, struct jbd_iobuf *io)
 	c->run_slot = slot;
 	c->run_off = off;
 	c->run_n = 1;
-	if (!rc && !c->async)
+	if (!rc && !c->async && !c->run_hold)
 		rc = run_submit(j, c, c->jflags);
 	return rc;
 }
@@ -672,11 +728,8 @@ static int commit_async_end(struct ujbd *j, struct commit_ctx *c)
 {
 	int rc, w;
 
-	if (c->runs == 0 && !c->t->t_data) {
-		rc = run_submit(j, c, c->jflags | BLK_FUA);
-		w = ring_wait_all(j, c);
-		return rc ? rc : w;
-	}
+	if (c->runs == 0 && !c->t->t_data)
+		return run_submit_last(j, c, c->jflags | BLK_FUA);
 	rc = run_submit(j, c, c->jflags);
 	w = ring_wait_all(j, c);       /* writeback data too */
 	rc = rc ? rc : w;
@@ -725,9 +778,13 @@ static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 	/* alone, after the log: its PREFLUSH covers what completed before */
 	ASSERT(c->run_n == 0);
 	c->jflags |= cflags;
+	c->run_hold = c->ring_base == 0;   /* nothing else in flight */
 	rc = log_put(j, c, io);
-	int w = ring_wait_all(j, c);       /* writeback data too */
-	return rc ? rc : w;
+	if (rc)
+		return rc;
+	if (c->run_hold)
+		return run_submit_last(j, c, c->jflags);
+	return ring_wait_all(j, c);        /* writeback data too */
 }
 
 /* ---- phase 6 and 7: done, refile for the checkpoint ---------------------- */
@@ -853,6 +910,24 @@ static void __phase_done(struct ujbd *j, struct commit_ctx *c)
 	}
 }
 
+/* The completion of the commit's last write (run_submit_last): phase 6
+ * here, on the completing thread, then kjournald is told. */
+static void commit_end_io(struct blk_bio *b)
+{
+	struct commit_ctx *c = b->b_private;
+	struct ujbd *j = c->j;
+
+	rt_mutex_lock(&j->j_state_lock);
+	ASSERT(c->last_busy);
+	c->last_err = b->b_error;
+	if (!b->b_error)
+		__phase_done(j, c);
+	c->last_busy = false;
+	/* kjournald waits on it too; c is not touched after the unlock */
+	rt_cond_broadcast(&j->j_wait_done_commit);
+	rt_mutex_unlock(&j->j_state_lock);
+}
+
 /* Commit the running transaction. Lock held on entry and on return. */
 static void __commit(struct ujbd *j)
 {
@@ -860,6 +935,7 @@ static void __commit(struct ujbd *j)
 	int rc;
 
 	memset(&c, 0, sizeof(c));
+	c.j = j;
 	c.t = j->j_running;
 	c.tags = j->j_commit_tags;
 	c.slots = j->j_commit_slots;
@@ -883,6 +959,13 @@ static void __commit(struct ujbd *j)
 	rt_mutex_lock(&j->j_state_lock);
 	if (rc == -ESHUTDOWN)
 		return;
+	if (!rc && c.last_sent) {
+		while (c.last_busy)
+			rt_cond_wait(&j->j_wait_done_commit, &j->j_state_lock);
+		if (!c.last_err)
+			return; /* phase 6 ran in commit_end_io */
+		rc = c.last_err;
+	}
 	if (rc) {
 		/* No commit is acknowledged after a failed write or flush. */
 		__jbd_abort(j, rc);
