@@ -33,10 +33,13 @@
  *                   ordered data); with a data-device flush in flight, the
  *                   journal's flush is issued beside it and both waited for
  *   5. commit block PREFLUSH|FUA (FUA alone after the flushes of phase 4;
- *                   async commit: with the log blocks, then one flush);
+ *                   async commit: with the log blocks, then one flush, or
+ *                   all of them one FUA write when they are one run);
  *                   then writeback data waited for
  *   6. done         sequence moved, waiters woken (jbd2_end_commit,
- *                   jbd2_run_stats)
+ *                   jbd2_run_stats); when the commit's last write is the
+ *                   only one in flight, run by its completion, on the
+ *                   thread that completes it, not after a hop to kjournald
  *   7. checkpoint   buffers refiled to the checkpoint list, earlier copies
  *                   dropped, the checkpoint thread told if space is short
  *
