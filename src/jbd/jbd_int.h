@@ -184,7 +184,7 @@ struct jbd_txn {
 	uint64_t t_ckpt_first_ns;         /* [j_state_lock] first active pass */
 	struct jbd_txn *t_cpnext, *t_cpprev; /* [j_state_lock] j_cp list, tid order */
 
-	/* Added for kjournald's batch window (commit.c): fsyncs of this
+	/* kjournald's batch window (commit.c): the fsyncs of this
 	 * transaction, counted as commit requests (ujbd_commit_tid) and as
 	 * waits (__jbd_wait_commit); an fsync is one of each, or a wait
 	 * alone (a sync handle), so the larger count is the fsyncs. */
