@@ -342,6 +342,93 @@ static void t_many_threads(void)
 	}
 }
 
+/* ---- credits a stopped handle did not use (review) ---------------------- */
+
+/*
+ * A handle that reserved more than it used gives the rest back: the next
+ * handle, of this thread or another, joins the same transaction if the
+ * transaction has room for it. (slot.c parks them in the slot's pool for
+ * good; slot_refill then reserves a whole new nblocks + chunk on top of the
+ * pool, so the running transaction looks full and is committed early.)
+ */
+struct unused {
+	struct ujbd *j;
+	unsigned nblocks;
+	ujbd_tid_t tid;
+	int rc;
+};
+
+static void unused_other(void *arg)
+{
+	struct unused *u = arg;
+	struct ujbd_handle *h;
+
+	u->rc = ujbd_start(u->j, u->nblocks, &h);
+	if (u->rc)
+		return;
+	u->tid = ujbd_handle_tid(h);
+	u->rc = touch(h, 61, 1);
+	int s = ujbd_stop(h);
+	u->rc = u->rc ? u->rc : s;
+}
+
+/* One handle of nblocks credits that dirties one block; its tid. */
+static int big_handle(struct ujbd *j, unsigned nblocks, uint64_t block, ujbd_tid_t *tid)
+{
+	struct ujbd_handle *h;
+	int rc = ujbd_start(j, nblocks, &h);
+
+	if (rc)
+		return rc;
+	*tid = ujbd_handle_tid(h);
+	rc = touch(h, block, 1);
+	int s = ujbd_stop(h);
+	return rc ? rc : s;
+}
+
+static void t_unused_credits(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct ujbd_stats st;
+	struct unused u;
+	rt_thread *t;
+	ujbd_tid_t t0, t1, t2, t3, t4;
+
+	rig_opts(&o, true);
+	o.max_transaction_blocks = 1000; /* a slot's chunk is then 15 */
+	T_EQ(rig_devs(&r, BS, 4096, 256, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	/* The same thread: 600 reserved and 1 used, then 700: both fit in
+	 * one transaction of 1000 (the first handle of a transaction takes
+	 * the locked path, so one goes first). */
+	T_EQ(rig_write(r.j, 59, 1, 1, false, &t0), 0);
+	T_EQ(big_handle(r.j, 600, 60, &t1), 0);
+	T_EQ(big_handle(r.j, 700, 61, &t2), 0);
+	/* Another thread: 600 here, then 500 there. */
+	T_EQ(ujbd_commit_tid(r.j, t2), 0);
+	T_EQ(ujbd_wait_tid(r.j, t2), 0);
+	T_EQ(rig_write(r.j, 59, 1, 2, false, &t3), 0);
+	T_EQ(big_handle(r.j, 600, 62, &t4), 0);
+	u = (struct unused){ .j = r.j, .nblocks = 500 };
+	T_EQ(rt_thread_create(&t, "other", unused_other, &u), 0);
+	T_EQ(rt_thread_join(t), 0);
+	T_EQ(u.rc, 0);
+	T_EQ(ujbd_stats(r.j, &st), 0);
+	fprintf(stderr, "  same thread: tids %u %u %u; other thread: %u %u %u; %" PRIu64
+		" commits (1 asked for)\n", (unsigned)t0, (unsigned)t1, (unsigned)t2, (unsigned)t3,
+		(unsigned)t4, (unsigned)u.tid, st.ts_tid);
+	T_EQ(t1, t0);
+	T_EQ(t2, t0);
+	T_EQ(t4, t3);
+	T_EQ(u.tid, t3);
+	T_EQ_U64(st.ts_tid, 1);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	T_CHECK(rig_has(&r, 59, 2) && rig_has(&r, 60, 1) && rig_has(&r, 61, 1));
+	rig_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -349,5 +436,6 @@ int main(int argc, char **argv)
 	T_RUN(t_forget_then_reuse);
 	T_RUN(t_next_in_line);
 	T_RUN(t_many_threads);
+	T_RUN(t_unused_credits);
 	return t_done(argv[0]);
 }
