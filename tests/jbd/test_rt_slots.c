@@ -429,6 +429,262 @@ static void t_unused_credits(void)
 	rig_free(&r);
 }
 
+/* ---- one block, a thread with a slot and one without (tsan) -------------- */
+
+/*
+ * Two handles of one transaction hold one block at once, each writing a
+ * half of it: one through its slot (dirty_slot sets b_dirty without the
+ * lock), the other on the locked path (its thread's slot table is full of
+ * other journals, so it has no slot for this one: ujbd_dirty_metadata reads
+ * b_dirty under the lock). The threads take turns through a relaxed flag,
+ * which orders them in time without ordering their memory (as two threads
+ * that share nothing but the journal):
+ *   slot: write access, fill    locked: write access, fill
+ *   slot: dirty, stop           locked: dirty, stop
+ * The two accesses of b_dirty race (a plain read against an atomic store
+ * with nothing ordering them), but tsan rarely reports it: it keeps four
+ * accesses per 8 bytes and b_dirty shares its word with five other flags
+ * that the commit, the slot and this thread touch, so the slot's store is
+ * usually overwritten before the read comes (with a field of its own it is
+ * reported at once). Each half ends with its writer's last value.
+ */
+#define DROUNDS 20u
+#define DBLOCK 30u
+
+struct dturn {
+	struct ujbd *j;
+	struct ujbd **others; /* journals the locked-path thread uses first */
+	unsigned turn;        /* relaxed: whose step, 0..3 */
+	uint32_t last[2];
+	int rc[2];
+};
+
+static void half_fill(uint8_t *blk, unsigned id, uint32_t gen)
+{
+	uint8_t tmp[BS];
+
+	rig_fill(tmp, BS, DBLOCK, gen);
+	memcpy(blk + id * (BS / 2), tmp + id * (BS / 2), BS / 2);
+}
+
+static void dturn_wait(struct dturn *d, unsigned step)
+{
+	while (__atomic_load_n(&d->turn, __ATOMIC_RELAXED) != step)
+		rt_sleep_ns(20 * RT_NS_PER_US);
+}
+
+static void dturn_next(struct dturn *d)
+{
+	__atomic_store_n(&d->turn, (__atomic_load_n(&d->turn, __ATOMIC_RELAXED) + 1) % 4,
+			 __ATOMIC_RELAXED);
+}
+
+/* Both threads: one handle in two steps (id 0 the slot thread). */
+static void dturn_round(struct dturn *d, unsigned id, uint32_t k, int *rc)
+{
+	struct ujbd_handle *h = NULL;
+	struct ujbd_buf *b = NULL;
+
+	dturn_wait(d, id);
+	if (!*rc && id == 0) {
+		/* the last transaction committed, a new one begun (its first
+		 * handle takes the locked path); then the slot handle */
+		*rc = rig_write(d->j, 20, 1, k, true, NULL);
+		if (!*rc)
+			*rc = rig_write(d->j, 21, 1, k, false, NULL);
+	}
+	if (!*rc)
+		*rc = ujbd_start(d->j, 1, &h);
+	if (!*rc && (*rc = ujbd_get_write_access(h, DBLOCK, &b)) == 0)
+		half_fill(ujbd_buf_data(b), id, k);
+	dturn_next(d);
+	dturn_wait(d, 2 + id);
+	if (b) {
+		if (!*rc)
+			*rc = ujbd_dirty_metadata(h, b);
+		ujbd_buf_put(b);
+	}
+	if (h) {
+		int s = ujbd_stop(h);
+		*rc = *rc ? *rc : s;
+	}
+	if (!*rc)
+		d->last[id] = k;
+	dturn_next(d);
+}
+
+static void dturn_slot(void *arg)
+{
+	struct dturn *d = arg;
+	int rc = 0;
+
+	for (uint32_t k = 1; k <= DROUNDS; k++)
+		dturn_round(d, 0, k, &rc);
+	d->rc[0] = rc;
+}
+
+static void dturn_locked(void *arg)
+{
+	struct dturn *d = arg;
+	int rc = 0;
+
+	for (unsigned i = 0; i < 8 && !rc; i++)
+		rc = rig_write(d->others[i], 50, 1, 1, false, NULL);
+	for (uint32_t k = 1; k <= DROUNDS; k++)
+		dturn_round(d, 1, k, &rc);
+	d->rc[1] = rc;
+}
+
+static void t_dirty_with_and_without_slot(void)
+{
+	struct rig r, ro[8];
+	struct ujbd *others[8];
+	struct ujbd_opts o;
+	struct dturn d = { 0 };
+	rt_thread *ts, *tl;
+	uint8_t want[BS], got[BS];
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, 1024, 256, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	for (unsigned i = 0; i < 8; i++) {
+		T_EQ(rig_devs(&ro[i], BS, 128, 64, NULL, NULL), 0);
+		T_EQ(rig_open(&ro[i], &o), 0);
+		others[i] = ro[i].j;
+	}
+	d.j = r.j;
+	d.others = others;
+	T_EQ(rt_thread_create(&ts, "slot", dturn_slot, &d), 0);
+	T_EQ(rt_thread_create(&tl, "locked", dturn_locked, &d), 0);
+	T_EQ(rt_thread_join(ts), 0);
+	T_EQ(rt_thread_join(tl), 0);
+	T_EQ(d.rc[0], 0);
+	T_EQ(d.rc[1], 0);
+	T_EQ(d.last[0], DROUNDS);
+	T_EQ(d.last[1], DROUNDS);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	half_fill(want, 0, DROUNDS);
+	half_fill(want, 1, DROUNDS);
+	T_EQ(rig_data(&r, DBLOCK, got), 0);
+	T_CHECK(memcmp(want, got, BS) == 0);
+	for (unsigned i = 0; i < 8; i++) {
+		T_EQ(ujbd_close(ro[i].j), 0);
+		ro[i].j = NULL;
+		rig_free(&ro[i]);
+	}
+	rig_free(&r);
+}
+
+/* ---- write_atomic against ujbd_read of its block (tsan) ------------------ */
+
+/*
+ * ujbd_write_atomic copies the caller's bytes under the journal lock and
+ * ujbd_read copies the block out under it, so a reader never races the
+ * library's own writes of a block: it reads the block whole, as one write
+ * left it. The zeroing of get_create_access is one of those writes (a
+ * reader may see the zeroed block between it and the copy: counted, not
+ * checked); on the slot path (a block this thread already put in the
+ * transaction) access_slot zeroes it outside the lock, so a reader gets a
+ * block half zeroed and half old ("bad": fails on the current code in
+ * most runs, normal build) and tsan reports memset against memcpy.
+ */
+#define AITERS 4000u
+#define ABLOCK 31u
+
+struct aw {
+	struct ujbd *j;
+	bool done;            /* [lock] */
+	rt_mutex lock;
+	uint32_t last;
+	uint64_t reads, zeros, bad;
+	int rc_w, rc_r, rc_c;
+};
+
+static void aw_writer(void *arg)
+{
+	struct aw *a = arg;
+	uint8_t data[BS];
+
+	/* AITERS writes, and on until the reader has read as many times */
+	for (uint32_t k = 1; !a->rc_w && (k <= AITERS ||
+		(k < 100 * AITERS && __atomic_load_n(&a->reads, __ATOMIC_RELAXED) < AITERS)); k++) {
+		struct ujbd_block blk = { ABLOCK, data };
+		rig_fill(data, BS, ABLOCK, k);
+		a->rc_w = ujbd_write_atomic(a->j, &blk, 1, 0);
+		if (!a->rc_w)
+			a->last = k;
+	}
+	rt_mutex_lock(&a->lock);
+	a->done = true;
+	rt_mutex_unlock(&a->lock);
+}
+
+static bool aw_done(struct aw *a)
+{
+	rt_mutex_lock(&a->lock);
+	bool done = a->done;
+	rt_mutex_unlock(&a->lock);
+	return done;
+}
+
+static void aw_reader(void *arg)
+{
+	struct aw *a = arg;
+	uint8_t got[BS], want[BS], zero[BS] = { 0 };
+
+	while (!a->rc_r && !aw_done(a)) {
+		a->rc_r = ujbd_read(a->j, ABLOCK, got);
+		if (a->rc_r)
+			break;
+		__atomic_add_fetch(&a->reads, 1, __ATOMIC_RELAXED);
+		uint32_t gen = *(uint32_t *)got ^ (uint32_t)(ABLOCK * 2654435761u);
+		rig_fill(want, BS, ABLOCK, gen);
+		if (!memcmp(got, zero, BS))
+			a->zeros++; /* create access zeroed it: torn, before and after the slots */
+		else if (memcmp(got, want, BS))
+			a->bad++;
+	}
+}
+
+static void aw_committer(void *arg)
+{
+	struct aw *a = arg;
+
+	for (uint32_t k = 1; !a->rc_c && !aw_done(a); k++)
+		a->rc_c = rig_write(a->j, 20, 1, k, true, NULL);
+}
+
+static void t_create_against_read(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct aw a = { 0 };
+	rt_thread *t[3];
+	void (*fn[3])(void *) = { aw_writer, aw_reader, aw_committer };
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, 1024, 256, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	a.j = r.j;
+	T_EQ(rt_mutex_init(&a.lock, "aw"), 0);
+	for (unsigned i = 0; i < 3; i++)
+		T_EQ(rt_thread_create(&t[i], "aw", fn[i], &a), 0);
+	for (unsigned i = 0; i < 3; i++)
+		T_EQ(rt_thread_join(t[i]), 0);
+	fprintf(stderr, "  %" PRIu64 " reads, %" PRIu64 " of a zeroed block\n", a.reads, a.zeros);
+	T_EQ(a.rc_w, 0);
+	T_EQ(a.rc_r, 0);
+	T_EQ(a.rc_c, 0);
+	T_EQ_U64(a.bad, 0);
+	T_CHECK(a.last >= AITERS);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	T_CHECK(rig_has(&r, ABLOCK, a.last));
+	rt_mutex_release(&a.lock);
+	rig_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -437,5 +693,7 @@ int main(int argc, char **argv)
 	T_RUN(t_next_in_line);
 	T_RUN(t_many_threads);
 	T_RUN(t_unused_credits);
+	T_RUN(t_dirty_with_and_without_slot);
+	T_RUN(t_create_against_read);
 	return t_done(argv[0]);
 }
