@@ -418,15 +418,18 @@ static void t_unused_credits(void)
 	fprintf(stderr, "  same thread: tids %u %u %u; other thread: %u %u %u; %" PRIu64
 		" commits (1 asked for)\n", (unsigned)t0, (unsigned)t1, (unsigned)t2, (unsigned)t3,
 		(unsigned)t4, (unsigned)u.tid, st.ts_tid);
+	/* closed first: a failed check must not leave the journal running */
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	bool data = rig_has(&r, 59, 2) && rig_has(&r, 60, 1) && rig_has(&r, 61, 1) &&
+		    rig_has(&r, 62, 1);
+	rig_free(&r);
+	T_CHECK(data);
 	T_EQ(t1, t0);
 	T_EQ(t2, t0);
 	T_EQ(t4, t3);
 	T_EQ(u.tid, t3);
 	T_EQ_U64(st.ts_tid, 1);
-	T_EQ(ujbd_close(r.j), 0);
-	r.j = NULL;
-	T_CHECK(rig_has(&r, 59, 2) && rig_has(&r, 60, 1) && rig_has(&r, 61, 1));
-	rig_free(&r);
 }
 
 /* ---- one block, a thread with a slot and one without (tsan) -------------- */
@@ -441,12 +444,10 @@ static void t_unused_credits(void)
  * that share nothing but the journal):
  *   slot: write access, fill    locked: write access, fill
  *   slot: dirty, stop           locked: dirty, stop
- * The two accesses of b_dirty race (a plain read against an atomic store
- * with nothing ordering them), but tsan rarely reports it: it keeps four
- * accesses per 8 bytes and b_dirty shares its word with five other flags
- * that the commit, the slot and this thread touch, so the slot's store is
- * usually overwritten before the read comes (with a field of its own it is
- * reported at once). Each half ends with its writer's last value.
+ * Under tsan the two accesses of b_dirty must not race (on the current
+ * code they do: the plain read in ujbd_dirty_metadata against the atomic
+ * store in dirty_slot, nothing ordering them). Each half ends with its
+ * writer's last value.
  */
 #define DROUNDS 20u
 #define DBLOCK 30u
@@ -673,16 +674,451 @@ static void t_create_against_read(void)
 	for (unsigned i = 0; i < 3; i++)
 		T_EQ(rt_thread_join(t[i]), 0);
 	fprintf(stderr, "  %" PRIu64 " reads, %" PRIu64 " of a zeroed block\n", a.reads, a.zeros);
+	/* closed first: a failed check must not leave the journal running */
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	bool data = rig_has(&r, ABLOCK, a.last);
+	rt_mutex_release(&a.lock);
+	rig_free(&r);
 	T_EQ(a.rc_w, 0);
 	T_EQ(a.rc_r, 0);
 	T_EQ(a.rc_c, 0);
-	T_EQ_U64(a.bad, 0);
 	T_CHECK(a.last >= AITERS);
+	T_CHECK(data);
+	T_EQ_U64(a.bad, 0);
+}
+
+/* ---- extend, revoke, forget and ordered data from slot handles ----------- */
+
+/* Write access to block, filled with gen, dirtied. */
+static int fill_block(struct ujbd_handle *h, uint64_t block, uint32_t gen)
+{
+	return touch(h, block, gen);
+}
+
+static void t_slot_extend_revoke_data(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	struct ujbd_stats st;
+	uint8_t data[BS];
+
+	rig_opts(&o, true);
+	o.data_mode = UJBD_DATA_ORDERED;
+	T_EQ(rig_devs(&r, BS, 1024, 256, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	/* T0: 70 logged (not checkpointed before the crash below) */
+	T_EQ(rig_write(r.j, 70, 1, 1, true, NULL), 0);
+	/* T1: its first handle takes the locked path; the rest are slot
+	 * handles of this thread */
+	T_EQ(rig_write(r.j, 80, 1, 1, false, NULL), 0);
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	T_EQ(fill_block(h, 71, 1), 0);                /* 71 in the memo */
+	T_EQ(ujbd_stop(h), 0);
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	T_EQ(fill_block(h, 71, 2), 0);                /* through the memo */
+	T_EQ(ujbd_extend(h, 3), 0);
+	T_EQ(fill_block(h, 72, 2), 0);
+	T_EQ(fill_block(h, 73, 2), 0);
+	T_EQ(fill_block(h, 75, 2), 0);                /* 1 + 3 credits used */
+	T_EQ(ujbd_revoke(h, 70), 0);                  /* T0's copy must not replay */
+	rig_fill(data, BS, 74, 2);
+	T_EQ(ujbd_write_data(h, 74, data), 0);        /* ordered data */
+	T_EQ(ujbd_stop(h), 0);
+	/* another handle frees 75 (journaled by the one before): forgotten */
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	T_EQ(ujbd_revoke(h, 75), 0);
+	T_EQ(fill_block(h, 71, 3), 0);
+	T_EQ(ujbd_stop(h), 0);
+	/* and the next one uses 75 again: the memo has it, forgotten, so the
+	 * locked path takes a credit and cancels the revoke */
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	T_EQ(fill_block(h, 75, 4), 0);
+	T_EQ(ujbd_stop(h), 0);
+	T_EQ(rig_write(r.j, 81, 1, 1, true, NULL), 0);
+	T_EQ(ujbd_stats(r.j, &st), 0);
+	T_EQ_U64(st.ts_tid, 2);
+	T_EQ_U64(st.rs_handle_count, 7);
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	T_EQ(rig_recover(&r), 0);
+	T_CHECK(rig_has(&r, 71, 3));
+	T_CHECK(rig_has(&r, 72, 2));
+	T_CHECK(rig_has(&r, 73, 2));
+	T_CHECK(rig_has(&r, 74, 2));
+	T_CHECK(rig_has(&r, 75, 4));
+	T_CHECK(rig_is_zero(&r, 70));
+	rig_free(&r);
+}
+
+/* ---- abort while slot handles run ------------------------------------------ */
+
+#define AB_W 3
+
+struct abw {
+	struct ujbd *j;
+	unsigned id;
+	uint64_t ok, eio_stops;
+	int rc;
+	bool committer;
+};
+
+static void ab_worker(void *arg)
+{
+	struct abw *w = arg;
+
+	for (uint32_t k = 1; k < 1000000 && !w->rc; k++) {
+		struct ujbd_handle *h;
+		int rc = ujbd_start(w->j, 1, &h);
+		if (rc) {
+			w->rc = rc;
+			break;
+		}
+		ujbd_handle_set_sync(h, w->committer);
+		rc = touch(h, 100 + w->id, k);
+		int s = ujbd_stop(h);
+		if (s == -EIO)
+			w->eio_stops++;
+		w->rc = rc ? rc : s;
+		if (!w->rc)
+			w->ok++;
+	}
+}
+
+static void t_abort_during_slots(void)
+{
+	struct jbd_format_opts f = { .blocksize = BS, .blocks = 1024, .csum = JBD_CSUM_KIND_V3 };
+	struct dev_fault_opts fo = { .seed = 1, .fail_write_nth = 40, .sticky = true };
+	struct jbd_err err;
+	struct dev *mem, *fd;
+	struct rig r;
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	struct abw w[AB_W + 1];
+	rt_thread *t[AB_W + 1];
+
+	T_EQ(dev_mem_new(1024ull * BS, 512, &mem), 0);
+	T_EQ(jbd_format(mem, &f, &err), 0);
+	T_EQ(dev_fault_new(mem, &fo, &fd), 0);
+	T_EQ(rig_devs(&r, BS, 1024, 256, fd, NULL), 0);
+	rig_opts(&o, false);
+	T_EQ(rig_open(&r, &o), 0);
+	/* writers of non-sync slot handles, and one of sync handles: the
+	 * 40th journal write fails while they run */
+	for (unsigned i = 0; i <= AB_W; i++) {
+		w[i] = (struct abw){ .j = r.j, .id = i, .committer = i == AB_W };
+		T_EQ(rt_thread_create(&t[i], "ab", ab_worker, &w[i]), 0);
+	}
+	for (unsigned i = 0; i <= AB_W; i++)
+		T_EQ(rt_thread_join(t[i]), 0);
+	for (unsigned i = 0; i <= AB_W; i++) {
+		/* each ran until the abort, and saw it as one */
+		T_CHECK(w[i].ok > 0);
+		T_CHECK(w[i].rc == -EIO || w[i].rc == -EROFS);
+	}
+	fprintf(stderr, "  handles before the abort: %" PRIu64 " %" PRIu64 " %" PRIu64
+		" (sync %" PRIu64 ")\n", w[0].ok, w[1].ok, w[2].ok, w[AB_W].ok);
+	T_EQ(ujbd_start(r.j, 1, &h), -EROFS);
+	T_EQ(ujbd_close(r.j), -EIO);
+	r.j = NULL;
+	rig_free(&r); /* the fault device closes mem */
+}
+
+/* ---- a crash after slot handles: what was acknowledged is there ---------- */
+
+#define CH_W 3
+#define CH_N 1500u
+
+struct chw {
+	struct ujbd *j;
+	unsigned id;
+	uint32_t acked, last;
+	int rc;
+};
+
+static void ch_worker(void *arg)
+{
+	struct chw *w = arg;
+
+	for (uint32_t k = 1; k <= CH_N && !w->rc; k++) {
+		bool sync = k % 100 == 0;
+		w->rc = rig_write(w->j, 110 + w->id, 1, k, sync, NULL);
+		if (!w->rc) {
+			w->last = k;
+			if (sync)
+				w->acked = k;
+		}
+	}
+}
+
+static void t_close_hard_after_slots(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct chw w[CH_W];
+	rt_thread *t[CH_W];
+
+	rig_opts(&o, true);
+	/* a small log: it wraps, so checkpoints run too */
+	T_EQ(rig_devs(&r, BS, 256, 256, NULL, NULL), 0);
+	o.commit_interval_ns = 2 * RT_NS_PER_MS;
+	T_EQ(rig_open(&r, &o), 0);
+	for (unsigned i = 0; i < CH_W; i++) {
+		w[i] = (struct chw){ .j = r.j, .id = i };
+		T_EQ(rt_thread_create(&t[i], "ch", ch_worker, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < CH_W; i++) {
+		T_EQ(rt_thread_join(t[i]), 0);
+		T_EQ(w[i].rc, 0);
+	}
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	T_EQ(rig_recover(&r), 0);
+	/* each block holds a value its writer wrote, no older than the last
+	 * one a sync handle acknowledged */
+	for (unsigned i = 0; i < CH_W; i++) {
+		uint32_t g = w[i].last;
+		while (g >= w[i].acked && g > 0 && !rig_has(&r, 110 + i, g))
+			g--;
+		T_CHECK(g >= w[i].acked && g > 0 && rig_has(&r, 110 + i, g));
+	}
+	rig_free(&r);
+}
+
+/* ---- a trace hook installed and removed while slot handles run ------------ */
+
+#define HK_MAX (1u << 18)
+
+struct hk_rec {
+	rt_mutex lock;
+	uint32_t n;
+	uint8_t kind[HK_MAX];
+	uint32_t tid[HK_MAX];
+};
+
+static void hk_hook(void *arg, const struct ujbd_trace_event *ev)
+{
+	struct hk_rec *k = arg;
+
+	if (ev->kind != UJBD_TR_HANDLE_START && ev->kind != UJBD_TR_HANDLE_STATS &&
+	    ev->kind != UJBD_TR_COMMIT_FLUSHING)
+		return;
+	rt_mutex_lock(&k->lock);
+	if (k->n < HK_MAX) {
+		k->kind[k->n] = (uint8_t)ev->kind;
+		k->tid[k->n] = ev->tid;
+		k->n++;
+	}
+	rt_mutex_unlock(&k->lock);
+}
+
+struct hk_tog {
+	struct ujbd *j;
+	struct hk_rec *k;
+	rt_mutex lock;
+	bool stop;        /* [lock] */
+	unsigned toggles;
+};
+
+static void hk_toggler(void *arg)
+{
+	struct hk_tog *g = arg;
+
+	for (;;) {
+		rt_mutex_lock(&g->lock);
+		bool stop = g->stop;
+		rt_mutex_unlock(&g->lock);
+		if (stop)
+			break;
+		ujbd_set_trace_hook(g->j, g->toggles % 2 ? NULL : hk_hook, g->k);
+		g->toggles++;
+		rt_sleep_ns(100 * RT_NS_PER_US);
+	}
+	ujbd_set_trace_hook(g->j, NULL, NULL);
+}
+
+static void t_hook_mid_run(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct race rc = { 0 };
+	struct rwr w[RW + 1];
+	rt_thread *t[RW + 1];
+	struct ujbd_stats st;
+	struct hk_rec *k = calloc(1, sizeof(*k));
+	uint8_t *flushed = calloc(1u << 16, 1);
+	uint64_t handles = 1, starts = 0, late = 0;
+	unsigned toggles = 0;
+	struct hk_tog tg;
+	rt_thread *tt;
+
+	T_CHECK(k && flushed);
+	if (!k || !flushed)
+		return;
+	T_EQ(rt_mutex_init(&k->lock, "hk"), 0);
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, 1024, DBLOCKS, NULL, NULL), 0);
+	o.commit_interval_ns = RT_NS_PER_MS;
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(rt_mutex_init(&rc.lock, "race"), 0);
+	rc.j = r.j;
+	for (unsigned i = 0; i <= RW; i++) {
+		w[i] = (struct rwr){ .r = &rc, .id = i };
+		T_EQ(rt_thread_create(&t[i], i < RW ? "writer" : "committer",
+				      i < RW ? race_writer : race_committer, &w[i]), 0);
+	}
+	/* on and off, every 100 us, until the writers are done */
+	tg = (struct hk_tog){ .j = r.j, .k = k };
+	T_EQ(rt_mutex_init(&tg.lock, "tog"), 0);
+	T_EQ(rt_thread_create(&tt, "toggler", hk_toggler, &tg), 0);
+	for (unsigned i = 0; i < RW; i++)
+		T_EQ(rt_thread_join(t[i]), 0);
+	rt_mutex_lock(&tg.lock);
+	tg.stop = true;
+	rt_mutex_unlock(&tg.lock);
+	T_EQ(rt_thread_join(tt), 0);
+	toggles = tg.toggles;
+	rt_mutex_release(&tg.lock);
+	rt_mutex_lock(&rc.lock);
+	rc.done = true;
+	rt_mutex_unlock(&rc.lock);
+	T_EQ(rt_thread_join(t[RW]), 0);
+	for (unsigned i = 0; i <= RW; i++) {
+		T_EQ(w[i].rc, 0);
+		handles += w[i].handles;
+	}
+	T_EQ(rig_write(r.j, 21, 1, 1, true, NULL), 0);
+	T_EQ(ujbd_stats(r.j, &st), 0);
+	T_EQ_U64(st.rs_handle_count, handles);
+	/* what the hook saw: no handle of a transaction after its commit
+	 * stopped waiting for handles (jbd2_commit_flushing) */
+	rt_mutex_lock(&k->lock);
+	for (uint32_t i = 0; i < k->n; i++) {
+		uint32_t tid = k->tid[i] & 0xFFFF;
+		if (k->kind[i] == UJBD_TR_COMMIT_FLUSHING) {
+			flushed[tid] = 1;
+			continue;
+		}
+		starts += k->kind[i] == UJBD_TR_HANDLE_START;
+		late += flushed[tid];
+	}
+	rt_mutex_unlock(&k->lock);
+	fprintf(stderr, "  %u toggles, %u events, %" PRIu64 " handle starts seen, %" PRIu64
+		" commits\n", toggles, k->n, starts, st.ts_tid);
+	T_CHECK(toggles > 2);
+	T_CHECK(starts > 0);
+	T_EQ_U64(late, 0);
 	T_EQ(ujbd_close(r.j), 0);
 	r.j = NULL;
-	T_CHECK(rig_has(&r, ABLOCK, a.last));
-	rt_mutex_release(&a.lock);
+	for (unsigned i = 0; i < RW; i++)
+		for (unsigned b = 0; b < OWN; b++)
+			T_CHECK(rig_has(&r, own_block(i, b), w[i].own_last[b]));
+	for (unsigned s2 = 0; s2 < SHARED; s2++)
+		T_CHECK(rig_has(&r, 10 + s2, rc.shared_last[s2]));
+	rt_mutex_release(&rc.lock);
+	rt_mutex_release(&k->lock);
+	free(k);
+	free(flushed);
 	rig_free(&r);
+}
+
+/* ---- the sim world stays deterministic with slots and thread exits -------- */
+
+struct simd {
+	uint64_t seed;
+	int rc;
+	uint64_t hash, end_ns, commits, handles;
+};
+
+struct simw {
+	struct ujbd *j;
+	unsigned id;
+	int rc;
+};
+
+static void simd_worker(void *arg)
+{
+	struct simw *w = arg;
+
+	for (uint32_t k = 1; k <= 40 && !w->rc; k++) {
+		w->rc = rig_write(w->j, 120 + w->id % 4, 1, k, k % 8 == 0, NULL);
+		rt_cpu(2 * RT_NS_PER_US);
+	}
+}
+
+static void simd_main(void *arg)
+{
+	struct simd *d = arg;
+	struct rig r;
+	struct ujbd_opts o;
+	struct dev *dv;
+	struct dev_ssd_params p;
+	struct ujbd_stats st;
+
+	dev_ssd_defaults(&p);
+	p.size = 16ull << 20;
+	d->rc = dev_sim_ssd_new(&p, &dv);
+	if (!d->rc)
+		d->rc = rig_devs(&r, BS, 512, (16ull << 20) / BS, dv, dv);
+	rig_opts(&o, true);
+	if (!d->rc)
+		d->rc = rig_open(&r, &o);
+	if (d->rc)
+		return;
+	/* three generations of three threads: the later ones reuse the
+	 * slots of the exited ones */
+	for (unsigned g = 0; g < 3 && !d->rc; g++) {
+		struct simw w[3];
+		rt_thread *t[3];
+		for (unsigned i = 0; i < 3; i++) {
+			w[i] = (struct simw){ .j = r.j, .id = g * 3 + i };
+			d->rc = d->rc ? d->rc : rt_thread_create(&t[i], "simw", simd_worker, &w[i]);
+		}
+		for (unsigned i = 0; i < 3; i++) {
+			rt_thread_join(t[i]);
+			d->rc = d->rc ? d->rc : w[i].rc;
+		}
+	}
+	if (!d->rc)
+		d->rc = rig_write(r.j, 130, 1, 1, true, NULL);
+	if (!d->rc)
+		d->rc = ujbd_stats(r.j, &st);
+	d->commits = st.ts_tid;
+	d->handles = st.rs_handle_count;
+	d->end_ns = rt_now_ns();
+	if (!d->rc)
+		d->rc = ujbd_close(r.j);
+	r.j = NULL;
+	rig_free(&r);
+}
+
+static int simd_run(struct simd *d)
+{
+	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = d->seed };
+	rt_world *w;
+	int rc = rt_world_new(&wo, &w);
+
+	if (rc)
+		return rc;
+	rc = rt_world_run(w, "main", simd_main, d);
+	d->hash = rt_world_hash(w);
+	rt_world_free(w);
+	return rc ? rc : d->rc;
+}
+
+static void t_sim_slots_deterministic(void)
+{
+	struct simd a = { .seed = 11 }, b = { .seed = 11 }, c = { .seed = 12 };
+
+	T_EQ(simd_run(&a), 0);
+	T_EQ(simd_run(&b), 0);
+	T_EQ(simd_run(&c), 0);
+	T_EQ_U64(a.handles, 9 * 40 + 1);
+	T_EQ_U64(a.hash, b.hash);
+	T_EQ_U64(a.end_ns, b.end_ns);
+	T_EQ_U64(a.commits, b.commits);
+	T_CHECK(a.hash != c.hash);
 }
 
 int main(int argc, char **argv)
@@ -695,5 +1131,10 @@ int main(int argc, char **argv)
 	T_RUN(t_unused_credits);
 	T_RUN(t_dirty_with_and_without_slot);
 	T_RUN(t_create_against_read);
+	T_RUN(t_slot_extend_revoke_data);
+	T_RUN(t_abort_during_slots);
+	T_RUN(t_close_hard_after_slots);
+	T_RUN(t_hook_mid_run);
+	T_RUN(t_sim_slots_deterministic);
 	return t_done(argv[0]);
 }
