@@ -19,6 +19,9 @@
 #include "rt_rig.h"
 #include <inttypes.h>
 
+#include "buf/buf.h"     /* t_forgotten_not_pinned looks at the cache */
+#include "jbd/jbd_int.h"
+
 #define BS 1024u
 #define DBLOCKS 4096u
 
@@ -1121,6 +1124,53 @@ static void t_sim_slots_deterministic(void)
 	T_CHECK(a.hash != c.hash);
 }
 
+/* ---- forgotten buffers are not kept (white box: the buffer cache) -------- */
+
+/*
+ * A handle that journals a block and forgets it in the same transaction
+ * (a block allocated and freed again) gets its credit back, so one handle
+ * of one credit can do it for any number of blocks. Such a buffer used to
+ * leave the transaction at once; forget now only marks it, so it stays on
+ * the transaction with its journal head and a buffer reference until the
+ * commit, and the buffer cache cannot evict it: its size is no longer
+ * bounded by the cache limit (nor the transaction's list by its credits).
+ */
+#define FG_N 3000u
+
+static void t_forgotten_not_pinned(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	struct buf_stats bs;
+	int rc = 0;
+
+	rig_opts(&o, true);
+	o.cache_blocks = 64;
+	T_EQ(rig_devs(&r, BS, 1024, DBLOCKS, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(rig_write(r.j, 20, 1, 1, false, NULL), 0); /* T open: slot handles */
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	for (uint32_t i = 0; i < FG_N && !rc; i++) {
+		rc = ujbd_get_create_access(h, 1000 + i, &b);
+		if (rc)
+			break;
+		rc = ujbd_forget(h, b);
+		ujbd_buf_put(b);
+	}
+	int s = ujbd_stop(h);
+	buf_cache_stats(r.j->j_cache, &bs);
+	fprintf(stderr, "  %u blocks journaled and forgotten: %" PRIu64
+		" buffers cached (limit %" PRIu64 ")\n", FG_N, bs.cached, bs.limit);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	rig_free(&r);
+	T_EQ(rc, 0);
+	T_EQ(s, 0);
+	T_CHECK(bs.cached <= bs.limit + 8);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -1136,5 +1186,6 @@ int main(int argc, char **argv)
 	T_RUN(t_close_hard_after_slots);
 	T_RUN(t_hook_mid_run);
 	T_RUN(t_sim_slots_deterministic);
+	T_RUN(t_forgotten_not_pinned);
 	return t_done(argv[0]);
 }
