@@ -693,12 +693,6 @@ static void t_create_against_read(void)
 
 /* ---- extend, revoke, forget and ordered data from slot handles ----------- */
 
-/* Write access to block, filled with gen, dirtied. */
-static int fill_block(struct ujbd_handle *h, uint64_t block, uint32_t gen)
-{
-	return touch(h, block, gen);
-}
-
 static void t_slot_extend_revoke_data(void)
 {
 	struct rig r;
@@ -717,14 +711,14 @@ static void t_slot_extend_revoke_data(void)
 	 * handles of this thread */
 	T_EQ(rig_write(r.j, 80, 1, 1, false, NULL), 0);
 	T_EQ(ujbd_start(r.j, 1, &h), 0);
-	T_EQ(fill_block(h, 71, 1), 0);                /* 71 in the memo */
+	T_EQ(touch(h, 71, 1), 0);                /* 71 in the memo */
 	T_EQ(ujbd_stop(h), 0);
 	T_EQ(ujbd_start(r.j, 1, &h), 0);
-	T_EQ(fill_block(h, 71, 2), 0);                /* through the memo */
+	T_EQ(touch(h, 71, 2), 0);                /* through the memo */
 	T_EQ(ujbd_extend(h, 3), 0);
-	T_EQ(fill_block(h, 72, 2), 0);
-	T_EQ(fill_block(h, 73, 2), 0);
-	T_EQ(fill_block(h, 75, 2), 0);                /* 1 + 3 credits used */
+	T_EQ(touch(h, 72, 2), 0);
+	T_EQ(touch(h, 73, 2), 0);
+	T_EQ(touch(h, 75, 2), 0);                /* 1 + 3 credits used */
 	T_EQ(ujbd_revoke(h, 70), 0);                  /* T0's copy must not replay */
 	rig_fill(data, BS, 74, 2);
 	T_EQ(ujbd_write_data(h, 74, data), 0);        /* ordered data */
@@ -732,12 +726,12 @@ static void t_slot_extend_revoke_data(void)
 	/* another handle frees 75 (journaled by the one before): forgotten */
 	T_EQ(ujbd_start(r.j, 1, &h), 0);
 	T_EQ(ujbd_revoke(h, 75), 0);
-	T_EQ(fill_block(h, 71, 3), 0);
+	T_EQ(touch(h, 71, 3), 0);
 	T_EQ(ujbd_stop(h), 0);
 	/* and the next one uses 75 again: the memo has it, forgotten, so the
 	 * locked path takes a credit and cancels the revoke */
 	T_EQ(ujbd_start(r.j, 1, &h), 0);
-	T_EQ(fill_block(h, 75, 4), 0);
+	T_EQ(touch(h, 75, 4), 0);
 	T_EQ(ujbd_stop(h), 0);
 	T_EQ(rig_write(r.j, 81, 1, 1, true, NULL), 0);
 	T_EQ(ujbd_stats(r.j, &st), 0);
