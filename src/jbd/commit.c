@@ -844,6 +844,7 @@ static void __refile(struct ujbd *j, struct jbd_txn *t)
 	}
 	t->t_buffers = NULL;
 	t->t_nr_buffers = 0;
+	__jbd_free_retired(t);
 	while ((jh = t->t_data)) {
 		struct jbd_txn *nt = jh->b_data_next;
 		__jbd_list_del_d(t, jh);

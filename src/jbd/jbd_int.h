@@ -165,6 +165,8 @@ struct jbd_txn {
 	uint32_t t_outstanding;           /* [j_state_lock] credits reserved or used */
 	uint32_t t_nr_buffers;            /* [j_state_lock] on t_buffers */
 	struct jbd_jh *t_buffers;         /* [j_state_lock] */
+	struct jbd_jh *t_retired;         /* [j_state_lock] forgotten heads kept
+					   * until the commit (b_tnext chain) */
 	struct jbd_jh *t_data;            /* [j_state_lock] ordered/writeback data */
 	uint32_t t_nr_data;               /* [j_state_lock] */
 	struct jbd_revoke_table *t_revoke;/* [j_state_lock] running/committing */
@@ -227,7 +229,7 @@ struct ujbd {
 	rt_cond j_wait_done_commit, j_wait_space, j_wait_checkpoint;
 	rt_cond j_wait_ckpt_io;
 
-	uint32_t j_flags;                 /* [j_state_lock] JBD_F_* */
+	uint32_t j_flags;                 /* [j_state_lock] JBD_F_*; set atomically (hard_stop reads it unlocked) */
 	int j_errno;                      /* [j_state_lock] first error (negative) */
 	struct jbd_txn *j_running;        /* [j_state_lock] */
 	struct jbd_txn *j_committing;     /* [j_state_lock] */
@@ -398,6 +400,11 @@ struct jbd_jh *__jbd_jh_find(struct ujbd *j, uint64_t block);
 /* Free jh if no list holds it any more (drops its buffer reference later:
  * the buffer goes back to the caller through *put). */
 void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put);
+/* Take jh out of the block index and its buffer (the buffer's reference
+ * goes back to the caller through *put); jh itself is not freed. */
+void __jbd_jh_unhash(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put);
+/* Free t's retired heads (t drained or being freed). */
+void __jbd_free_retired(struct jbd_txn *t);
 void __jbd_list_del_t(struct jbd_jh **head, struct jbd_jh *jh);
 void __jbd_list_add_t(struct jbd_jh **head, struct jbd_jh *jh);
 void __jbd_list_del_cp(struct jbd_txn *t, struct jbd_jh *jh);

@@ -222,7 +222,7 @@ void __jbd_abort(struct ujbd *j, int err)
 	ASSERT(err < 0);
 	if (j->j_flags & JBD_F_ABORTED)
 		return;
-	j->j_flags |= JBD_F_ABORTED;
+	__atomic_or_fetch(&j->j_flags, JBD_F_ABORTED, __ATOMIC_RELEASE); /* hard_stop reads it unlocked */
 	__atomic_store_n(&j->j_aborted, true, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&j->j_open, NULL, __ATOMIC_SEQ_CST);
 	j->j_errno = err == -EIO || err == -ENOSPC || err == -EROFS ? -EIO : err;
@@ -506,7 +506,7 @@ static int open_threads(struct ujbd *j)
 static void stop_threads(struct ujbd *j, uint32_t flags)
 {
 	rt_mutex_lock(&j->j_state_lock);
-	j->j_flags |= flags;
+	__atomic_or_fetch(&j->j_flags, flags, __ATOMIC_RELEASE); /* hard_stop reads it unlocked */
 	/* Everyone re-checks the flags: a forced checkpoint waiting for a
 	 * commit that a hard stop will never make, say. */
 	rt_cond_broadcast(&j->j_wait_commit);
@@ -636,6 +636,7 @@ void jbd_close_free(struct ujbd *j)
 		t = all[i];
 		if (!t)
 			continue;
+		__jbd_free_retired(t);
 		while (t->t_buffers) {
 			struct jbd_jh *jh = t->t_buffers;
 			__jbd_list_del_t(&t->t_buffers, jh);

@@ -54,21 +54,38 @@ struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b)
 
 void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put)
 {
-	struct ujbd_buf *b = jh->jh_buf;
-	struct jbd_jh **pp;
-
 	if (jh->b_transaction || jh->b_next_transaction || jh->b_cp_transaction ||
 	    jh->b_data_transaction || jh->b_data_next || jh->b_ckpt_busy)
 		return;
 	ASSERT(!jh->b_tnext && !jh->b_cpnext && !jh->b_dnext);
+	__jbd_jh_unhash(j, jh, put);
+	free(jh->b_frozen_data);
+	free(jh);
+}
+
+void __jbd_jh_unhash(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put)
+{
+	struct ujbd_buf *b = jh->jh_buf;
+	struct jbd_jh **pp;
+
 	for (pp = __jh_bucket(j, b->b_blocknr); *pp != jh; pp = &(*pp)->b_hnext)
 		ASSERT(*pp);
 	*pp = jh->b_hnext;
-	free(jh->b_frozen_data);
+	jh->b_hnext = NULL;
 	b->b_jh = NULL;
 	b->b_jstate = 0;
-	free(jh);
 	*put = b;
+}
+
+void __jbd_free_retired(struct jbd_txn *t)
+{
+	struct jbd_jh *jh;
+
+	while ((jh = t->t_retired)) {
+		t->t_retired = jh->b_tnext;
+		free(jh->b_frozen_data);
+		free(jh);
+	}
 }
 
 void __jbd_list_add_t(struct jbd_jh **head, struct jbd_jh *jh)
@@ -306,20 +323,20 @@ static void slot_leave(struct ujbd *j, struct jbd_slot *s)
 	}
 }
 
-/* Reserve credits for slot s in t, which it holds: nblocks plus a chunk
- * for the handles to come, or just nblocks. 0, or -EAGAIN when t is
+/* Reserve credits for slot s in t, which it holds: what its pool lacks
+ * for nblocks plus a chunk for the handles to come, or just what it lacks. 0, or -EAGAIN when t is
  * locked, full or the log is short (the locked path waits for those). */
 static int slot_refill(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t,
 		       uint32_t nblocks)
 {
-	uint32_t want = nblocks + j->j_pool_chunk;
+	uint32_t need = nblocks - s->s_pool, want = need + j->j_pool_chunk;
 	int rc = 0;
 
 	rt_mutex_lock(&j->j_state_lock);
 	if ((j->j_flags & JBD_F_ABORTED) || t->t_state != T_RUNNING)
 		rc = -EAGAIN;
 	if (!rc && (t->t_outstanding + want > j->j_max_txn || !__space_for(j, want)))
-		want = nblocks;
+		want = need;
 	if (!rc && (t->t_outstanding + want > j->j_max_txn || !__space_for(j, want)))
 		rc = -EAGAIN;
 	if (!rc) {
@@ -377,11 +394,21 @@ static int start_slot(struct ujbd *j, struct jbd_slot *s, uint32_t nblocks,
 static int stop_slot(struct ujbd *j, struct ujbd_handle *h)
 {
 	struct jbd_slot *s = h->h_slot;
+	struct jbd_txn *t = h->h_transaction;
 	int rc = h->h_err;
 
-	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, h->h_transaction->t_tid, 0, 0, 0, 0,
-		  h->h_requested, h->h_dirtied);
+	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, t->t_tid, 0, 0, 0, 0, h->h_requested,
+		  h->h_dirtied);
 	s->s_pool += h->h_buffer_credits;
+	if (s->s_pool > j->j_pool_chunk) {
+		/* a big handle's unused credits: parked here they would make
+		 * the transaction look full (t is still ours: announced) */
+		rt_mutex_lock(&j->j_state_lock);
+		ASSERT(t->t_outstanding >= s->s_pool - j->j_pool_chunk);
+		t->t_outstanding -= s->s_pool - j->j_pool_chunk;
+		s->s_pool = j->j_pool_chunk;
+		rt_mutex_unlock(&j->j_state_lock);
+	}
 	s->s_busy = false;
 	slot_leave(j, s);
 	if (!rc && aborted(j))
@@ -399,13 +426,13 @@ static int access_slot(struct ujbd_handle *h, uint64_t block, bool create,
 	struct jbd_jh *jh = jbd_memo_find(h->h_slot, t->t_seq, block);
 	struct ujbd_buf *b;
 
-	if (!jh || JH_GET(jh->b_transaction) != t || JH_GET(jh->b_forget) || aborted(j) ||
-	    hooked(j))
+	/* create access zeroes the block under the lock (ujbd_read copies
+	 * under it): the locked path */
+	if (create || !jh || JH_GET(jh->b_transaction) != t || JH_GET(jh->b_forget) ||
+	    aborted(j) || hooked(j))
 		return -EAGAIN;
 	b = jh->jh_buf;
 	buf_hold(b);
-	if (create)
-		memset(b->b_data, 0, j->j_blocksize);
 	*out = b;
 	return 0;
 }
@@ -575,6 +602,10 @@ int ujbd_stop(struct ujbd_handle *h)
 	ASSERT(t->t_state == T_RUNNING || t->t_state == T_LOCKED);
 	if (s) {
 		s->s_pool += h->h_buffer_credits;
+		if (s->s_pool > j->j_pool_chunk) { /* as stop_slot */
+			t->t_outstanding -= s->s_pool - j->j_pool_chunk;
+			s->s_pool = j->j_pool_chunk;
+		}
 		__atomic_store_n(&s->s_txn, NULL, __ATOMIC_SEQ_CST);
 		rt_cond_broadcast(&j->j_wait_updates);
 	} else {
@@ -646,11 +677,15 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 	if (jh->b_transaction == t || jh->b_next_transaction == t) {
 		/* Forgotten (or revoked) earlier in this transaction: using it
 		 * again takes a credit and cancels the revoke. */
-		bool *fg = jh->b_transaction == t ? &jh->b_forget : &jh->b_next_forget;
+		bool own = jh->b_transaction == t;
+		bool *fg = own ? &jh->b_forget : &jh->b_next_forget;
 		if (!*fg)
 			return 0;
 		if (h->h_buffer_credits == 0)
 			return -ENOSPC;
+		/* not dirty until dirtied again (a slot's dirty may have
+		 * landed beside the forget) */
+		JH_SET(*(own ? &jh->b_dirty : &jh->b_next_dirty), false);
 		JH_SET(*fg, false);
 		jbd_revoke_cancel(t->t_revoke, b->b_blocknr);
 		h->h_buffer_credits--;
@@ -760,7 +795,8 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
 	if (j->j_flags & JBD_F_ABORTED) {
 		rc = -EROFS;
 	} else if (jh && jh->b_transaction == t && !jh->b_forget) {
-		if (!jh->b_dirty)
+		/* a slot handle may set it meanwhile, without the lock */
+		if (!JH_GET(jh->b_dirty))
 			h->h_dirtied++;
 		JH_SET(jh->b_dirty, true);
 	} else if (jh && jh->b_next_transaction == t && !jh->b_next_forget) {
@@ -775,6 +811,25 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
 }
 
 /*
+ * A buffer only t had, forgotten: it leaves t and the journal, and its
+ * buffer goes back to the cache, but the head itself stays allocated, on
+ * t_retired, until t's commit frees it: a slot's memo may still point at
+ * it (slot.c), and finds it no longer on t.
+ */
+static void __retire(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
+{
+	struct ujbd_buf *put = NULL;
+
+	__jbd_list_del_t(&t->t_buffers, jh);
+	t->t_nr_buffers--;
+	JH_SET(jh->b_transaction, NULL);
+	__jbd_jh_unhash(j, jh, &put);
+	jh->b_tnext = t->t_retired;
+	t->t_retired = jh;
+	buf_put(put);
+}
+
+/*
  * The transaction frees the buffer: it must not be logged, and an older
  * committed copy must not be written back any more once this transaction
  * commits (until then it still may: the free may never happen). A buffer
@@ -786,12 +841,13 @@ static void __forget(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh)
 	struct jbd_txn *t = h->h_transaction;
 
 	if (jh->b_transaction == t) {
-		/* Not detached: slot handles rely on a buffer staying on the
-		 * running transaction (slot.c). */
 		if (!jh->b_cp_transaction && !jh->b_forget)
 			h->h_buffer_credits++;
 		JH_SET(jh->b_dirty, false);
 		JH_SET(jh->b_forget, true);
+		if (!jh->b_cp_transaction && !jh->b_data_transaction && !jh->b_data_next &&
+		    !jh->b_ckpt_busy)
+			__retire(j, t, jh);
 	} else if (jh->b_next_transaction == t) {
 		jh->b_next_dirty = false;
 		jh->b_next_forget = true;
