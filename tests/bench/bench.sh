@@ -86,7 +86,13 @@ for w in needed always; do
 		bad "--clean-fsyncs --wake=$w: $(cat "$tmp/err")"
 done
 [ "$(jget useless_wakeups "$tmp/w-needed")" = 0 ] || bad "wake=needed: $(jget useless_wakeups "$tmp/w-needed") useless wakeups"
-gt0 "$(jget useless_wakeups "$tmp/w-always")" || bad "wake=always: no useless wakeup for 40 fsyncs of committed tids"
+# always: useless wakeups happen only when a clean fsync finds the commit
+# thread already asleep, a race in the real world (the commit's completion
+# now wakes the fsync before the commit thread sleeps again); the exact
+# count is asserted in the sim world (test_rt_commit's t_wake_policy: 5).
+# Here: the counters are reported and consistent.
+u=$(jget useless_wakeups "$tmp/w-always"); wk=$(jget wakeups "$tmp/w-always")
+[ -n "$u" ] && [ -n "$wk" ] && [ "$u" -le "$wk" ] || bad "wake=always: useless $u of $wk wakeups"
 
 # ---- baselines ----------------------------------------------------------------------
 for args in "fsync-loop --iterations=10" "fsync-loop --iterations=10 --fsync" \
