@@ -42,6 +42,15 @@ int dev_core_validate(const struct dev *d, const struct dev_req *r)
 
 /* ---- the completion thread -------------------------------------------- */
 
+/* A request is no longer in flight (its r_done ran, or its submission
+ * failed); d_lock held. */
+static void __dev_inflight_put(struct dev *d)
+{
+	ASSERT(d->d_inflight > 0);
+	if (--d->d_inflight == 0)
+		rt_cond_broadcast(&d->d_idle);
+}
+
 static void dev_core_thread(void *arg)
 {
 	struct dev *d = arg;
@@ -63,9 +72,7 @@ static void dev_core_thread(void *arg)
 		rt_mutex_unlock(&d->d_lock);
 		r->r_done(r);
 		rt_mutex_lock(&d->d_lock);
-		ASSERT(d->d_inflight > 0);
-		if (--d->d_inflight == 0)
-			rt_cond_broadcast(&d->d_idle);
+		__dev_inflight_put(d);
 	}
 	rt_mutex_unlock(&d->d_lock);
 }
@@ -88,9 +95,7 @@ void dev_core_complete_direct(struct dev *d, struct dev_req *r)
 	r->r_next = NULL;
 	r->r_done(r);
 	rt_mutex_lock(&d->d_lock);
-	ASSERT(d->d_inflight > 0);
-	if (--d->d_inflight == 0)
-		rt_cond_broadcast(&d->d_idle);
+	__dev_inflight_put(d);
 	rt_mutex_unlock(&d->d_lock);
 }
 
@@ -148,8 +153,7 @@ int dev_submit(struct dev *d, struct dev_req *r)
 	rc = d->d_ops->o_submit(d, r);
 	if (rc < 0) {
 		rt_mutex_lock(&d->d_lock);
-		if (--d->d_inflight == 0)
-			rt_cond_broadcast(&d->d_idle);
+		__dev_inflight_put(d);
 		rt_mutex_unlock(&d->d_lock);
 	}
 	return rc;

@@ -340,7 +340,6 @@ struct jbd_slot {
 	uint64_t s_cnt_seq;               /* owner while admitted; the commit */
 	uint64_t s_cnt;                   /*   after the drain: handles started */
 	uint64_t s_nseq;                  /* owner: for h_seq */
-	struct ujbd *s_journal;           /* const */
 	struct jbd_slot *s_next;          /* [j_state_lock] on j_slots */
 	struct ujbd_handle s_handle;      /* owner */
 	struct jbd_memo s_memo[JBD_MEMO]; /* owner */

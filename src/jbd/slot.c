@@ -89,7 +89,6 @@ static struct jbd_slot *slot_claim(struct ujbd *j)
 		memset(s, 0, sizeof(*s));
 		s->s_refs = 2;
 		s->s_id = ++j->j_nslots;
-		s->s_journal = j;
 		s->s_next = j->j_slots;
 		j->j_slots = s;
 	}

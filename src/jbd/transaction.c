@@ -52,6 +52,12 @@ struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b)
 	return jh;
 }
 
+static void jh_free(struct jbd_jh *jh)
+{
+	free(jh->b_frozen_data);
+	free(jh);
+}
+
 void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put)
 {
 	if (jh->b_transaction || jh->b_next_transaction || jh->b_cp_transaction ||
@@ -59,8 +65,7 @@ void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **pu
 		return;
 	ASSERT(!jh->b_tnext && !jh->b_cpnext && !jh->b_dnext);
 	__jbd_jh_unhash(j, jh, put);
-	free(jh->b_frozen_data);
-	free(jh);
+	jh_free(jh);
 }
 
 void __jbd_jh_unhash(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put)
@@ -83,8 +88,7 @@ void __jbd_free_retired(struct jbd_txn *t)
 
 	while ((jh = t->t_retired)) {
 		t->t_retired = jh->b_tnext;
-		free(jh->b_frozen_data);
-		free(jh);
+		jh_free(jh);
 	}
 }
 
@@ -389,6 +393,16 @@ static int start_slot(struct ujbd *j, struct jbd_slot *s, uint32_t nblocks,
 	return 0;
 }
 
+/* Unused credits of a handle of slot s back to its pool; beyond the
+ * chunk back to t (a big handle's: parked in the pool they would make t
+ * look full). j_state_lock held. */
+static void __slot_pool_return(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t)
+{
+	ASSERT(t->t_outstanding >= s->s_pool - j->j_pool_chunk);
+	t->t_outstanding -= s->s_pool - j->j_pool_chunk;
+	s->s_pool = j->j_pool_chunk;
+}
+
 /* Stop a slot handle that is not sync: credits back to the pool, the
  * announcement withdrawn. */
 static int stop_slot(struct ujbd *j, struct ujbd_handle *h)
@@ -400,13 +414,9 @@ static int stop_slot(struct ujbd *j, struct ujbd_handle *h)
 	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, t->t_tid, 0, 0, 0, 0, h->h_requested,
 		  h->h_dirtied);
 	s->s_pool += h->h_buffer_credits;
-	if (s->s_pool > j->j_pool_chunk) {
-		/* a big handle's unused credits: parked here they would make
-		 * the transaction look full (t is still ours: announced) */
+	if (s->s_pool > j->j_pool_chunk) { /* only big handles take the lock */
 		rt_mutex_lock(&j->j_state_lock);
-		ASSERT(t->t_outstanding >= s->s_pool - j->j_pool_chunk);
-		t->t_outstanding -= s->s_pool - j->j_pool_chunk;
-		s->s_pool = j->j_pool_chunk;
+		__slot_pool_return(j, s, t); /* t is still ours: announced */
 		rt_mutex_unlock(&j->j_state_lock);
 	}
 	s->s_busy = false;
@@ -602,10 +612,8 @@ int ujbd_stop(struct ujbd_handle *h)
 	ASSERT(t->t_state == T_RUNNING || t->t_state == T_LOCKED);
 	if (s) {
 		s->s_pool += h->h_buffer_credits;
-		if (s->s_pool > j->j_pool_chunk) { /* as stop_slot */
-			t->t_outstanding -= s->s_pool - j->j_pool_chunk;
-			s->s_pool = j->j_pool_chunk;
-		}
+		if (s->s_pool > j->j_pool_chunk)
+			__slot_pool_return(j, s, t);
 		__atomic_store_n(&s->s_txn, NULL, __ATOMIC_SEQ_CST);
 		rt_cond_broadcast(&j->j_wait_updates);
 	} else {
@@ -833,8 +841,9 @@ static void __retire(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
  * The transaction frees the buffer: it must not be logged, and an older
  * committed copy must not be written back any more once this transaction
  * commits (until then it still may: the free may never happen). A buffer
- * only this transaction touched gets its credit back. Either way it stays
- * on the transaction, marked, and the commit drops it.
+ * only this transaction had gets its credit back and is retired (it
+ * leaves the journal); one with a committed copy or data stays on the
+ * transaction, marked, and the commit drops it.
  */
 static void __forget(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh)
 {
