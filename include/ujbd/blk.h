@@ -65,6 +65,13 @@ enum blk_op {
 #define BLK_PREFLUSH (1u << 4)
 /* 2.6.33 REQ_NOIDLE: CFQ does not idle after this sync request. */
 #define BLK_NOIDLE   (1u << 5)
+/* Polled I/O (REQ_POLLED): blk_wait runs the request on the waiting thread
+ * (dev_poll) instead of sleeping until the device's thread completes it;
+ * it saves two thread hops per I/O. Needs b_end_io NULL; never merged;
+ * where the device cannot poll (dev_can_poll) it is an ordinary bio. Wait
+ * for a polled bio with blk_wait before waiting for anything else that
+ * may need it done (blk_drain, a bio submitted after it). */
+#define BLK_POLLED   (1u << 6)
 
 struct blk_bio;
 typedef void (*blk_end_io_fn)(struct blk_bio *b);
@@ -104,6 +111,7 @@ struct blk_bio {
 	int b_pid;               /* submitting thread */
 	char b_comm[16];
 	bool b_done;             /* [q_lock] for blk_wait */
+	bool b_polling;          /* [q_lock] at the device, for blk_wait to run */
 };
 
 /*

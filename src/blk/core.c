@@ -214,7 +214,7 @@ static uint16_t blk_ioprio_best(uint16_t a, uint16_t b)
 }
 
 #define BLK_MERGE_FLAGS (BLK_SYNC | BLK_META | BLK_PRIO)
-#define BLK_NOMERGE_FLAGS (BLK_FUA | BLK_PREFLUSH)
+#define BLK_NOMERGE_FLAGS (BLK_FUA | BLK_PREFLUSH | BLK_POLLED)
 
 /* 1 back, 2 front, 0 no. */
 static int __blk_merge_kind(struct blk_queue *q, struct blk_request *rq,
@@ -364,6 +364,12 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 			r->r_flags |= DEV_REQ_FUA;
 		if (rq->rq_flags & BLK_PREFLUSH)
 			r->r_flags |= DEV_REQ_PREFLUSH;
+	}
+	if ((rq->rq_flags & BLK_POLLED) && dev_can_poll(q->q_dev)) {
+		r->r_flags |= DEV_REQ_POLLED;
+		for (struct blk_bio *b = rq->rq_bio; b; b = b->b_next)
+			b->b_polling = true;
+		rt_cond_broadcast(&q->q_done); /* blk_wait: poll now */
 	}
 	r->r_ioprio = rq->rq_ioprio;
 	r->r_done = blk_rq_done;
@@ -693,13 +699,15 @@ void blk_queue_free(struct blk_queue *q)
 
 static int blk_bio_check(const struct blk_queue *q, const struct blk_bio *b)
 {
+	if ((b->b_flags & BLK_POLLED) && b->b_end_io)
+		return -EINVAL;
 	if (b->b_op == BLK_OP_FLUSH)
 		return 0;
 	if (b->b_op != BLK_OP_READ && b->b_op != BLK_OP_WRITE)
 		return -EINVAL;
 	if (b->b_nr_sectors == 0 || !b->b_buf)
 		return -EINVAL;
-	if (b->b_op == BLK_OP_READ && (b->b_flags & BLK_NOMERGE_FLAGS))
+	if (b->b_op == BLK_OP_READ && (b->b_flags & (BLK_FUA | BLK_PREFLUSH)))
 		return -EINVAL;
 	uint32_t spb = q->q_block_size >> BLK_SECTOR_SHIFT;
 	if (spb > 1 && (b->b_sector % spb || b->b_nr_sectors % spb))
@@ -730,6 +738,7 @@ int blk_submit(struct blk_queue *q, struct blk_bio *b)
 	b->b_next = NULL;
 	b->b_error = 0;
 	b->b_done = false;
+	b->b_polling = false;
 	b->b_d_ns = b->b_c_ns = 0;
 	b->b_prio = b->b_ioprio ? b->b_ioprio : rt_ioprio_get();
 	b->b_pid = rt_self_pid();
@@ -767,8 +776,20 @@ int blk_wait(struct blk_bio *b)
 	rt_mutex_lock(&q->q_lock);
 	if (!b->b_done)
 		__blk_unplug(q, 'U');
-	while (!b->b_done)
-		rt_cond_wait(&q->q_done, &q->q_lock);
+	while (!b->b_done) {
+		if (!b->b_polling) {
+			/* not at the device yet, or not polled */
+			rt_cond_wait(&q->q_done, &q->q_lock);
+			continue;
+		}
+		/* the device holds it for a poller: run it here. The count
+		 * is read before letting go: a completion on another poller
+		 * after this makes dev_poll return */
+		uint64_t gen = dev_poll_gen(q->q_dev);
+		blk_unlock(q);
+		(void)dev_poll(q->q_dev, gen);
+		rt_mutex_lock(&q->q_lock);
+	}
 	int err = b->b_error;
 	blk_unlock(q);
 	return err;

@@ -23,13 +23,15 @@ int dev_core_validate(const struct dev *d, const struct dev_req *r)
 
 	if (!r->r_done)
 		return -EINVAL;
+	if ((r->r_flags & DEV_REQ_POLLED) && !d->d_ops->o_exec)
+		return -EINVAL;
 	if (r->r_op == DEV_OP_FLUSH)
 		return 0;
 	if (r->r_op != DEV_OP_READ && r->r_op != DEV_OP_WRITE)
 		return -EINVAL;
-	if (r->r_flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH))
+	if (r->r_flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH | DEV_REQ_POLLED))
 		return -EINVAL;
-	if (r->r_op == DEV_OP_READ && r->r_flags)
+	if (r->r_op == DEV_OP_READ && (r->r_flags & ~DEV_REQ_POLLED))
 		return -EINVAL;
 	if (!r->r_buf || r->r_len == 0)
 		return -EINVAL;
@@ -105,6 +107,8 @@ int dev_core_init(struct dev *d, const char *tname)
 
 	ASSERT(d->d_ops && d->d_block_size > 0);
 	d->d_done_first = d->d_done_last = NULL;
+	d->d_poll_first = d->d_poll_last = NULL;
+	d->d_poll_gen = 0;
 	d->d_inflight = 0;
 	d->d_closing = d->d_stop = false;
 	rc = rt_mutex_init(&d->d_lock, "dev_lock");
@@ -116,13 +120,18 @@ int dev_core_init(struct dev *d, const char *tname)
 	rc = rt_cond_init(&d->d_idle, "dev_idle");
 	if (rc < 0)
 		goto out_work;
+	rc = rt_cond_init(&d->d_poll, "dev_poll");
+	if (rc < 0)
+		goto out_idle;
 	d->d_thread = NULL;
 	if (!tname)
 		return 0;
 	rc = rt_thread_create(&d->d_thread, tname, dev_core_thread, d);
 	if (rc < 0)
-		goto out_idle;
+		goto out_poll;
 	return 0;
+out_poll:
+	rt_cond_release(&d->d_poll);
 out_idle:
 	rt_cond_release(&d->d_idle);
 out_work:
@@ -148,6 +157,17 @@ int dev_submit(struct dev *d, struct dev_req *r)
 		return -ESHUTDOWN;
 	}
 	d->d_inflight++;
+	if (r->r_flags & DEV_REQ_POLLED) {
+		/* for a poller (dev_poll), never run here */
+		if (d->d_poll_last)
+			d->d_poll_last->r_next = r;
+		else
+			d->d_poll_first = r;
+		d->d_poll_last = r;
+		rt_cond_broadcast(&d->d_poll);
+		rt_mutex_unlock(&d->d_lock);
+		return 0;
+	}
 	rt_mutex_unlock(&d->d_lock);
 
 	rc = d->d_ops->o_submit(d, r);
@@ -172,11 +192,56 @@ void dev_close(struct dev *d)
 	rt_mutex_unlock(&d->d_lock);
 	if (d->d_thread)
 		rt_thread_join(d->d_thread);
-	ASSERT(!d->d_done_first);
+	ASSERT(!d->d_done_first && !d->d_poll_first);
+	rt_cond_release(&d->d_poll);
 	rt_cond_release(&d->d_idle);
 	rt_cond_release(&d->d_work);
 	rt_mutex_release(&d->d_lock);
 	d->d_ops->o_close(d);
+}
+
+/* ---- polled I/O --------------------------------------------------------- */
+
+bool dev_can_poll(const struct dev *d)
+{
+	return d->d_ops->o_exec != NULL;
+}
+
+uint64_t dev_poll_gen(struct dev *d)
+{
+	uint64_t gen;
+
+	rt_mutex_lock(&d->d_lock);
+	gen = d->d_poll_gen;
+	rt_mutex_unlock(&d->d_lock);
+	return gen;
+}
+
+bool dev_poll(struct dev *d, uint64_t gen)
+{
+	struct dev_req *r;
+
+	rt_mutex_lock(&d->d_lock);
+	while (!d->d_poll_first && d->d_poll_gen == gen)
+		rt_cond_wait(&d->d_poll, &d->d_lock);
+	r = d->d_poll_first;
+	if (!r) {
+		rt_mutex_unlock(&d->d_lock);
+		return false;
+	}
+	d->d_poll_first = r->r_next;
+	if (!d->d_poll_first)
+		d->d_poll_last = NULL;
+	r->r_next = NULL;
+	rt_mutex_unlock(&d->d_lock);
+	r->r_result = d->d_ops->o_exec(d, r);
+	r->r_done(r);
+	rt_mutex_lock(&d->d_lock);
+	d->d_poll_gen++;
+	rt_cond_broadcast(&d->d_poll);
+	__dev_inflight_put(d);
+	rt_mutex_unlock(&d->d_lock);
+	return true;
 }
 
 uint64_t dev_size(const struct dev *d) { return d->d_size; }

@@ -8,7 +8,9 @@
  * never under a backend lock, and a backend may finish requests from any of
  * its own threads. (A backend with a single completion thread of its own
  * may instead call dev_core_complete_direct() from it: the same rules, one
- * thread hop less.)
+ * thread hop less.) A polled request (DEV_REQ_POLLED) is the exception:
+ * the core keeps it for dev_poll(), which runs it with o_exec and calls
+ * r_done on the polling thread, beside the completion thread.
  *
  * A backend embeds `struct dev` as its first member, fills d_ops and the
  * geometry, and calls dev_core_init() (which starts the completion thread).
@@ -43,6 +45,9 @@ struct dev_ops {
 	void (*o_close)(struct dev *d);
 	/* Optional: drop the volatile cache (sim devices; wrappers forward). */
 	int (*o_power_cut)(struct dev *d);
+	/* Optional: run r now on the calling thread (a polled request) and
+	 * return its r_result. A backend that has it can poll. */
+	int64_t (*o_exec)(struct dev *d, struct dev_req *r);
 };
 
 struct dev {
@@ -63,6 +68,10 @@ struct dev {
 	bool d_closing;              /* [d_lock] dev_close started */
 	bool d_stop;                 /* [d_lock] completion thread must exit */
 	rt_thread *d_thread;         /* the completion thread, or NULL */
+	struct dev_req *d_poll_first; /* [d_lock] polled, not yet taken */
+	struct dev_req *d_poll_last;  /* [d_lock] */
+	uint64_t d_poll_gen;         /* [d_lock] polled completions */
+	rt_cond d_poll;              /* pollers: a request or a completion */
 };
 
 /* Fill the core part of d (ops, name and geometry already set) and start

@@ -402,6 +402,17 @@ static int dev_file_submit(struct dev *d, struct dev_req *r)
 	return dev_file_threads_submit(f, r);
 }
 
+/* A polled request, on the poller's thread (with that thread's own I/O
+ * priority, as a synchronous system call has). */
+static int64_t dev_file_exec(struct dev *d, struct dev_req *r)
+{
+	struct dev_file *f = (struct dev_file *)d;
+
+	if (f->f_read_only && r->r_op == DEV_OP_WRITE)
+		return -EROFS;
+	return dev_file_do(f, r);
+}
+
 static void dev_file_close(struct dev *d)
 {
 	struct dev_file *f = (struct dev_file *)d;
@@ -418,6 +429,7 @@ static void dev_file_close(struct dev *d)
 
 static const struct dev_ops dev_file_ops = {
 	.o_submit = dev_file_submit,
+	.o_exec = dev_file_exec,
 	.o_close = dev_file_close,
 };
 

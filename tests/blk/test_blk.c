@@ -9,6 +9,7 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "t.h"
 #include "ujbd/blk.h"
@@ -796,6 +797,138 @@ static void test_real_world(void)
 	T_EQ(ra.ok, 15);
 }
 
+/* ---- polled bios ------------------------------------------------------ */
+
+struct poll_arg {
+	const char *path;
+	int rc, ok, checks;
+	int pid;                        /* the submitting thread */
+	unsigned n;
+	struct blk_trace_event ev[64];  /* D and C only */
+};
+
+static void poll_trace(void *arg, const struct blk_trace_event *ev)
+{
+	struct poll_arg *pa = arg;
+
+	if ((ev->action == 'D' || ev->action == 'C') && pa->n < 64)
+		pa->ev[pa->n++] = *ev;
+}
+
+/* pid of the k-th event `action` at sector, or -1 */
+static int poll_ev_pid(const struct poll_arg *pa, char action, uint64_t sector, unsigned *count)
+{
+	int pid = -1;
+
+	*count = 0;
+	for (unsigned i = 0; i < pa->n; i++) {
+		if (pa->ev[i].action == action && pa->ev[i].sector == sector) {
+			pid = pa->ev[i].pid;
+			(*count)++;
+		}
+	}
+	return pid;
+}
+
+#define PCHECK(pa, cond) ((pa)->checks++, (pa)->ok += !!(cond))
+
+static void poll_main(void *arg)
+{
+	struct poll_arg *pa = arg;
+	struct dev_file_opts fo = { .create = true, .size = 1 << 20 };
+	static char buf[4][4096], rb[4096];
+	struct blk_queue_opts o;
+	struct blk_queue *q;
+	struct blk_bio b[4];
+	struct blk_plug plug;
+	struct dev *d;
+	unsigned nd, nc;
+
+	pa->pid = rt_self_pid();
+	if ((pa->rc = dev_file_open(pa->path, &fo, &d)) < 0)
+		return;
+	blk_queue_opts_default(&o);
+	o.elevator = BLK_ELV_CFQ;
+	o.trace_fn = poll_trace;
+	o.trace_arg = pa;
+	if ((pa->rc = blk_queue_new(d, &o, &q)) < 0) {
+		dev_close(d);
+		return;
+	}
+	memset(b, 0, sizeof(b));
+	for (int i = 0; i < 4; i++) {
+		memset(buf[i], 'p' + i, 4096);
+		b[i].b_op = BLK_OP_WRITE;
+		b[i].b_sector = (uint64_t)i * 8;
+		b[i].b_nr_sectors = 8;
+		b[i].b_buf = buf[i];
+	}
+	/* a polled bio with a callback is refused */
+	b[0].b_flags = BLK_POLLED;
+	b[0].b_end_io = nop_end_io;
+	PCHECK(pa, blk_submit(q, &b[0]) == -EINVAL);
+	b[0].b_end_io = NULL;
+	/* polled: dispatched and completed on this thread */
+	b[0].b_flags = BLK_POLLED | BLK_SYNC | BLK_FUA;
+	PCHECK(pa, blk_submit_wait(q, &b[0]) == 0);
+	PCHECK(pa, poll_ev_pid(pa, 'D', 0, &nd) == pa->pid && nd == 1);
+	PCHECK(pa, poll_ev_pid(pa, 'C', 0, &nc) == pa->pid && nc == 1);
+	/* not polled: completed on the device's thread */
+	b[1].b_flags = BLK_SYNC;
+	PCHECK(pa, blk_submit_wait(q, &b[1]) == 0);
+	PCHECK(pa, poll_ev_pid(pa, 'C', 8, &nc) != pa->pid && nc == 1);
+	/* two adjacent polled bios in a plug are not merged */
+	b[2].b_flags = b[3].b_flags = BLK_POLLED;
+	blk_start_plug(&plug);
+	PCHECK(pa, blk_submit(q, &b[2]) == 0 && blk_submit(q, &b[3]) == 0);
+	blk_finish_plug(&plug);
+	PCHECK(pa, blk_wait(&b[3]) == 0 && blk_wait(&b[2]) == 0);
+	PCHECK(pa, poll_ev_pid(pa, 'D', 16, &nd) == pa->pid && nd == 1);
+	PCHECK(pa, poll_ev_pid(pa, 'D', 24, &nd) == pa->pid && nd == 1);
+	/* a polled read sees it all */
+	struct blk_bio r = { .b_op = BLK_OP_READ, .b_flags = BLK_POLLED, .b_sector = 24,
+			     .b_nr_sectors = 8, .b_buf = rb };
+	PCHECK(pa, blk_submit_wait(q, &r) == 0 && rb[0] == 's' && rb[4095] == 's');
+	blk_queue_free(q);
+	dev_close(d);
+
+	/* on a device that cannot poll, an ordinary bio */
+	if ((pa->rc = dev_mem_new(1 << 20, 512, &d)) < 0)
+		return;
+	pa->n = 0;
+	if ((pa->rc = blk_queue_new(d, &o, &q)) < 0) {
+		dev_close(d);
+		return;
+	}
+	b[0].b_flags = BLK_POLLED;
+	PCHECK(pa, blk_submit_wait(q, &b[0]) == 0);
+	PCHECK(pa, poll_ev_pid(pa, 'C', 0, &nc) != pa->pid && nc == 1);
+	blk_queue_free(q);
+	dev_close(d);
+}
+
+static void test_polled(void)
+{
+	struct rt_world_opts wo = { .kind = RT_WORLD_REAL, .seed = 1 };
+	const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char path[300];
+	rt_world *w;
+
+	snprintf(path, sizeof(path), "%s/ujbd-blk-poll-%d", base, (int)getpid());
+	struct poll_arg *pa = calloc(1, sizeof(*pa));
+	T_CHECK(pa);
+	pa->path = path;
+	T_EQ(rt_world_new(&wo, &w), 0);
+	T_EQ(rt_world_run(w, "poller", poll_main, pa), 0);
+	rt_world_free(w);
+	unlink(path);
+	int rc = pa->rc, ok = pa->ok, checks = pa->checks;
+	free(pa);
+	T_EQ(rc, 0);
+	T_EQ(checks, 13);
+	T_EQ(ok, checks);
+}
+
 static void test_names_and_defaults(void)
 {
 	struct blk_queue_opts o;
@@ -1067,6 +1200,7 @@ int main(int argc, char **argv)
 	T_RUN(test_io_error);
 	T_RUN(test_deterministic);
 	T_RUN(test_real_world);
+	T_RUN(test_polled);
 	T_RUN(test_bench_rt_vs_be);
 	return t_done(argv[0]);
 }

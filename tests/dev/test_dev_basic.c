@@ -364,6 +364,117 @@ static void test_file_direct(void)
 	unlink(path);
 }
 
+/* ---- polled I/O --------------------------------------------------------- */
+
+struct poller {
+	struct dev *d;
+	uint64_t gen;
+	bool ran;
+};
+
+static void poller_fn(void *arg)
+{
+	struct poller *p = arg;
+
+	p->ran = dev_poll(p->d, p->gen);
+}
+
+/* A polled request is run by the thread that polls (r_done there too),
+ * never by dev_submit or the device's threads; another thread's poll can
+ * run it; a completion elsewhere ends a poll that found nothing. */
+static void check_poll(enum dev_file_engine engine, const char *name)
+{
+	char path[300];
+	struct dev *d;
+	struct dev_file_opts o = { .create = true, .size = 1 << 20, .engine = engine };
+	uint8_t a[4096], b[4096];
+	struct waiter w;
+	struct dev_req wr = { .r_op = DEV_OP_WRITE, .r_flags = DEV_REQ_POLLED | DEV_REQ_FUA,
+			      .r_off = 8192, .r_len = 4096, .r_buf = a, .r_done = waiter_done,
+			      .r_priv = &w };
+	struct dev_req rd = { .r_op = DEV_OP_READ, .r_flags = DEV_REQ_POLLED, .r_off = 8192,
+			      .r_len = 4096, .r_buf = b, .r_done = waiter_done, .r_priv = &w };
+	struct poller p;
+	rt_thread *th;
+	uint64_t gen;
+
+	snprintf(path, sizeof(path), "%s/poll-%s", tmpdir, name);
+	if (dev_file_open(path, &o, &d) < 0)
+		T_SKIP("%s engine unavailable here", name);
+	T_CHECK(dev_can_poll(d));
+	waiter_init(&w, rt_self_name());
+	fill(a, sizeof(a), 9);
+	gen = dev_poll_gen(d);
+	T_EQ(dev_submit(d, &wr), 0);
+	rt_sleep_ns(20 * 1000 * 1000);
+	T_EQ(w.done, 0);                       /* nobody but a poller runs it */
+	T_CHECK(dev_poll(d, gen));
+	T_EQ(w.done, 1);
+	T_EQ(w.on_wrong_thread, 0);            /* r_done on this thread */
+	T_EQ(wr.r_result, 4096);
+	T_CHECK(dev_poll_gen(d) != gen);
+	T_CHECK(!dev_poll(d, gen));            /* the count moved: no wait */
+	T_EQ(dev_pread(d, b, 4096, 8192), 0);  /* through the device's threads */
+	T_CHECK(memcmp(a, b, 4096) == 0);
+
+	/* another thread polls first and runs this thread's request */
+	memset(b, 0, sizeof(b));
+	w.thread = "poller";
+	p = (struct poller){ .d = d, .gen = dev_poll_gen(d) };
+	T_EQ(rt_thread_create(&th, "poller", poller_fn, &p), 0);
+	rt_sleep_ns(10 * 1000 * 1000);
+	T_EQ(dev_submit(d, &rd), 0);
+	rt_thread_join(th);
+	T_CHECK(p.ran);
+	T_EQ(w.done, 2);
+	T_EQ(w.on_wrong_thread, 0);
+	T_EQ(rd.r_result, 4096);
+	T_CHECK(memcmp(a, b, 4096) == 0);
+	dev_close(d);
+
+	/* read-only: a polled write fails in the poller, not at submit */
+	o = (struct dev_file_opts){ .read_only = true, .engine = engine };
+	T_EQ(dev_file_open(path, &o, &d), 0);
+	w.thread = rt_self_name();
+	gen = dev_poll_gen(d);
+	T_EQ(dev_submit(d, &wr), 0);
+	T_CHECK(dev_poll(d, gen));
+	T_EQ(wr.r_result, -EROFS);
+	dev_close(d);
+	waiter_release(&w);
+	unlink(path);
+}
+
+static void test_poll_threads(void)
+{
+	check_poll(DEV_FILE_THREADS, "threads");
+}
+
+static void test_poll_uring(void)
+{
+	check_poll(DEV_FILE_URING, "io_uring");
+}
+
+/* A device that cannot poll refuses polled requests. */
+static void test_poll_refused(void)
+{
+	struct dev *d;
+	uint8_t buf[512];
+	struct waiter w;
+	struct dev_req r = { .r_op = DEV_OP_READ, .r_flags = DEV_REQ_POLLED, .r_len = 512,
+			     .r_buf = buf, .r_done = waiter_done, .r_priv = &w };
+
+	waiter_init(&w, "mem-done");
+	T_EQ(dev_mem_new(1 << 20, 512, &d), 0);
+	T_CHECK(!dev_can_poll(d));
+	T_EQ(dev_submit(d, &r), -EINVAL);
+	r.r_op = DEV_OP_FLUSH;
+	T_EQ(dev_submit(d, &r), -EINVAL);
+	dev_close(d);
+	waiter_release(&w);
+	T_EQ(w.done, 0);
+}
+
 /* A block device: size from BLKGETSIZE64, logical block size from
  * BLKSSZGET. Needs root and a free loop device, else SKIP. */
 static void test_file_blockdev(void)
@@ -433,6 +544,9 @@ int main(int argc, char **argv)
 	T_RUN(test_file_errors);
 	T_RUN(test_file_direct);
 	T_RUN(test_file_blockdev);
+	T_RUN(test_poll_threads);
+	T_RUN(test_poll_uring);
+	T_RUN(test_poll_refused);
 	rmdir(tmpdir);
 	return t_done(argv[0]);
 }
