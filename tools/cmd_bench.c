@@ -65,7 +65,7 @@ struct bench_cfg {
 	const char *dir;
 	uint64_t iterations;      /* per thread; 0 = the workload's default */
 	unsigned threads;         /* 0 = the workload's default */
-	bool json, stats, baseline, async_commit, sync_handles;
+	bool json, stats, baseline, async_commit, sync_handles, caller_commit;
 	bool use_fsync;           /* baseline: fsync(2), not fdatasync(2) */
 	enum ujbd_data_mode data_mode;
 	enum ujbd_wake_policy wake;
@@ -253,6 +253,7 @@ static int bench_open_journal(struct bench *b)
 	o.data_mode = c->data_mode;
 	o.wake = c->wake;
 	o.async_commit = c->async_commit;
+	o.caller_commit = c->caller_commit;
 	o.format = true;
 	o.format_opts.blocksize = BENCH_BS;
 	o.format_opts.blocks = jblocks;
@@ -620,6 +621,8 @@ static void usage(FILE *f)
 "                     ext4 that commits the mtime change through jbd2)\n"
 "  --wake=POLICY      commit-thread wakeups: needed (default) or always\n"
 "  --async-commit     commit block with the log blocks (checksummed, v3)\n"
+"  --caller-commit    an fsync commits on its own thread when no commit runs\n"
+"                     (ujbd_opts.caller_commit) instead of through kjournald\n"
 "  --sync-handles     fsync through sync handles (with batching) instead of\n"
 "                     commit tid + wait tid\n"
 "  --clean-fsyncs=N   after each fsync, N more of the same, already committed\n"
@@ -701,6 +704,7 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 	case 'b': c->baseline = true; return 0;
 	case 'a': c->async_commit = true; return 0;
 	case 'S': c->sync_handles = true; return 0;
+	case 'C': c->caller_commit = true; return 0;
 	case 'f': c->use_fsync = true; return 0;
 	case 'c':
 		if (parse_u64(optarg, 0, 1000, &v) == 0)
@@ -732,6 +736,7 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 		{ "baseline", no_argument, NULL, 'b' },
 		{ "async-commit", no_argument, NULL, 'a' },
 		{ "sync-handles", no_argument, NULL, 'S' },
+		{ "caller-commit", no_argument, NULL, 'C' },
 		{ "fsync", no_argument, NULL, 'f' },
 		{ "clean-fsyncs", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },

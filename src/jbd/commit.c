@@ -86,12 +86,12 @@ static uint32_t __txn_fsyncs(const struct jbd_txn *t)
 							    : t->t_nr_fsync_waits;
 }
 
-/* An fsync joined t: end kjournald's batch window once all it expects are
- * in (see __kj_batch). */
+/* An fsync joined t: end the committer's batch window once all it
+ * expects are in (see __batch_wanted). */
 static void __batch_note(struct ujbd *j, const struct jbd_txn *t)
 {
-	if (j->j_kj_batching && t == j->j_running && __txn_fsyncs(t) >= j->j_batch_target)
-		rt_cond_signal(&j->j_wait_commit);
+	if (j->j_batching && t == j->j_running && __txn_fsyncs(t) >= j->j_batch_target)
+		rt_cond_signal(&j->j_wait_batch);
 }
 
 /* The waiter's ioprio, for UJBD_IOPRIO_INHERIT. */
@@ -115,7 +115,33 @@ static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
 		t->t_waiter_prio = prio;
 }
 
-int __jbd_wait_commit(struct ujbd *j, ujbd_tid_t tid)
+static void __commit_excl(struct ujbd *j, bool caller);
+
+/*
+ * caller_commit: an fsync of the running transaction commits it here, on
+ * its own thread, when no commit is running. True if it did (the commit
+ * may have failed: see j_flags). Lock held.
+ */
+static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
+{
+	struct jbd_txn *t = j->j_running;
+
+	if (!j->j_opts.caller_commit || j->j_commit_busy || !t || t->t_tid != tid ||
+	    (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
+		return false;
+	if (!ujbd_tid_geq(j->j_commit_request, tid))
+		j->j_commit_request = tid;
+	if (!t->t_requested) {
+		t->t_requested = true;
+		t->t_requested_ns = rt_now_ns();
+	}
+	__commit_excl(j, true);
+	return true;
+}
+
+/* Wait until tid is committed; may_commit: by committing it here when
+ * caller_commit allows. */
+static int __wait_commit(struct ujbd *j, ujbd_tid_t tid, bool may_commit)
 {
 	uint64_t t0 = rt_now_ns();
 	bool waited = false;
@@ -127,6 +153,8 @@ int __jbd_wait_commit(struct ujbd *j, ujbd_tid_t tid)
 			rc = -EIO;
 			break;
 		}
+		if (may_commit && __caller_commit(j, tid))
+			continue;
 		waited = true;
 		rt_cond_wait(&j->j_wait_done_commit, &j->j_state_lock);
 	}
@@ -135,14 +163,27 @@ int __jbd_wait_commit(struct ujbd *j, ujbd_tid_t tid)
 	return rc;
 }
 
+int __jbd_wait_commit(struct ujbd *j, ujbd_tid_t tid)
+{
+	return __wait_commit(j, tid, false);
+}
+
 /* tid was handed out already (tids at or after the next one are unknown). */
 static bool __tid_known(const struct ujbd *j, ujbd_tid_t tid)
 {
 	return ujbd_tid_gt(j->j_transaction_sequence, tid);
 }
 
+/* caller_commit: the last commit_tid of this thread that committed, for
+ * the ujbd_wait_tid after it (one fsync, one latency sample). */
+static _Thread_local struct {
+	const struct ujbd *j;
+	ujbd_tid_t tid;
+} fsync_counted;
+
 int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 {
+	uint64_t t0 = rt_now_ns();
 	int rc = 0;
 
 	rt_mutex_lock(&j->j_state_lock);
@@ -150,8 +191,6 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 		rc = -ENOENT;
 	else if ((j->j_flags & JBD_F_ABORTED) && !ujbd_tid_geq(j->j_commit_sequence, tid))
 		rc = -EIO;
-	else
-		__jbd_request_commit(j, tid);
 	/* An explicit request is an fsync about to wait: its commit's
 	 * journal writes are SYNC under UJBD_SYNC_FSYNC_ONLY (the waiter may
 	 * come only after the commit has chosen its flags). */
@@ -160,6 +199,17 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 		j->j_running->t_nr_fsync_requests++;
 		__batch_note(j, j->j_running);
 	}
+	if (!rc && __caller_commit(j, tid)) {
+		/* the fsync's wait was here: its latency too (the wait_tid
+		 * that follows on this thread records nothing) */
+		jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
+		fsync_counted.j = j;
+		fsync_counted.tid = tid;
+		if ((j->j_flags & JBD_F_ABORTED) && !ujbd_tid_geq(j->j_commit_sequence, tid))
+			rc = -EIO;
+	} else if (!rc) {
+		__jbd_request_commit(j, tid);
+	}
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
 }
@@ -167,12 +217,15 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 int ujbd_wait_tid(struct ujbd *j, ujbd_tid_t tid)
 {
 	uint64_t t0 = rt_now_ns();
+	/* this thread's commit_tid committed tid and counted the fsync */
+	bool counted = fsync_counted.j == j && fsync_counted.tid == tid;
 	int rc;
 
+	fsync_counted.j = NULL;
 	rt_mutex_lock(&j->j_state_lock);
-	rc = __tid_known(j, tid) ? __jbd_wait_commit(j, tid) : -ENOENT;
+	rc = __tid_known(j, tid) ? __wait_commit(j, tid, true) : -ENOENT;
 	rt_mutex_unlock(&j->j_state_lock);
-	if (rc != -ENOENT)
+	if (rc != -ENOENT && !counted)
 		jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
 	return rc;
 }
@@ -186,8 +239,9 @@ int ujbd_sync(struct ujbd *j)
 	rt_mutex_lock(&j->j_state_lock);
 	tid = j->j_running ? j->j_running->t_tid
 	      : j->j_committing ? j->j_committing->t_tid : j->j_commit_sequence;
-	__jbd_request_commit(j, tid);
-	rc = __jbd_wait_commit(j, tid);
+	if (!__caller_commit(j, tid))
+		__jbd_request_commit(j, tid);
+	rc = __wait_commit(j, tid, true);
 	if (!rc && (j->j_flags & JBD_F_ABORTED))
 		rc = j->j_errno;
 	rt_mutex_unlock(&j->j_state_lock);
@@ -216,6 +270,7 @@ struct commit_ctx {
 	uint32_t run_slot, run_n, runs;
 	uint64_t run_off;      /* device byte offset of the run's first block */
 	bool async;            /* async commit (phase_commit_block) */
+	bool caller;           /* run by an fsync (caller_commit), not kjournald */
 	/* The last write in flight, whose completion ends the commit
 	 * (run_submit_last); last_err its result. [j_state_lock] */
 	bool last_busy;
@@ -277,6 +332,7 @@ static int run_submit(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
 }
 
 static void commit_end_io(struct blk_bio *b);
+static int ring_wait(struct ujbd *j, struct commit_ctx *c);
 
 /*
  * Send the pending run as the commit's last write: every other write of
@@ -293,6 +349,13 @@ static int run_submit_last(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
 	int rc;
 
 	ASSERT(c->run_n > 0 && c->run_slot + c->run_n == c->ring_used);
+	if (dev_can_poll(blk_queue_dev(j->j_jq))) {
+		/* Better still: this thread runs the write itself (polled
+		 * I/O), then phase 6 (__commit), and no thread hop is left
+		 * between the device and the waiters but the wakeup. */
+		rc = run_submit(j, c, flags | BLK_POLLED);
+		return rc ? rc : ring_wait(j, c);
+	}
 	memset(b, 0, sizeof(*b));
 	b->b_op = BLK_OP_WRITE;
 	b->b_flags = flags;
@@ -490,12 +553,15 @@ static void __io_policy(struct ujbd *j, struct commit_ctx *c)
 
 	c->jflags = (sync ? BLK_SYNC : 0) | (o->journal_meta ? BLK_META : 0);
 	if (o->commit_ioprio != UJBD_IOPRIO_INHERIT) {
-		c->prio = 0; /* the thread's own, set at start */
+		/* kjournald's own, set at start; an fsync's bios carry it */
+		c->prio = c->caller ? o->commit_ioprio : 0;
 		return;
 	}
 	uint16_t floor = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4), p = c->t->t_waiter_prio;
 	c->prio = p && jbd_ioprio_higher(p, floor) ? p : floor;
-	if (rt_ioprio_get() != c->prio)
+	/* the bios carry it; kjournald's own syscalls follow it too, but an
+	 * fsync's thread keeps its priority */
+	if (!c->caller && rt_ioprio_get() != c->prio)
 		rt_ioprio_set(c->prio);
 }
 
@@ -933,13 +999,14 @@ static void commit_end_io(struct blk_bio *b)
 }
 
 /* Commit the running transaction. Lock held on entry and on return. */
-static void __commit(struct ujbd *j)
+static void __commit(struct ujbd *j, bool caller)
 {
 	struct commit_ctx c;
 	int rc;
 
 	memset(&c, 0, sizeof(c));
 	c.j = j;
+	c.caller = caller;
 	c.t = j->j_running;
 	c.tags = j->j_commit_tags;
 	c.slots = j->j_commit_slots;
@@ -1005,7 +1072,7 @@ static bool __commit_due(const struct ujbd *j)
  * (it expects itself, and is in), nor does a commit nobody fsyncs (the
  * timer's), one that log space or a full transaction waits for, or close.
  */
-static bool __kj_batch_wanted(const struct ujbd *j, uint64_t *deadline)
+static bool __batch_wanted(const struct ujbd *j, uint64_t *deadline)
 {
 	const struct jbd_txn *t = j->j_running;
 	uint64_t window = jbd_stats_avg_commit_ns(&j->j_stats);
@@ -1022,18 +1089,27 @@ static bool __kj_batch_wanted(const struct ujbd *j, uint64_t *deadline)
 	return rt_now_ns() < *deadline;
 }
 
-/* Wait in the batch window if it is wanted: true if it waited (the caller
- * looks at everything again). Lock held. */
-static bool __kj_batch(struct ujbd *j)
+/*
+ * Commit, one thread at a time: kjournald, or an fsync (caller, see
+ * caller_commit). The batch window first, whoever commits: the running
+ * transaction stays this thread's to commit while it waits. Lock held.
+ */
+static void __commit_excl(struct ujbd *j, bool caller)
 {
 	uint64_t deadline;
 
-	if (!__kj_batch_wanted(j, &deadline))
-		return false;
-	j->j_kj_batching = true;
-	(void)rt_cond_timedwait(&j->j_wait_commit, &j->j_state_lock, deadline);
-	j->j_kj_batching = false;
-	return true;
+	ASSERT(!j->j_commit_busy && j->j_running);
+	j->j_commit_busy = true;
+	while (__batch_wanted(j, &deadline)) {
+		j->j_batching = true;
+		(void)rt_cond_timedwait(&j->j_wait_batch, &j->j_state_lock, deadline);
+		j->j_batching = false;
+	}
+	if (!(j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
+		__commit(j, caller);
+	j->j_commit_busy = false;
+	if (j->j_kj_busy_wait)
+		rt_cond_signal(&j->j_wait_commit);
 }
 
 /* Sleep until asked, or until the running transaction expires. */
@@ -1044,12 +1120,20 @@ static void __kj_sleep(struct ujbd *j)
 
 	j->j_kj_sleeping = true;
 	j->j_kj_timed = t != NULL && !(j->j_flags & JBD_F_ABORTED);
-	if (j->j_kj_timed)
+	if (j->j_kj_timed) {
+		j->j_kj_armed = t->t_tid;
 		timed_out = rt_cond_timedwait(&j->j_wait_commit, &j->j_state_lock,
 					      t->t_expires_ns) == -ETIMEDOUT;
-	else
+	} else {
 		rt_cond_wait(&j->j_wait_commit, &j->j_state_lock);
+	}
 	j->j_kj_sleeping = false;
+	/* A timer re-arm is not a counted wakeup: a kick (a transaction
+	 * started while it slept without a deadline), or the deadline of a
+	 * transaction an fsync has committed meanwhile (caller_commit; jbd2
+	 * deletes the timer then). */
+	if (timed_out && !j->j_kj_woken && (!j->j_running || j->j_running->t_tid != j->j_kj_armed))
+		j->j_kj_kicked = true;
 	if (j->j_kj_kicked) {
 		j->j_kj_kicked = false;
 		return;
@@ -1071,8 +1155,14 @@ void jbd_kjournald(void *arg)
 		if (j->j_flags & JBD_F_HARD)
 			break;
 		if (__commit_due(j)) {
-			if (!__kj_batch(j))
-				__commit(j);
+			if (j->j_commit_busy) {
+				/* an fsync commits (caller_commit): after it */
+				j->j_kj_busy_wait = true;
+				rt_cond_wait(&j->j_wait_commit, &j->j_state_lock);
+				j->j_kj_busy_wait = false;
+			} else {
+				__commit_excl(j, false);
+			}
 			continue;
 		}
 		if (j->j_flags & JBD_F_STOPPING)

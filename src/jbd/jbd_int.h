@@ -26,7 +26,10 @@
  *
  * No lock is held across I/O except j_checkpoint_mutex. Conditions, all
  * waited on with j_state_lock:
- *   j_wait_commit        kjournald sleeps here (requests, timer kick, stop)
+ *   j_wait_commit        kjournald sleeps here (requests, timer kick, stop,
+ *                        the end of an fsync's commit it waits for)
+ *   j_wait_batch         the committer's batch window: the fsyncs it
+ *                        expects joined
  *   j_wait_updates       the committing transaction's t_updates reached 0
  *   j_wait_transaction_locked  the running transaction left T_LOCKED, or
  *                        a full one was handed to the commit thread
@@ -227,7 +230,7 @@ struct ujbd {
 	rt_mutex j_sb_mutex;
 	rt_cond j_wait_commit, j_wait_updates, j_wait_transaction_locked;
 	rt_cond j_wait_done_commit, j_wait_space, j_wait_checkpoint;
-	rt_cond j_wait_ckpt_io;
+	rt_cond j_wait_ckpt_io, j_wait_batch;
 
 	uint32_t j_flags;                 /* [j_state_lock] JBD_F_*; set atomically (hard_stop reads it unlocked) */
 	int j_errno;                      /* [j_state_lock] first error (negative) */
@@ -257,16 +260,21 @@ struct ujbd {
 	bool j_kj_timed;                  /* [j_state_lock] ... with a deadline */
 	bool j_kj_woken;                  /* [j_state_lock] a request woke it */
 	bool j_kj_kicked;                 /* [j_state_lock] timer re-arm, not counted */
-	/* the batch window (commit.c __kj_batch): the fsyncs the next
+	ujbd_tid_t j_kj_armed;            /* [j_state_lock] whose deadline it sleeps to */
+	bool j_kj_busy_wait;              /* [j_state_lock] waits for j_commit_busy */
+	/* A thread is in __commit: kjournald, or an fsync (caller_commit).
+	 * One commit at a time, whoever runs it. */
+	bool j_commit_busy;               /* [j_state_lock] */
+	/* the batch window (commit.c __batch_wanted): the fsyncs the next
 	 * commit expects (those the last commit woke, plus those already on
 	 * the running transaction then), counted from when */
 	uint32_t j_batch_target;          /* [j_state_lock] */
 	uint64_t j_batch_from_ns;         /* [j_state_lock] */
-	bool j_kj_batching;               /* [j_state_lock] in the window */
+	bool j_batching;                  /* [j_state_lock] the committer is in it */
 	uint32_t j_ckpt_want;             /* [j_state_lock] checkpoint thread asked */
 	uint32_t j_space_waiters;         /* [j_state_lock] */
 
-	/* commit-thread private (only kjournald touches these) */
+	/* the committing thread's (j_commit_busy) */
 	struct jbd_iobuf *j_ring;
 	uint32_t j_ring_n;
 	uint8_t *j_ring_mem;              /* the ring's blocks, one allocation:

@@ -31,6 +31,7 @@ void ujbd_opts_default(struct ujbd_opts *o)
 	o->journal_sync = UJBD_SYNC_FSYNC_ONLY;
 	o->wake = UJBD_WAKE_NEEDED;
 	o->async_commit = false;
+	o->caller_commit = false;
 	o->cache_blocks = 16384;
 	o->recover = true;
 	o->format_opts.csum = JBD_CSUM_KIND_V3;
@@ -231,6 +232,7 @@ void __jbd_abort(struct ujbd *j, int err)
 	rt_cond_broadcast(&j->j_wait_space);
 	rt_cond_broadcast(&j->j_wait_updates);
 	rt_cond_broadcast(&j->j_wait_commit);
+	rt_cond_broadcast(&j->j_wait_batch);
 	rt_cond_broadcast(&j->j_wait_checkpoint);
 }
 
@@ -443,6 +445,7 @@ static void open_sync_init(struct ujbd *j)
 	rt_cond_init(&j->j_wait_space, "j_wait_space");
 	rt_cond_init(&j->j_wait_checkpoint, "j_wait_checkpoint");
 	rt_cond_init(&j->j_wait_ckpt_io, "j_wait_ckpt_io");
+	rt_cond_init(&j->j_wait_batch, "j_wait_batch");
 	jbd_stats_init(&j->j_stats, j->j_max_txn);
 	jbd_tracer_init(&j->j_tracer);
 	j->j_sync_init = true;
@@ -472,6 +475,7 @@ static void jbd_free(struct ujbd *j)
 		jbd_revoke_table_release(&j->j_revoke_tables[i]);
 	if (j->j_sync_init) {
 		jbd_stats_release(&j->j_stats);
+		rt_cond_release(&j->j_wait_batch);
 		rt_cond_release(&j->j_wait_ckpt_io);
 		rt_cond_release(&j->j_wait_checkpoint);
 		rt_cond_release(&j->j_wait_space);
@@ -510,6 +514,7 @@ static void stop_threads(struct ujbd *j, uint32_t flags)
 	/* Everyone re-checks the flags: a forced checkpoint waiting for a
 	 * commit that a hard stop will never make, say. */
 	rt_cond_broadcast(&j->j_wait_commit);
+	rt_cond_broadcast(&j->j_wait_batch);
 	rt_cond_broadcast(&j->j_wait_checkpoint);
 	if (flags & JBD_F_HARD) {
 		rt_cond_broadcast(&j->j_wait_done_commit);

@@ -70,6 +70,12 @@ done
 grep -q '"layout":"one-file"' "$tmp/j" || bad "default layout is not one-file: $(cat "$tmp/j")"
 "$UJBD" bench fsync-loop --iterations=20 --data-mode=journal --async-commit --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
 	check_json "fsync-loop async" "$tmp/j" 20 || bad "fsync-loop --async-commit: $(cat "$tmp/err")"
+# caller commit: the fsyncs commit on their own thread, kjournald is never woken
+"$UJBD" bench fsync-loop --iterations=20 --data-mode=journal --async-commit --caller-commit --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
+	check_json "fsync-loop caller" "$tmp/j" 20 || bad "fsync-loop --caller-commit: $(cat "$tmp/err")"
+[ "$(jget wakeups "$tmp/j")" = 0 ] || bad "fsync-loop --caller-commit: $(jget wakeups "$tmp/j") commit-thread wakeups, want 0"
+"$UJBD" bench group-commit --threads=4 --iterations=10 --caller-commit --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
+	check_json "group-commit caller" "$tmp/j" 40 || bad "group-commit --caller-commit: $(cat "$tmp/err")"
 "$UJBD" bench group-commit --threads=4 --iterations=10 --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
 	check_json "group-commit" "$tmp/j" 40 || bad "group-commit: $(cat "$tmp/err")"
 "$UJBD" bench group-commit --threads=4 --iterations=10 --sync-handles --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&

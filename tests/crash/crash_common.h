@@ -121,6 +121,7 @@ struct cr_cfg {
 	enum blk_elevator elevator; /* of the shared queue (noop) */
 	uint64_t cache_blocks;      /* buffer cache limit (0: 256, all blocks fit) */
 	bool wake_always, sync_all; /* UJBD_WAKE_ALWAYS, UJBD_SYNC_ALL */
+	bool caller_commit;   /* fsyncs commit on their own threads */
 	/* test_crash_twodev: fail the Nth write of the journal device (once);
 	 * the journal aborts and the workload ends early; -EROFS/-EIO are
 	 * then expected answers, and nothing may be acknowledged after */
@@ -598,6 +599,7 @@ CR_FN void cr_opts(const struct cr_cfg *cfg, struct ujbd_opts *o)
 	o->data_mode = cfg->mode;
 	o->commit_interval_ns = 20 * RT_NS_PER_MS;
 	o->async_commit = cfg->async_commit;
+	o->caller_commit = cfg->caller_commit;
 	o->cache_blocks = cfg->cache_blocks ? cfg->cache_blocks : 256;
 	o->wake = cfg->wake_always ? UJBD_WAKE_ALWAYS : UJBD_WAKE_NEEDED;
 	o->journal_sync = cfg->sync_all ? UJBD_SYNC_ALL : UJBD_SYNC_FSYNC_ONLY;

@@ -17,6 +17,11 @@ CR_TEST(journal_v1, .seed = 12, .mode = UJBD_DATA_JOURNAL,
 /* no checksums, a simulated SSD under the recorder, four threads */
 CR_TEST(journal_nocsum_ssd, .seed = 13, .mode = UJBD_DATA_JOURNAL,
 	.csum = JBD_CSUM_KIND_NONE, .sim_ssd = true, .threads = 4, .ops = 32)
+/* the fsyncs commit on their own threads (caller_commit), four of them
+ * on a simulated SSD, async commit */
+CR_TEST(journal_v3_async_caller, .seed = 15, .mode = UJBD_DATA_JOURNAL,
+	.csum = JBD_CSUM_KIND_V3, .async_commit = true, .caller_commit = true,
+	.sim_ssd = true, .threads = 3, .ops = 12)
 
 /* Same seed, same run: what makes a (seed, crash point) a reproducer. */
 static void journal_deterministic(void)
@@ -46,6 +51,7 @@ int main(int argc, char **argv)
 	T_RUN(journal_v3_async);
 	T_RUN(journal_v1);
 	T_RUN(journal_nocsum_ssd);
+	T_RUN(journal_v3_async_caller);
 	T_RUN(journal_deterministic);
 	return t_done(argv[0]);
 }

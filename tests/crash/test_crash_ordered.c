@@ -16,6 +16,9 @@ CR_TEST(ordered_nocsum_tidwrap, .seed = 2, .mode = UJBD_DATA_ORDERED,
 /* a simulated SSD under the recorder: completions out of submission order */
 CR_TEST(ordered_v2_ssd, .seed = 3, .mode = UJBD_DATA_ORDERED,
 	.csum = JBD_CSUM_KIND_V2, .sim_ssd = true, .ops = 12)
+/* fsyncs commit on their own threads (caller_commit), two of them */
+CR_TEST(ordered_v3_caller, .seed = 4, .mode = UJBD_DATA_ORDERED,
+	.csum = JBD_CSUM_KIND_V3, .caller_commit = true, .threads = 2, .ops = 12)
 
 int main(int argc, char **argv)
 {
@@ -23,5 +26,6 @@ int main(int argc, char **argv)
 	T_RUN(ordered_csum_v3);
 	T_RUN(ordered_nocsum_tidwrap);
 	T_RUN(ordered_v2_ssd);
+	T_RUN(ordered_v3_caller);
 	return t_done(argv[0]);
 }
