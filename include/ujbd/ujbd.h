@@ -116,9 +116,10 @@ struct ujbd_opts {
 	 * all); used only when every block the transaction depends on is in
 	 * the journal and checksummed (v2/v3, no ordered data pending). */
 	bool async_commit;                  /* false */
-	/* An fsync commits on its own thread: ujbd_commit_tid, ujbd_wait_tid
-	 * and ujbd_sync of the running transaction, when no commit is
-	 * running, run the commit themselves (returning once it is done)
+	/* An fsync commits on its own thread: ujbd_commit_tid, ujbd_wait_tid,
+	 * ujbd_sync and the stop of a sync handle (ujbd_write_atomic durable
+	 * now), of the running transaction, when no commit is running, run
+	 * the commit themselves (returning once it is done)
 	 * instead of handing it to kjournald and waiting to be woken. Two
 	 * thread hops fewer per fsync; the commit's I/O is the caller's (its
 	 * ioprio, its CFQ queue). kjournald still commits on the timer, for

@@ -117,12 +117,8 @@ static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
 
 static void __commit_excl(struct ujbd *j, bool caller);
 
-/*
- * caller_commit: an fsync of the running transaction commits it here, on
- * its own thread, when no commit is running. True if it did (the commit
- * may have failed: see j_flags). Lock held.
- */
-static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
+/* caller_commit (jbd_int.h). */
+bool __jbd_caller_commit(struct ujbd *j, ujbd_tid_t tid)
 {
 	struct jbd_txn *t = j->j_running;
 
@@ -153,7 +149,7 @@ static int __wait_commit(struct ujbd *j, ujbd_tid_t tid, bool may_commit)
 			rc = -EIO;
 			break;
 		}
-		if (may_commit && __caller_commit(j, tid))
+		if (may_commit && __jbd_caller_commit(j, tid))
 			continue;
 		waited = true;
 		rt_cond_wait(&j->j_wait_done_commit, &j->j_state_lock);
@@ -199,7 +195,7 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 		j->j_running->t_nr_fsync_requests++;
 		__batch_note(j, j->j_running);
 	}
-	if (!rc && __caller_commit(j, tid)) {
+	if (!rc && __jbd_caller_commit(j, tid)) {
 		/* the fsync's wait was here: its latency too (the wait_tid
 		 * that follows on this thread records nothing) */
 		jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
@@ -239,7 +235,7 @@ int ujbd_sync(struct ujbd *j)
 	rt_mutex_lock(&j->j_state_lock);
 	tid = j->j_running ? j->j_running->t_tid
 	      : j->j_committing ? j->j_committing->t_tid : j->j_commit_sequence;
-	if (!__caller_commit(j, tid))
+	if (!__jbd_caller_commit(j, tid))
 		__jbd_request_commit(j, tid);
 	rc = __wait_commit(j, tid, true);
 	if (!rc && (j->j_flags & JBD_F_ABORTED))

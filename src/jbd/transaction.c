@@ -624,9 +624,6 @@ int ujbd_stop(struct ujbd_handle *h)
 	}
 	if (h->h_sync)
 		t->t_synchronous_commit = true;
-	/* An expired transaction is kjournald's timer's to commit. */
-	if (h->h_sync)
-		__jbd_request_commit(j, tid);
 	if (!rc && (j->j_flags & JBD_F_ABORTED))
 		rc = -EIO;
 	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, tid, 0, 0, now - h->h_start_ns, h->h_sync,
@@ -636,6 +633,9 @@ int ujbd_stop(struct ujbd_handle *h)
 	else
 		__handle_push(j, h);
 	if (sync) {
+		/* commit here (caller_commit), or ask kjournald */
+		if (!__jbd_caller_commit(j, tid))
+			__jbd_request_commit(j, tid);
 		wrc = __jbd_wait_commit(j, tid);
 		if (!rc)
 			rc = wrc;

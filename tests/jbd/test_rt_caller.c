@@ -170,6 +170,69 @@ static void t_fsync_loop(void)
 	}
 }
 
+/* ---- sync handles and ujbd_write_atomic (sim) ------------------------------ */
+
+struct sh {
+	struct seen seen;
+	struct ujbd_stats st;
+	int rc, recovered;
+};
+
+static void sh_main(void *arg)
+{
+	struct sh *f = arg;
+	struct rig r;
+	struct ujbd_opts o;
+	uint8_t *blk = malloc(BS);
+
+	if (!blk || (f->rc = sim_ssd_rig(&r))) {
+		free(blk);
+		return;
+	}
+	rig_opts(&o, true);
+	o.caller_commit = true;
+	if ((f->rc = rig_open(&r, &o))) {
+		free(blk);
+		return;
+	}
+	ujbd_set_trace_hook(r.j, seen_hook, &f->seen);
+	for (int i = 0; i < 10 && !f->rc; i++) {
+		if (i % 2) {
+			f->rc = rig_write(r.j, DB + (uint64_t)i, 1, (uint32_t)i + 1, true, NULL);
+		} else {
+			struct ujbd_block b = { DB + (uint64_t)i, blk };
+			rig_fill(blk, BS, DB + (uint64_t)i, (uint32_t)i + 1);
+			f->rc = ujbd_write_atomic(r.j, &b, 1, UJBD_DURABLE);
+		}
+		rt_sleep_ns(RT_NS_PER_MS);
+	}
+	ujbd_set_trace_hook(r.j, NULL, NULL);
+	ujbd_stats(r.j, &f->st);
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	f->recovered = rig_recover(&r) == 0;
+	for (int i = 0; i < 10 && f->recovered; i++)
+		f->recovered = rig_has(&r, DB + (uint64_t)i, (uint32_t)i + 1);
+	rig_free(&r);
+	free(blk);
+}
+
+static void t_sync_handles(void)
+{
+	struct sh *f = calloc(1, sizeof(*f));
+
+	T_CHECK(f);
+	T_EQ(sim_run(7, sh_main, f), 0);
+	T_EQ(f->rc, 0);
+	T_CHECK(f->recovered);
+	/* every durable write committed on its own thread */
+	T_EQ(seen_commits(&f->seen), 10);
+	T_EQ(seen_on(&f->seen, UJBD_TR_START_COMMIT, "main"), 10);
+	T_EQ_U64(f->st.wakeups, 0);
+	T_EQ_U64(f->st.fsync_latency.count, 10);
+	free(f);
+}
+
 /* ---- many threads (sim): one commit at a time, and group commit ---------- */
 
 #define GT 6    /* threads */
@@ -400,6 +463,7 @@ int main(int argc, char **argv)
 {
 	(void)argc;
 	T_RUN(t_fsync_loop);
+	T_RUN(t_sync_handles);
 	T_RUN(t_many_threads);
 	T_RUN(t_abort);
 	T_RUN(t_files_polled);
