@@ -44,6 +44,30 @@ int dev_core_validate(const struct dev *d, const struct dev_req *r)
 
 /* ---- the completion thread -------------------------------------------- */
 
+/* Request lists (the completion thread's, the pollers'); d_lock held. */
+static void __req_append(struct dev_req **first, struct dev_req **last, struct dev_req *r)
+{
+	r->r_next = NULL;
+	if (*last)
+		(*last)->r_next = r;
+	else
+		*first = r;
+	*last = r;
+}
+
+static struct dev_req *__req_pop(struct dev_req **first, struct dev_req **last)
+{
+	struct dev_req *r = *first;
+
+	if (r) {
+		*first = r->r_next;
+		if (!*first)
+			*last = NULL;
+		r->r_next = NULL;
+	}
+	return r;
+}
+
 /* A request is no longer in flight (its r_done ran, or its submission
  * failed); d_lock held. */
 static void __dev_inflight_put(struct dev *d)
@@ -59,7 +83,7 @@ static void dev_core_thread(void *arg)
 
 	rt_mutex_lock(&d->d_lock);
 	for (;;) {
-		struct dev_req *r = d->d_done_first;
+		struct dev_req *r = __req_pop(&d->d_done_first, &d->d_done_last);
 
 		if (!r) {
 			if (d->d_stop)
@@ -67,10 +91,6 @@ static void dev_core_thread(void *arg)
 			rt_cond_wait(&d->d_work, &d->d_lock);
 			continue;
 		}
-		d->d_done_first = r->r_next;
-		if (!d->d_done_first)
-			d->d_done_last = NULL;
-		r->r_next = NULL;
 		rt_mutex_unlock(&d->d_lock);
 		r->r_done(r);
 		rt_mutex_lock(&d->d_lock);
@@ -82,12 +102,7 @@ static void dev_core_thread(void *arg)
 void dev_core_complete(struct dev *d, struct dev_req *r)
 {
 	rt_mutex_lock(&d->d_lock);
-	r->r_next = NULL;
-	if (d->d_done_last)
-		d->d_done_last->r_next = r;
-	else
-		d->d_done_first = r;
-	d->d_done_last = r;
+	__req_append(&d->d_done_first, &d->d_done_last, r);
 	rt_cond_signal(&d->d_work);
 	rt_mutex_unlock(&d->d_lock);
 }
@@ -159,11 +174,7 @@ int dev_submit(struct dev *d, struct dev_req *r)
 	d->d_inflight++;
 	if (r->r_flags & DEV_REQ_POLLED) {
 		/* for a poller (dev_poll), never run here */
-		if (d->d_poll_last)
-			d->d_poll_last->r_next = r;
-		else
-			d->d_poll_first = r;
-		d->d_poll_last = r;
+		__req_append(&d->d_poll_first, &d->d_poll_last, r);
 		rt_cond_broadcast(&d->d_poll);
 		rt_mutex_unlock(&d->d_lock);
 		return 0;
@@ -224,16 +235,10 @@ bool dev_poll(struct dev *d, uint64_t gen)
 	rt_mutex_lock(&d->d_lock);
 	while (!d->d_poll_first && d->d_poll_gen == gen)
 		rt_cond_wait(&d->d_poll, &d->d_lock);
-	r = d->d_poll_first;
-	if (!r) {
-		rt_mutex_unlock(&d->d_lock);
-		return false;
-	}
-	d->d_poll_first = r->r_next;
-	if (!d->d_poll_first)
-		d->d_poll_last = NULL;
-	r->r_next = NULL;
+	r = __req_pop(&d->d_poll_first, &d->d_poll_last);
 	rt_mutex_unlock(&d->d_lock);
+	if (!r)
+		return false;
 	r->r_result = d->d_ops->o_exec(d, r);
 	r->r_done(r);
 	rt_mutex_lock(&d->d_lock);

@@ -80,6 +80,20 @@ static inline void rig_free(struct rig *r)
 	r->jd = r->dd = NULL;
 }
 
+/* Run fn(arg) as thread "main" of a new sim world with this seed. */
+static inline int rig_sim_run(uint64_t seed, void (*fn)(void *), void *arg)
+{
+	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
+	rt_world *w = NULL;
+	int rc = rt_world_new(&wo, &w);
+
+	if (!rc)
+		rc = rt_world_run(w, "main", fn, arg);
+	if (w)
+		rt_world_free(w);
+	return rc;
+}
+
 /* The journal superblock as on the device. */
 static inline int rig_sb(struct rig *r, struct jbd2_sb *sb)
 {

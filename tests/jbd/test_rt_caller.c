@@ -60,19 +60,6 @@ static unsigned seen_on(const struct seen *s, enum ujbd_trace_kind k, const char
 	return n;
 }
 
-static int sim_run(uint64_t seed, void (*fn)(void *), void *arg)
-{
-	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
-	rt_world *w;
-	int rc = rt_world_new(&wo, &w);
-
-	if (!rc)
-		rc = rt_world_run(w, "main", fn, arg);
-	if (w)
-		rt_world_free(w);
-	return rc;
-}
-
 static int sim_ssd_rig(struct rig *r)
 {
 	struct dev_ssd_params p;
@@ -139,9 +126,9 @@ static void t_fsync_loop(void)
 			  *again = calloc(1, sizeof(*again));
 		T_CHECK(c && k && again);
 		c->caller = again->caller = true;
-		T_EQ(sim_run(seed, fl_main, c), 0);
-		T_EQ(sim_run(seed, fl_main, k), 0);
-		T_EQ(sim_run(seed, fl_main, again), 0);
+		T_EQ(rig_sim_run(seed, fl_main, c), 0);
+		T_EQ(rig_sim_run(seed, fl_main, k), 0);
+		T_EQ(rig_sim_run(seed, fl_main, again), 0);
 		T_EQ(c->rc, 0);
 		T_EQ(k->rc, 0);
 		T_CHECK(c->recovered && k->recovered);
@@ -222,7 +209,7 @@ static void t_sync_handles(void)
 	struct sh *f = calloc(1, sizeof(*f));
 
 	T_CHECK(f);
-	T_EQ(sim_run(7, sh_main, f), 0);
+	T_EQ(rig_sim_run(7, sh_main, f), 0);
 	T_EQ(f->rc, 0);
 	T_CHECK(f->recovered);
 	/* every durable write committed on its own thread */
@@ -301,7 +288,7 @@ static void t_many_threads(void)
 	for (uint64_t seed = 1; seed <= 4; seed++) {
 		struct gc *g = calloc(1, sizeof(*g));
 		T_CHECK(g);
-		T_EQ(sim_run(seed, gc_main, g), 0);
+		T_EQ(rig_sim_run(seed, gc_main, g), 0);
 		for (int i = 0; i < GT; i++)
 			T_EQ(g->rc[i], 0);
 		T_CHECK(g->recovered);
@@ -371,7 +358,7 @@ static void t_abort(void)
 {
 	struct ab a = { 0 };
 
-	T_EQ(sim_run(5, ab_main, &a), 0);
+	T_EQ(rig_sim_run(5, ab_main, &a), 0);
 	T_EQ(a.open_rc, 0);
 	T_EQ(a.commit_rc, -EIO);   /* the fsync that committed learns at once */
 	T_CHECK(a.fsyncs >= 2 && a.fsyncs <= 4);

@@ -216,26 +216,13 @@ static void frz_main(void *arg)
 	rig_free(r);
 }
 
-static int sim_run(uint64_t seed, void (*fn)(void *), void *arg)
-{
-	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
-	rt_world *w;
-	int rc = rt_world_new(&wo, &w);
-
-	if (!rc)
-		rc = rt_world_run(w, "main", fn, arg);
-	if (w)
-		rt_world_free(w);
-	return rc;
-}
-
 static void t_frozen(void)
 {
 	for (uint64_t seed = 1; seed <= 6; seed++) {
 		struct rig r;
 		memset(&r, 0, sizeof(r));
 		r.err.code = -99;
-		T_EQ(sim_run(seed, frz_main, &r), 0);
+		T_EQ(rig_sim_run(seed, frz_main, &r), 0);
 		T_EQ(r.err.code, 0);
 	}
 }
@@ -352,9 +339,9 @@ static void t_wake_policy(void)
 {
 	struct wk n = { .wake = UJBD_WAKE_NEEDED }, a = { .wake = UJBD_WAKE_ALWAYS };
 
-	T_EQ(sim_run(3, wk_main, &n), 0);
+	T_EQ(rig_sim_run(3, wk_main, &n), 0);
 	T_EQ(n.rc, 0);
-	T_EQ(sim_run(3, wk_main, &a), 0);
+	T_EQ(rig_sim_run(3, wk_main, &a), 0);
 	T_EQ(a.rc, 0);
 	T_EQ_U64(n.st.useless_wakeups, 0);
 	T_EQ_U64(a.st.useless_wakeups, 5);
@@ -446,7 +433,7 @@ static void iop_main(void *arg)
 static int iop_run(struct iop *p)
 {
 	struct iop_box box = { .p = *p };
-	int rc = sim_run(11, iop_main, &box);
+	int rc = rig_sim_run(11, iop_main, &box);
 
 	*p = box.p;
 	return rc ? rc : p->rc;
@@ -551,7 +538,7 @@ static void t_timer_and_full(void)
 {
 	struct tmr k = { 0 };
 
-	T_EQ(sim_run(4, tmr_main, &k), 0);
+	T_EQ(rig_sim_run(4, tmr_main, &k), 0);
 	T_EQ(k.rc, 0);
 	T_CHECK(k.waited_ns <= 100 * RT_NS_PER_MS + 10 * RT_NS_PER_MS);
 	T_CHECK(k.waited_ns >= 90 * RT_NS_PER_MS);
