@@ -1073,7 +1073,8 @@ static bool __batch_wanted(const struct ujbd *j, uint64_t *deadline)
 	const struct jbd_txn *t = j->j_running;
 	uint64_t window = jbd_stats_avg_commit_ns(&j->j_stats);
 
-	if (!j->j_opts.max_batch_time_ns || (j->j_flags & (JBD_F_STOPPING | JBD_F_ABORTED)) ||
+	if (!j->j_opts.max_batch_time_ns ||
+	    (j->j_flags & (JBD_F_STOPPING | JBD_F_ABORTED | JBD_F_HARD)) ||
 	    j->j_space_waiters || !__txn_fsyncs(t) || __txn_fsyncs(t) >= j->j_batch_target ||
 	    t->t_outstanding > j->j_max_txn / 2)
 		return false;
