@@ -725,6 +725,19 @@ static void test_deterministic(void)
 	free(b);
 }
 
+/* n 4 KiB writes at sectors 0, 8, 16 ...; block i filled with c + i. */
+static void write_bios(struct blk_bio *b, char (*buf)[4096], int n, char c)
+{
+	memset(b, 0, (size_t)n * sizeof(*b));
+	for (int i = 0; i < n; i++) {
+		memset(buf[i], c + i, 4096);
+		b[i].b_op = BLK_OP_WRITE;
+		b[i].b_sector = (uint64_t)i * 8;
+		b[i].b_nr_sectors = 8;
+		b[i].b_buf = buf[i];
+	}
+}
+
 struct real_arg {
 	int rc;
 	int ok;
@@ -752,13 +765,8 @@ static void real_main(void *arg)
 		static char buf[16][4096];
 		struct blk_bio b[16];
 		int count = 0;
-		memset(b, 0, sizeof(b));
+		write_bios(b, buf, 16, 'a');
 		for (int i = 0; i < 16; i++) {
-			memset(buf[i], 'a' + i, 4096);
-			b[i].b_op = BLK_OP_WRITE;
-			b[i].b_sector = (uint64_t)i * 8;
-			b[i].b_nr_sectors = 8;
-			b[i].b_buf = buf[i];
 			b[i].b_end_io = real_end_io;
 			b[i].b_private = &count;
 			blk_submit(q, &b[i]);
@@ -855,14 +863,7 @@ static void poll_main(void *arg)
 		dev_close(d);
 		return;
 	}
-	memset(b, 0, sizeof(b));
-	for (int i = 0; i < 4; i++) {
-		memset(buf[i], 'p' + i, 4096);
-		b[i].b_op = BLK_OP_WRITE;
-		b[i].b_sector = (uint64_t)i * 8;
-		b[i].b_nr_sectors = 8;
-		b[i].b_buf = buf[i];
-	}
+	write_bios(b, buf, 4, 'p');
 	/* a polled bio with a callback is refused */
 	b[0].b_flags = BLK_POLLED;
 	b[0].b_end_io = nop_end_io;
