@@ -117,8 +117,10 @@ static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
 
 static void __commit_excl(struct ujbd *j, bool caller);
 
-/* caller_commit (jbd_int.h). */
-bool __jbd_caller_commit(struct ujbd *j, ujbd_tid_t tid)
+/* caller_commit: commit tid here if it is the running transaction and no
+ * commit runs. True if it did (the commit may have failed: see j_flags).
+ * Lock held. */
+static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
 {
 	struct jbd_txn *t = j->j_running;
 
@@ -135,6 +137,14 @@ bool __jbd_caller_commit(struct ujbd *j, ujbd_tid_t tid)
 	return true;
 }
 
+bool __jbd_fsync_commit(struct ujbd *j, ujbd_tid_t tid)
+{
+	if (__caller_commit(j, tid))
+		return true;
+	__jbd_request_commit(j, tid);
+	return false;
+}
+
 /* Wait until tid is committed; may_commit: by committing it here when
  * caller_commit allows. */
 static int __wait_commit(struct ujbd *j, ujbd_tid_t tid, bool may_commit)
@@ -149,7 +159,7 @@ static int __wait_commit(struct ujbd *j, ujbd_tid_t tid, bool may_commit)
 			rc = -EIO;
 			break;
 		}
-		if (may_commit && __jbd_caller_commit(j, tid))
+		if (may_commit && __caller_commit(j, tid))
 			continue;
 		waited = true;
 		rt_cond_wait(&j->j_wait_done_commit, &j->j_state_lock);
@@ -195,7 +205,7 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 		j->j_running->t_nr_fsync_requests++;
 		__batch_note(j, j->j_running);
 	}
-	if (!rc && __jbd_caller_commit(j, tid)) {
+	if (!rc && __jbd_fsync_commit(j, tid)) {
 		/* the fsync's wait was here: its latency too (the wait_tid
 		 * that follows on this thread records nothing) */
 		jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
@@ -203,8 +213,6 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 		fsync_counted.tid = tid;
 		if ((j->j_flags & JBD_F_ABORTED) && !ujbd_tid_geq(j->j_commit_sequence, tid))
 			rc = -EIO;
-	} else if (!rc) {
-		__jbd_request_commit(j, tid);
 	}
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
@@ -235,8 +243,7 @@ int ujbd_sync(struct ujbd *j)
 	rt_mutex_lock(&j->j_state_lock);
 	tid = j->j_running ? j->j_running->t_tid
 	      : j->j_committing ? j->j_committing->t_tid : j->j_commit_sequence;
-	if (!__jbd_caller_commit(j, tid))
-		__jbd_request_commit(j, tid);
+	(void)__jbd_fsync_commit(j, tid);
 	rc = __wait_commit(j, tid, true);
 	if (!rc && (j->j_flags & JBD_F_ABORTED))
 		rc = j->j_errno;
@@ -332,11 +339,12 @@ static int ring_wait(struct ujbd *j, struct commit_ctx *c);
 
 /*
  * Send the pending run as the commit's last write: every other write of
- * the commit has completed (or, async, there is none). Its completion
- * runs phase 6 on the thread that completes it (commit_end_io), so the
- * fsync waiters wake straight from the I/O completion instead of after a
- * hand-off to kjournald and one more from it; kjournald waits for that
- * in __commit.
+ * the commit has completed (or, async, there is none). Where the device
+ * can poll, this thread runs it and then phase 6. Elsewhere its
+ * completion runs phase 6 on the thread that completes it (commit_end_io),
+ * so the fsync waiters wake straight from the I/O completion instead of
+ * after a hand-off to the committing thread; that thread waits for it in
+ * __commit.
  */
 static int run_submit_last(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
 {

@@ -427,10 +427,11 @@ void jbd_kjournald(void *arg);
 void __jbd_request_commit(struct ujbd *j, ujbd_tid_t tid);
 /* Wait for tid's commit; j_state_lock held (dropped while waiting). */
 int __jbd_wait_commit(struct ujbd *j, ujbd_tid_t tid);
-/* caller_commit: an fsync of the running transaction tid commits it here,
- * on its own thread, when no commit is running. True if it did (the
- * commit may have failed: see j_flags); false: ask kjournald. */
-bool __jbd_caller_commit(struct ujbd *j, ujbd_tid_t tid);
+/* An fsync about to wait for tid: commit it here, on the calling thread
+ * (caller_commit, when tid is the running transaction and no commit
+ * runs), and return true (the commit may have failed: see j_flags); else
+ * ask for it (__jbd_request_commit) and return false. Lock held. */
+bool __jbd_fsync_commit(struct ujbd *j, ujbd_tid_t tid);
 
 /* ---- checkpoint.c -------------------------------------------------------- */
 

@@ -633,9 +633,7 @@ int ujbd_stop(struct ujbd_handle *h)
 	else
 		__handle_push(j, h);
 	if (sync) {
-		/* commit here (caller_commit), or ask kjournald */
-		if (!__jbd_caller_commit(j, tid))
-			__jbd_request_commit(j, tid);
+		(void)__jbd_fsync_commit(j, tid);
 		wrc = __jbd_wait_commit(j, tid);
 		if (!rc)
 			rc = wrc;
