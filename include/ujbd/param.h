@@ -1,0 +1,108 @@
+/*
+ * ujbd parameters: every tunable of a model or a policy described once.
+ *
+ * The one idea: a parameter struct (a disk model's, an elevator's, the
+ * file-system model's) comes with a table that says, for each field that
+ * shapes a result, its name, type, unit, default, valid range and where the
+ * default comes from (a data sheet, a kernel default). The same table fills
+ * the defaults, parses "name=value,name=value" from a command line,
+ * validates ranges, moves a value by a factor (the lab's robustness sweeps)
+ * and prints the table as text or JSON. So a constant that shapes a result
+ * is a row here, never a literal in the model's code, and nothing about a
+ * parameter is written twice.
+ *
+ * Values are given and printed in the row's unit; p_scale converts a given
+ * value to the stored one (a time given in ms and stored in ns has p_scale
+ * 1e6). Ranges apply to the given value.
+ *
+ * Errors: 0 or a negative errno (-EINVAL for an unknown name, a malformed
+ * value or one out of range, with a one-line reason in err that names the
+ * parameter); nothing prints unless handed a FILE.
+ */
+#ifndef UJBD_PARAM_H
+#define UJBD_PARAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum rt_param_type {
+	RT_PARAM_BOOL = 0,   /* bool: 0/1, true/false, on/off, yes/no */
+	RT_PARAM_UINT = 1,   /* unsigned */
+	RT_PARAM_U32 = 2,    /* uint32_t */
+	RT_PARAM_U64 = 3,    /* uint64_t */
+	RT_PARAM_INT = 4,    /* int */
+	RT_PARAM_DOUBLE = 5, /* double */
+};
+
+/* One row. */
+struct rt_param {
+	const char *p_name;        /* "seek_avg_ms": units last, as STYLE.md says */
+	enum rt_param_type p_type;
+	size_t p_offset;           /* offsetof in the parameter struct */
+	const char *p_unit;        /* "ms", "MB/s", "KiB", "rpm", "" */
+	double p_scale;            /* stored = given * p_scale; 0 means 1 */
+	double p_default;          /* given units */
+	double p_min, p_max;       /* valid given values, inclusive */
+	const char *p_source;      /* where the default comes from */
+	const char *p_help;        /* one line: what it is */
+};
+
+/* A group of rows over one struct: a disk model, an elevator, "fs". */
+struct rt_param_table {
+	const char *t_name;        /* the group: "hdd", "cfq", "fs" */
+	const char *t_help;        /* one line */
+	const struct rt_param *t_params;
+	size_t t_nparams;
+	size_t t_size;             /* sizeof the parameter struct */
+};
+
+/* A row, for tables written as arrays of RT_PARAM(...). */
+#define RT_PARAM(st, field, type, unit, scale, def, min, max, source, help) \
+	{ #field, (type), offsetof(st, field), (unit), (scale), (def), (min), (max), \
+	  (source), (help) }
+#define RT_PARAM_TABLE(name, help, rows, st) \
+	{ (name), (help), (rows), sizeof(rows) / sizeof((rows)[0]), sizeof(st) }
+
+/* Set every row of obj to its default (other fields are left alone). */
+void rt_param_defaults(const struct rt_param_table *t, void *obj);
+/* The row called name, or NULL. */
+const struct rt_param *rt_param_find(const struct rt_param_table *t, const char *name);
+/* Set one parameter from text, in the row's unit, range-checked. obj is
+ * changed only on success. err (may be NULL) gets e.g.
+ * "hdd: seek_avg_ms=100: out of range 0.5..40 ms". */
+int rt_param_set(const struct rt_param_table *t, void *obj, const char *name,
+		 const char *value, char *err, size_t errlen);
+/* Parse "name=value[,name=value...]" (an empty list is fine). All or
+ * nothing: on an error obj is unchanged. */
+int rt_param_parse(const struct rt_param_table *t, void *obj, const char *list,
+		   char *err, size_t errlen);
+/* A row's value in its given unit. */
+double rt_param_get(const struct rt_param *p, const void *obj);
+/* Store a value given in the row's unit, range-checked (integers are
+ * rounded to the nearest). 0 or -EINVAL (out of range, obj unchanged). */
+int rt_param_put(const struct rt_param *p, void *obj, double given);
+/* Format a row's value as it would be given ("9.5", "7200", "true"). */
+int rt_param_format(const struct rt_param *p, const void *obj, char *buf, size_t len);
+/* Does obj differ from the defaults in any row? */
+bool rt_param_changed(const struct rt_param_table *t, const void *obj);
+/*
+ * Print the table as text: a header line "[name] help", then one line per
+ * row: name, value, unit, default, range, source. obj NULL prints the
+ * defaults.
+ */
+int rt_param_print(FILE *f, const struct rt_param_table *t, const void *obj);
+/* Print {"NAME": {"value": V, "unit": "U", "default": D, "min": A,
+ * "max": B, "source": "S"}, ...} (no trailing newline). obj NULL: the
+ * defaults. */
+int rt_param_json(FILE *f, const struct rt_param_table *t, const void *obj);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UJBD_PARAM_H */

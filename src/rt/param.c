@@ -1,0 +1,312 @@
+/*
+ * Parameter tables (include/ujbd/param.h): defaults, parsing, ranges and
+ * printing for every tunable that shapes a result, from one row each.
+ *
+ * The one idea: the struct a model reads is plain C; only this file knows
+ * how a row maps a given value (in the row's unit) onto a field (in the
+ * stored unit), so models never parse and tools never hard-code a name.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ujbd/param.h"
+
+static double scale_of(const struct rt_param *p)
+{
+	return p->p_scale > 0 ? p->p_scale : 1.0;
+}
+
+static void *field(const struct rt_param *p, void *obj)
+{
+	return (char *)obj + p->p_offset;
+}
+
+static const void *cfield(const struct rt_param *p, const void *obj)
+{
+	return (const char *)obj + p->p_offset;
+}
+
+double rt_param_get(const struct rt_param *p, const void *obj)
+{
+	const void *f = cfield(p, obj);
+	double v = 0;
+
+	switch (p->p_type) {
+	case RT_PARAM_BOOL: v = *(const bool *)f; break;
+	case RT_PARAM_UINT: v = *(const unsigned *)f; break;
+	case RT_PARAM_U32: v = *(const uint32_t *)f; break;
+	case RT_PARAM_U64: v = (double)*(const uint64_t *)f; break;
+	case RT_PARAM_INT: v = *(const int *)f; break;
+	case RT_PARAM_DOUBLE: v = *(const double *)f; break;
+	}
+	return p->p_type == RT_PARAM_BOOL ? v : v / scale_of(p);
+}
+
+/* Store without a range check (the defaults may sit at a range's edge,
+ * and the check is the callers'). */
+static void store(const struct rt_param *p, void *obj, double given)
+{
+	void *f = field(p, obj);
+	double s = p->p_type == RT_PARAM_BOOL ? given : given * scale_of(p);
+
+	switch (p->p_type) {
+	case RT_PARAM_BOOL: *(bool *)f = s != 0; break;
+	case RT_PARAM_UINT: *(unsigned *)f = (unsigned)llround(s); break;
+	case RT_PARAM_U32: *(uint32_t *)f = (uint32_t)llround(s); break;
+	case RT_PARAM_U64: *(uint64_t *)f = (uint64_t)llround(s); break;
+	case RT_PARAM_INT: *(int *)f = (int)llround(s); break;
+	case RT_PARAM_DOUBLE: *(double *)f = s; break;
+	}
+}
+
+void rt_param_defaults(const struct rt_param_table *t, void *obj)
+{
+	for (size_t i = 0; i < t->t_nparams; i++)
+		store(&t->t_params[i], obj, t->t_params[i].p_default);
+}
+
+const struct rt_param *rt_param_find(const struct rt_param_table *t, const char *name)
+{
+	for (size_t i = 0; i < t->t_nparams; i++)
+		if (!strcmp(t->t_params[i].p_name, name))
+			return &t->t_params[i];
+	return NULL;
+}
+
+static bool in_range(const struct rt_param *p, double given)
+{
+	return isfinite(given) && given >= p->p_min && given <= p->p_max;
+}
+
+int rt_param_put(const struct rt_param *p, void *obj, double given)
+{
+	if (p->p_type != RT_PARAM_BOOL && !in_range(p, given))
+		return -EINVAL;
+	store(p, obj, given);
+	return 0;
+}
+
+static int parse_bool(const char *s, double *out)
+{
+	static const char *const yes[] = { "1", "true", "on", "yes" };
+	static const char *const no[] = { "0", "false", "off", "no" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_number(const struct rt_param *p, const char *s, double *out)
+{
+	char *end;
+
+	if (p->p_type == RT_PARAM_BOOL)
+		return parse_bool(s, out);
+	if (!*s)
+		return -EINVAL;
+	errno = 0;
+	*out = strtod(s, &end);
+	if (*end || errno || !isfinite(*out))
+		return -EINVAL;
+	/* an integer field stores an integer: 2.5 requests in a queue is a typo */
+	if (p->p_type != RT_PARAM_DOUBLE && scale_of(p) == 1.0 && *out != floor(*out))
+		return -EINVAL;
+	return 0;
+}
+
+static void range_text(const struct rt_param *p, char *buf, size_t len)
+{
+	if (p->p_type == RT_PARAM_BOOL)
+		snprintf(buf, len, "true|false");
+	else
+		snprintf(buf, len, "%g..%g", p->p_min, p->p_max);
+}
+
+int rt_param_set(const struct rt_param_table *t, void *obj, const char *name,
+		 const char *value, char *err, size_t errlen)
+{
+	const struct rt_param *p = rt_param_find(t, name);
+	char range[64];
+	double v;
+
+	if (!p) {
+		if (err)
+			snprintf(err, errlen, "%s: unknown parameter '%s' (see --params)",
+				 t->t_name, name);
+		return -EINVAL;
+	}
+	range_text(p, range, sizeof(range));
+	if (parse_number(p, value, &v)) {
+		if (err)
+			snprintf(err, errlen, "%s: %s=%s: not a valid %s (expected %s%s%s)",
+				 t->t_name, name, value,
+				 p->p_type == RT_PARAM_BOOL ? "boolean"
+				 : p->p_type == RT_PARAM_DOUBLE || scale_of(p) != 1.0 ? "number"
+				 : "integer",
+				 range, *p->p_unit ? " " : "", p->p_unit);
+		return -EINVAL;
+	}
+	if (rt_param_put(p, obj, v)) {
+		if (err)
+			snprintf(err, errlen, "%s: %s=%s: out of range %s%s%s", t->t_name,
+				 name, value, range, *p->p_unit ? " " : "", p->p_unit);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int rt_param_parse(const struct rt_param_table *t, void *obj, const char *list,
+		   char *err, size_t errlen)
+{
+	void *tmp;
+	char *copy, *save = NULL;
+	int rc = 0;
+
+	if (!list || !*list)
+		return 0;
+	tmp = malloc(t->t_size);
+	copy = strdup(list);
+	if (!tmp || !copy) {
+		rc = -ENOMEM;
+		if (err)
+			snprintf(err, errlen, "%s: out of memory", t->t_name);
+		goto out;
+	}
+	memcpy(tmp, obj, t->t_size);
+	for (char *kv = strtok_r(copy, ",", &save); kv && !rc; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+
+		if (!eq || eq == kv) {
+			if (err)
+				snprintf(err, errlen, "%s: '%s': expected name=value", t->t_name, kv);
+			rc = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		rc = rt_param_set(t, tmp, kv, eq + 1, err, errlen);
+	}
+	if (!rc)
+		memcpy(obj, tmp, t->t_size);
+out:
+	free(tmp);
+	free(copy);
+	return rc;
+}
+
+int rt_param_format(const struct rt_param *p, const void *obj, char *buf, size_t len)
+{
+	double v = rt_param_get(p, obj);
+
+	if (p->p_type == RT_PARAM_BOOL)
+		return snprintf(buf, len, "%s", v != 0 ? "true" : "false");
+	if (p->p_type != RT_PARAM_DOUBLE && scale_of(p) == 1.0)
+		return snprintf(buf, len, "%.0f", v);
+	return snprintf(buf, len, "%.10g", v);
+}
+
+bool rt_param_changed(const struct rt_param_table *t, const void *obj)
+{
+	void *def = calloc(1, t->t_size);
+	bool changed = false;
+
+	if (!def)
+		return true;
+	memcpy(def, obj, t->t_size);
+	rt_param_defaults(t, def);
+	changed = memcmp(def, obj, t->t_size) != 0;
+	free(def);
+	return changed;
+}
+
+/* The defaults as a struct of their own, for printing; NULL on ENOMEM. */
+static void *defaults_copy(const struct rt_param_table *t)
+{
+	void *d = calloc(1, t->t_size);
+
+	if (d)
+		rt_param_defaults(t, d);
+	return d;
+}
+
+int rt_param_print(FILE *f, const struct rt_param_table *t, const void *obj)
+{
+	void *def = defaults_copy(t);
+
+	if (!def)
+		return -ENOMEM;
+	if (!obj)
+		obj = def;
+	fprintf(f, "[%s] %s\n", t->t_name, t->t_help ? t->t_help : "");
+	fprintf(f, "  %-22s %12s %-6s %12s %-17s %s\n", "name", "value", "unit", "default",
+		"range", "source");
+	for (size_t i = 0; i < t->t_nparams; i++) {
+		const struct rt_param *p = &t->t_params[i];
+		char v[32], d[32], r[64];
+
+		rt_param_format(p, obj, v, sizeof(v));
+		rt_param_format(p, def, d, sizeof(d));
+		range_text(p, r, sizeof(r));
+		fprintf(f, "  %-22s %12s %-6s %12s %-17s %s\n", p->p_name, v, p->p_unit, d, r,
+			p->p_source ? p->p_source : "");
+	}
+	free(def);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+int rt_param_json(FILE *f, const struct rt_param_table *t, const void *obj)
+{
+	void *def = defaults_copy(t);
+
+	if (!def)
+		return -ENOMEM;
+	if (!obj)
+		obj = def;
+	fputc('{', f);
+	for (size_t i = 0; i < t->t_nparams; i++) {
+		const struct rt_param *p = &t->t_params[i];
+		char v[32], d[32];
+
+		rt_param_format(p, obj, v, sizeof(v));
+		rt_param_format(p, def, d, sizeof(d));
+		fprintf(f, "%s", i ? ", " : "");
+		json_str(f, p->p_name);
+		fprintf(f, ": {\"value\": %s, \"unit\": ", v);
+		json_str(f, p->p_unit);
+		fprintf(f, ", \"default\": %s, ", d);
+		if (p->p_type == RT_PARAM_BOOL)
+			fprintf(f, "\"min\": false, \"max\": true");
+		else
+			fprintf(f, "\"min\": %.10g, \"max\": %.10g", p->p_min, p->p_max);
+		fprintf(f, ", \"source\": ");
+		json_str(f, p->p_source);
+		fputc('}', f);
+	}
+	fputc('}', f);
+	free(def);
+	return ferror(f) ? -EIO : 0;
+}
