@@ -41,8 +41,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "jbd/jstats.h"
 #include "ujbd/dev.h"
+#include "ujbd/hist.h"
 #include "ujbd/rt.h"
 #include "ujbd/ujbd.h"
 
@@ -82,7 +82,7 @@ struct bench_thr {
 	unsigned t_idx;
 	int t_fd;                 /* baseline: its file */
 	uint64_t t_ops;
-	struct jbd_hist t_lat;    /* ns per iteration */
+	struct rt_hist t_lat;    /* ns per iteration */
 	int t_err;
 	const char *t_err_what;
 	uint8_t t_buf[BENCH_BS] __attribute__((aligned(64)));
@@ -415,7 +415,7 @@ static void bench_thread(void *arg)
 			t0 = rt_now_ns();
 		err = bench_iter(b, t, i);
 		if (timed)
-			jbd_hist_add(&t->t_lat, rt_now_ns() - t0);
+			rt_hist_add(&t->t_lat, rt_now_ns() - t0);
 		t->t_ops += !err;
 	}
 	t->t_err = err;
@@ -541,7 +541,7 @@ static void report_stats(const struct ujbd_stats *s)
 static void report(struct bench *b)
 {
 	const struct bench_cfg *c = &b->b_cfg;
-	struct jbd_hist *all = calloc(1, sizeof(*all));
+	struct rt_hist *all = calloc(1, sizeof(*all));
 	struct ujbd_hist h = { 0 };
 	uint64_t ops = 0;
 	double secs = (double)b->b_elapsed_ns / 1e9, rate;
@@ -549,10 +549,10 @@ static void report(struct bench *b)
 	for (unsigned i = 0; i < c->threads; i++) {
 		ops += b->b_thr[i].t_ops;
 		if (all)
-			jbd_hist_merge(all, &b->b_thr[i].t_lat);
+			rt_hist_merge(all, &b->b_thr[i].t_lat);
 	}
 	if (all)
-		jbd_hist_summary(all, &h);
+		rt_hist_summary(all, &h);
 	free(all);
 	rate = secs > 0 ? (double)ops / secs : 0;
 	if (c->json) {
@@ -819,7 +819,7 @@ int cmd_bench(int argc, char **argv)
 		b->b_thr[i].t_b = b;
 		b->b_thr[i].t_idx = i;
 		b->b_thr[i].t_fd = -1;
-		jbd_hist_init(&b->b_thr[i].t_lat);
+		rt_hist_init(&b->b_thr[i].t_lat);
 	}
 	rt_mutex_init(&b->b_lock, "bench_lock");
 	rt_cond_init(&b->b_go_cond, "bench_go");
