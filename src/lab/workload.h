@@ -271,8 +271,8 @@ struct lab_jload_report {
 	unsigned threads;
 	uint64_t iterations;
 	bool baseline, json;
-	/* the journal's statistics: NULL for the baseline; with_stats also
-	 * prints them in full */
+	/* the journal's statistics (all 0 for the baseline: its wakeups
+	 * print as 0); with_stats also prints them in full */
 	const struct ujbd_stats *stats;
 	bool with_stats;
 };
