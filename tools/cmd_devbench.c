@@ -35,7 +35,6 @@
 #define BENCH_MAX_BS (16u << 20)
 #define BENCH_FILE_SIZE (256ull << 20) /* default size of a file: disk */
 
-
 struct bench_cfg {
 	const char *disk;         /* "hdd", "ssd" or "file:PATH" */
 	enum lab_devload_pattern pattern;
