@@ -1,16 +1,9 @@
 /*
  * ujbd bench: the journal runtime's three benchmarks, in the real world, on
- * files in a directory, and the plain-file baselines they are compared with.
- *
- *   fsync-loop    one thread: write a data block and an "inode" block in a
- *                 handle, then fsync (commit the tid and wait); 2000 times.
- *                 Baseline: pwrite + fdatasync of one block, 2000 times.
- *   group-commit  16 threads, each: start, dirty its own metadata block,
- *                 stop, fsync; the commit thread batches them. Baseline: 16
- *                 threads each pwrite + fdatasync on its own file.
- *   handles       the CPU path (the AIM7 analogue): start, dirty, stop, no
- *                 fsync, on 1 or 2 threads; commits happen on the timer or
- *                 when a transaction fills. No baseline.
+ * files in a directory, and the plain-file baselines they are compared with:
+ * fsync-loop, group-commit and handles (the workloads, their threads and
+ * their report are the lab's jload: src/lab/jload.c, lab/workload.h). This
+ * file parses the options and creates and opens the files and the journal.
  *
  * The one idea: a benchmark measures, it does not judge. Every run prints
  * ops/s and the latency of one iteration (p50/p99/max from a log-linear
@@ -41,19 +34,16 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "jbd/jstats.h"
+#include "lab/workload.h"
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
 #include "ujbd/ujbd.h"
 
-#define BENCH_MAX_THREADS 256
-#define BENCH_BS 4096u
-#define BENCH_SPAN 256u           /* data blocks cycled through per thread */
-#define BENCH_HANDLE_BLOCKS 64u   /* metadata blocks per thread (handles) */
-#define BENCH_HANDLE_SAMPLE 16u   /* handles: time 1 in 16 */
+#define BENCH_MAX_THREADS LAB_MAX_THREADS
+#define BENCH_BS LAB_JLOAD_BS
+#define BENCH_SPAN LAB_JLOAD_SPAN
 #define BENCH_MAX_ITER 100000000ull
 
-enum bench_kind { BK_FSYNC_LOOP, BK_GROUP_COMMIT, BK_HANDLES };
 static const char *const kind_names[] = { "fsync-loop", "group-commit",
 					  "handles" };
 static const char *const mode_names[] = { "ordered", "journal", "writeback" };
@@ -61,7 +51,7 @@ enum bench_layout { BL_ONE_FILE, BL_TWO_FILES };
 static const char *const layout_names[] = { "one-file", "two-files" };
 
 struct bench_cfg {
-	enum bench_kind kind;
+	enum lab_jload_kind kind;
 	const char *dir;
 	uint64_t iterations;      /* per thread; 0 = the workload's default */
 	unsigned threads;         /* 0 = the workload's default */
@@ -74,20 +64,6 @@ struct bench_cfg {
 	unsigned clean_fsyncs;    /* extra fsyncs of an already committed tid */
 };
 
-struct bench;
-
-/* One worker thread and what it measured. */
-struct bench_thr {
-	struct bench *t_b;
-	unsigned t_idx;
-	int t_fd;                 /* baseline: its file */
-	uint64_t t_ops;
-	struct jbd_hist t_lat;    /* ns per iteration */
-	int t_err;
-	const char *t_err_what;
-	uint8_t t_buf[BENCH_BS] __attribute__((aligned(64)));
-};
-
 struct bench {
 	struct bench_cfg b_cfg;
 	char b_dir[4096];          /* the run's own directory */
@@ -96,12 +72,8 @@ struct bench {
 	struct jbd_extent b_ident;
 	struct jbd_loc b_loc;      /* outlives the journal: ujbd may keep it */
 	struct ujbd *b_j;
-	struct bench_thr *b_thr;   /* [threads] */
-	rt_mutex b_lock;
-	rt_cond b_go_cond;
-	bool b_go;                 /* [b_lock] */
-	unsigned b_ready;          /* [b_lock] */
-	uint64_t b_elapsed_ns;
+	int *b_fds;                /* [threads] baseline: each thread's file */
+	struct lab_jload b_load;   /* what the threads measured */
 	struct ujbd_stats b_stats;
 	int b_err;
 	char b_err_msg[8600];
@@ -119,11 +91,7 @@ static void bench_fail(struct bench *b, int err, const char *fmt, const char *wh
 
 static uint64_t data_blocks(const struct bench *b)
 {
-	unsigned n = b->b_cfg.threads;
-
-	if (b->b_cfg.kind == BK_HANDLES)
-		return 1 + (uint64_t)n * BENCH_HANDLE_BLOCKS;
-	return 1 + (uint64_t)n * (BENCH_SPAN + 1);
+	return lab_jload_data_blocks(b->b_cfg.kind, b->b_cfg.threads);
 }
 
 /* Create path with size bytes written out (zeros) and synced. */
@@ -283,175 +251,24 @@ static void bench_close_journal(struct bench *b)
 	b->b_jdev = b->b_ddev = NULL;
 }
 
-/* ---- one iteration of each workload --------------------------------------- */
+/* ---- the run -------------------------------------------------------------- */
 
-static void stamp(uint8_t *p, unsigned thr, uint64_t i)
-{
-	memcpy(p, &i, sizeof(i));
-	memcpy(p + sizeof(i), &thr, sizeof(thr));
-}
-
-/* Dirty metadata block `block` in handle h with a stamp. */
-static int dirty_block(struct ujbd_handle *h, uint64_t block, unsigned thr,
-		       uint64_t i)
-{
-	struct ujbd_buf *buf;
-	int err = ujbd_get_write_access(h, block, &buf);
-
-	if (err)
-		return err;
-	stamp(ujbd_buf_data(buf), thr, i);
-	err = ujbd_dirty_metadata(h, buf);
-	ujbd_buf_put(buf);
-	return err;
-}
-
-/* The fsync of an iteration: commit the handle's tid and wait (what ext4's
- * fsync does), or a sync handle whose stop waits (with batching). */
-static int stop_and_fsync(struct bench *b, struct ujbd_handle *h)
-{
-	ujbd_tid_t tid = ujbd_handle_tid(h);
-	int err;
-
-	if (b->b_cfg.sync_handles) {
-		ujbd_handle_set_sync(h, true);
-		return ujbd_stop(h);
-	}
-	err = ujbd_stop(h);
-	if (!err)
-		err = ujbd_commit_tid(b->b_j, tid);
-	if (!err)
-		err = ujbd_wait_tid(b->b_j, tid);
-	/* fsyncs of a file with nothing new: its tid is already committed
-	 * (AIM7's sync jobs; seed 002: with wake=always each one wakes the
-	 * commit thread for nothing) */
-	for (unsigned k = 0; k < b->b_cfg.clean_fsyncs && !err; k++) {
-		err = ujbd_commit_tid(b->b_j, tid);
-		if (!err)
-			err = ujbd_wait_tid(b->b_j, tid);
-	}
-	return err;
-}
-
-/* fsync-loop: a data block (ordered/writeback: home; journal: journaled)
- * and the thread's "inode" block, then fsync. group-commit: the inode
- * block only. */
-static int iter_fsync(struct bench *b, struct bench_thr *t, uint64_t i)
-{
-	uint64_t inode = b->b_base + 1 + (uint64_t)t->t_idx * (BENCH_SPAN + 1);
-	bool data = b->b_cfg.kind == BK_FSYNC_LOOP;
-	struct ujbd_handle *h;
-	int err = ujbd_start(b->b_j, data ? 2 : 1, &h);
-
-	if (err)
-		return err;
-	if (data) {
-		stamp(t->t_buf, t->t_idx, i);
-		err = ujbd_write_data(h, inode + 1 + i % BENCH_SPAN, t->t_buf);
-	}
-	if (!err)
-		err = dirty_block(h, inode, t->t_idx, i);
-	if (err) {
-		ujbd_stop(h);
-		return err;
-	}
-	return stop_and_fsync(b, h);
-}
-
-static int iter_handle(struct bench *b, struct bench_thr *t, uint64_t i)
-{
-	uint64_t block = b->b_base + 1 + (uint64_t)t->t_idx * BENCH_HANDLE_BLOCKS +
-			 i % BENCH_HANDLE_BLOCKS;
-	struct ujbd_handle *h;
-	int err = ujbd_start(b->b_j, 1, &h), err2;
-
-	if (err)
-		return err;
-	err = dirty_block(h, block, t->t_idx, i);
-	err2 = ujbd_stop(h);
-	return err ? err : err2;
-}
-
-static int iter_baseline(struct bench *b, struct bench_thr *t, uint64_t i)
-{
-	off_t off = (off_t)(i % BENCH_SPAN) * BENCH_BS;
-
-	stamp(t->t_buf, t->t_idx, i);
-	if (pwrite(t->t_fd, t->t_buf, BENCH_BS, off) != BENCH_BS)
-		return errno ? -errno : -EIO;
-	if ((b->b_cfg.use_fsync ? fsync(t->t_fd) : fdatasync(t->t_fd)) < 0)
-		return -errno;
-	return 0;
-}
-
-/* ---- the threads ---------------------------------------------------------- */
-
-static int bench_iter(struct bench *b, struct bench_thr *t, uint64_t i)
-{
-	if (b->b_cfg.baseline)
-		return iter_baseline(b, t, i);
-	if (b->b_cfg.kind == BK_HANDLES)
-		return iter_handle(b, t, i);
-	return iter_fsync(b, t, i);
-}
-
-static void bench_thread(void *arg)
-{
-	struct bench_thr *t = arg;
-	struct bench *b = t->t_b;
-	bool sampled = b->b_cfg.kind == BK_HANDLES;
-	uint64_t n = b->b_cfg.iterations, t0 = 0;
-	int err = 0;
-
-	rt_mutex_lock(&b->b_lock);
-	b->b_ready++;
-	rt_cond_broadcast(&b->b_go_cond);
-	while (!b->b_go)
-		rt_cond_wait(&b->b_go_cond, &b->b_lock);
-	rt_mutex_unlock(&b->b_lock);
-	for (uint64_t i = 0; i < n && !err; i++) {
-		bool timed = !sampled || i % BENCH_HANDLE_SAMPLE == 0;
-		if (timed)
-			t0 = rt_now_ns();
-		err = bench_iter(b, t, i);
-		if (timed)
-			jbd_hist_add(&t->t_lat, rt_now_ns() - t0);
-		t->t_ops += !err;
-	}
-	t->t_err = err;
-}
-
-/* Start every thread, release them together, time until the last ends. */
+/* The lab's workload on the journal or the baseline's files. */
 static int bench_drive(struct bench *b)
 {
-	rt_thread *th[BENCH_MAX_THREADS];
-	unsigned n = b->b_cfg.threads, made = 0;
-	uint64_t t0;
-	int err = 0;
+	const struct bench_cfg *c = &b->b_cfg;
+	struct lab_jload_opts o = {
+		.kind = c->kind, .iterations = c->iterations, .threads = c->threads,
+		.sync_handles = c->sync_handles, .clean_fsyncs = c->clean_fsyncs,
+		.j = b->b_j, .base = b->b_base,
+		.fds = c->baseline ? b->b_fds : NULL, .use_fsync = c->use_fsync,
+	};
+	int err = lab_jload_run(&o, &b->b_load);
 
-	for (; made < n && !err; made++)
-		err = rt_thread_create(&th[made], "bench", bench_thread,
-				       &b->b_thr[made]);
-	if (err)
-		made--;
-	rt_mutex_lock(&b->b_lock);
-	while (b->b_ready < made)
-		rt_cond_wait(&b->b_go_cond, &b->b_lock);
-	t0 = rt_now_ns();
-	b->b_go = true;
-	rt_cond_broadcast(&b->b_go_cond);
-	rt_mutex_unlock(&b->b_lock);
-	for (unsigned i = 0; i < made; i++)
-		rt_thread_join(th[i]);
-	b->b_elapsed_ns = rt_now_ns() - t0;
-	if (err)
-		return bench_fail(b, err, "cannot start thread %s: %s", "bench"), err;
-	for (unsigned i = 0; i < n; i++)
-		if (b->b_thr[i].t_err) {
-			err = b->b_thr[i].t_err;
-			bench_fail(b, err, "%s: %s", kind_names[b->b_cfg.kind]);
-			break;
-		}
+	if (err && b->b_load.start_failed)
+		bench_fail(b, err, "cannot start thread %s: %s", "bench");
+	else if (err)
+		bench_fail(b, err, "%s: %s", kind_names[c->kind]);
 	return err;
 }
 
@@ -464,7 +281,7 @@ static int bench_open_baseline(struct bench *b)
 
 		snprintf(name, sizeof(name), "base.%u", i);
 		path_in(b, p, sizeof(p), name);
-		err = file_fill(p, (uint64_t)BENCH_SPAN * BENCH_BS, &b->b_thr[i].t_fd);
+		err = file_fill(p, (uint64_t)BENCH_SPAN * BENCH_BS, &b->b_fds[i]);
 		if (err)
 			return bench_fail(b, err, "cannot create '%s': %s", p), err;
 	}
@@ -485,111 +302,27 @@ static void bench_main(void *arg)
 			bench_fail(b, err, "reading the statistics of '%s': %s", b->b_dir);
 	}
 	for (unsigned i = 0; i < b->b_cfg.threads; i++)
-		if (b->b_thr[i].t_fd >= 0)
-			close(b->b_thr[i].t_fd);
+		if (b->b_fds[i] >= 0)
+			close(b->b_fds[i]);
 	bench_close_journal(b);
 }
 
 /* ---- report --------------------------------------------------------------- */
 
-static double us(uint64_t ns)
-{
-	return (double)ns / 1000.0;
-}
-
-static const char *const lat_causes[UJBD_LAT_NR] = {
-	[UJBD_LAT_WAIT_TRANSACTION] = "Waiting for a journal transaction",
-	[UJBD_LAT_WAIT_COMMIT] = "Waiting for a journal commit (fsync)",
-	[UJBD_LAT_WAIT_LOG_SPACE] = "Waiting for journal space",
-	[UJBD_LAT_WAIT_FROZEN] = "Waiting on a buffer under commit",
-};
-
-/* The info file, then latency per cause in latencytop's text output form:
- * "[max X msec] cause - average msec (share of all latency %)". */
-static void report_stats(const struct ujbd_stats *s)
-{
-	char text[2048];
-	uint64_t total = 0;
-
-	ujbd_stats_format(s, text, sizeof(text));
-	printf("\n%s\n", text);
-	for (unsigned c = 0; c < UJBD_LAT_NR; c++)
-		total += s->lat[c].sum_ns;
-	printf("Latency per cause (latencytop style):\n");
-	for (unsigned c = 0; c < UJBD_LAT_NR; c++) {
-		const struct ujbd_lat *l = &s->lat[c];
-		if (!l->count)
-			continue;
-		printf("[max %.1f msec] %s - %.3f msec (%.1f%%)\n",
-		       (double)l->max_ns / 1e6, lat_causes[c],
-		       (double)l->sum_ns / (double)l->count / 1e6,
-		       total ? 100.0 * (double)l->sum_ns / (double)total : 0.0);
-	}
-	printf("fsync latency (us): p50 %.1f  p99 %.1f  max %.1f  (%" PRIu64
-	       " waits)\n", us(s->fsync_latency.p50_ns),
-	       us(s->fsync_latency.p99_ns), us(s->fsync_latency.max_ns),
-	       s->fsync_latency.count);
-	printf("commit time (us): p50 %.1f  p99 %.1f  max %.1f\n",
-	       us(s->commit_time.p50_ns), us(s->commit_time.p99_ns),
-	       us(s->commit_time.max_ns));
-	printf("checkpoint: %" PRIu64 " written, %" PRIu64 " dropped; log space"
-	       " waits %" PRIu64 " (longest %.1f ms)\n", s->checkpoint_written,
-	       s->checkpoint_dropped, s->log_space_waits,
-	       (double)s->log_space_stall_ns_max / 1e6);
-}
-
-static void report(struct bench *b)
+static void report(const struct bench *b)
 {
 	const struct bench_cfg *c = &b->b_cfg;
-	struct jbd_hist *all = calloc(1, sizeof(*all));
-	struct ujbd_hist h = { 0 };
-	uint64_t ops = 0;
-	double secs = (double)b->b_elapsed_ns / 1e9, rate;
+	struct lab_jload_report rep = {
+		.kind = c->kind,
+		.system = c->baseline ? (c->use_fsync ? "baseline-fsync" : "baseline") : "ujbd",
+		.data_mode = mode_names[c->data_mode],
+		.layout = c->baseline ? "-" : layout_names[c->layout],
+		.threads = c->threads, .iterations = c->iterations,
+		.baseline = c->baseline, .json = c->json,
+		.stats = &b->b_stats, .with_stats = c->stats,
+	};
 
-	for (unsigned i = 0; i < c->threads; i++) {
-		ops += b->b_thr[i].t_ops;
-		if (all)
-			jbd_hist_merge(all, &b->b_thr[i].t_lat);
-	}
-	if (all)
-		jbd_hist_summary(all, &h);
-	free(all);
-	rate = secs > 0 ? (double)ops / secs : 0;
-	if (c->json) {
-		printf("{\"workload\":\"%s\",\"system\":\"%s\",\"data_mode\":\"%s\","
-		       "\"layout\":\"%s\",\"threads\":%u,\"iterations\":%" PRIu64 ",\"ops\":%" PRIu64
-		       ",\"seconds\":%.6f,\"ops_per_s\":%.1f,\"latency_us\":{\"avg\":%.1f,"
-		       "\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},\"wakeups\":%" PRIu64
-		       ",\"useless_wakeups\":%" PRIu64, kind_names[c->kind],
-		       c->baseline ? (c->use_fsync ? "baseline-fsync" : "baseline") : "ujbd", mode_names[c->data_mode],
-		       c->baseline ? "-" : layout_names[c->layout], c->threads, c->iterations, ops, secs, rate,
-		       h.count ? us(h.sum_ns) / (double)h.count : 0.0, us(h.p50_ns),
-		       us(h.p99_ns), us(h.max_ns), b->b_stats.wakeups,
-		       b->b_stats.useless_wakeups);
-		if (c->stats && !c->baseline) {
-			char s[4096];
-			ujbd_stats_json(&b->b_stats, s, sizeof(s));
-			printf(",\"stats\":%s", s);
-		}
-		printf("}\n");
-		return;
-	}
-	printf("%s (%s%s%s%s): %" PRIu64 " ops by %u thread%s in %.3f s: %.1f ops/s\n",
-	       kind_names[c->kind], c->baseline ? "baseline" : "ujbd, data=",
-	       c->baseline ? "" : mode_names[c->data_mode],
-	       c->baseline ? ", pwrite+fdatasync" : ", ",
-	       c->baseline ? "" : layout_names[c->layout], ops, c->threads,
-	       c->threads == 1 ? "" : "s", secs, rate);
-	printf("latency per %s (us): avg %.1f  p50 %.1f  p99 %.1f  max %.1f%s\n",
-	       c->kind == BK_HANDLES ? "handle" : "iteration",
-	       h.count ? us(h.sum_ns) / (double)h.count : 0.0, us(h.p50_ns),
-	       us(h.p99_ns), us(h.max_ns),
-	       c->kind == BK_HANDLES ? "  (1 in 16 timed)" : "");
-	if (!c->baseline)
-		printf("commit thread wakeups %" PRIu64 ", useless %" PRIu64 "\n",
-		       b->b_stats.wakeups, b->b_stats.useless_wakeups);
-	if (c->stats && !c->baseline)
-		report_stats(&b->b_stats);
+	lab_jload_print(stdout, &rep, &b->b_load);
 }
 
 /* ---- arguments ------------------------------------------------------------ */
@@ -765,12 +498,12 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 			argv[optind]);
 		return -EINVAL;
 	}
-	c->kind = (enum bench_kind)k;
-	if (c->kind == BK_HANDLES && c->baseline) {
+	c->kind = (enum lab_jload_kind)k;
+	if (c->kind == LAB_JLOAD_HANDLES && c->baseline) {
 		cli_err(argv[0], "handles has no baseline (it measures the CPU path only)");
 		return -EINVAL;
 	}
-	if (c->clean_fsyncs && (c->baseline || c->sync_handles || c->kind == BK_HANDLES)) {
+	if (c->clean_fsyncs && (c->baseline || c->sync_handles || c->kind == LAB_JLOAD_HANDLES)) {
 		cli_err(argv[0], "--clean-fsyncs applies to ujbd's fsync-loop and group-commit "
 			"without --sync-handles");
 		return -EINVAL;
@@ -779,7 +512,7 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 		cli_err(argv[0], "--fsync applies to --baseline only");
 		return -EINVAL;
 	}
-	if (c->kind == BK_FSYNC_LOOP && c->threads > 1) {
+	if (c->kind == LAB_JLOAD_FSYNC_LOOP && c->threads > 1) {
 		cli_err(argv[0], "fsync-loop runs one thread (group-commit runs several)");
 		return -EINVAL;
 	}
@@ -809,20 +542,14 @@ int cmd_bench(int argc, char **argv)
 		free(b);
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
 	}
-	b->b_thr = calloc(b->b_cfg.threads, sizeof(*b->b_thr));
-	if (!b->b_thr || rt_world_new(&wo, &w) < 0) {
+	b->b_fds = calloc(b->b_cfg.threads, sizeof(*b->b_fds));
+	if (!b->b_fds || rt_world_new(&wo, &w) < 0) {
 		cli_err(argv[0], "out of memory");
 		status = EXIT_IO;
 		goto out;
 	}
-	for (unsigned i = 0; i < b->b_cfg.threads; i++) {
-		b->b_thr[i].t_b = b;
-		b->b_thr[i].t_idx = i;
-		b->b_thr[i].t_fd = -1;
-		jbd_hist_init(&b->b_thr[i].t_lat);
-	}
-	rt_mutex_init(&b->b_lock, "bench_lock");
-	rt_cond_init(&b->b_go_cond, "bench_go");
+	for (unsigned i = 0; i < b->b_cfg.threads; i++)
+		b->b_fds[i] = -1;
 	if (bench_mkdir(b) == 0) {
 		rt_world_run(w, "bench", bench_main, b);
 		bench_rmdir(b);
@@ -833,12 +560,10 @@ int cmd_bench(int argc, char **argv)
 	} else {
 		report(b);
 	}
-	rt_cond_release(&b->b_go_cond);
-	rt_mutex_release(&b->b_lock);
 out:
 	if (w)
 		rt_world_free(w);
-	free(b->b_thr);
+	free(b->b_fds);
 	free(b);
 	return status;
 }

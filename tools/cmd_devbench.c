@@ -7,11 +7,10 @@
  * from the wall clock reaches the output), or the real world (real sleeps
  * for a sim disk, real I/O for a file).
  *
- * Shape, for those who extend it (threads, elevators, ioprio, traces):
- * bench_run() opens the disk and drives every bench_thread; a thread's loop
- * (bench_thread_run) asks bench_next() what to do and bench_issue() does
- * exactly one I/O and records its latency in that thread's own stats;
- * bench_report() merges the threads' stats at the end.
+ * Shape: this file parses the options and opens the world, the disk and the
+ * queue (bench_world, bench_open, bench_queue_open); the load itself (the
+ * per-thread issue loop, the merge of the threads' latency histograms and
+ * the report) is the lab's devload (src/lab/devload.c, lab/workload.h).
  *
  * Through the block layer (--elevator, --threads, --ioprio, --trace): the
  * I/O goes as bios through one blk queue over the disk, each thread is an rt
@@ -27,6 +26,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lab/workload.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
@@ -35,12 +35,9 @@
 #define BENCH_MAX_BS (16u << 20)
 #define BENCH_FILE_SIZE (256ull << 20) /* default size of a file: disk */
 
-enum bench_pattern { PAT_SEQ, PAT_RAND, PAT_WRITE_FLUSH };
-static const char *const pattern_names[] = { "seq", "rand", "write-flush" };
-
 struct bench_cfg {
 	const char *disk;         /* "hdd", "ssd" or "file:PATH" */
-	enum bench_pattern pattern;
+	enum lab_devload_pattern pattern;
 	uint32_t bs;
 	uint64_t ops;
 	uint64_t seed;
@@ -52,36 +49,17 @@ struct bench_cfg {
 	bool use_blk;
 	enum blk_elevator elevator;   /* cfq, the default of 2.6.18-2.6.32 */
 	unsigned threads;             /* 1 */
-	uint16_t ioprio[BLK_BENCH_MAX_THREADS];
+	uint16_t ioprio[LAB_DEVLOAD_MAX_THREADS];
 	unsigned nioprio;             /* 0 = threads keep the caller's */
 	const char *trace_path;
-};
-
-/* One issuing thread and what it measured. */
-struct bench_thread {
-	unsigned bt_index;
-	struct rt_prng bt_prng;
-	uint8_t *bt_buf;
-	uint64_t bt_ops;          /* I/Os to issue */
-	uint64_t *bt_lat_ns;      /* [bt_cap] */
-	uint64_t bt_cap;
-	uint64_t bt_done;
-	uint64_t bt_bytes;
-	struct bench *bt_bench;   /* for the rt thread */
-	uint16_t bt_ioprio;       /* as the thread ran */
-	int bt_err;
 };
 
 struct bench {
 	struct bench_cfg b_cfg;
 	struct dev *b_dev;
-	uint64_t b_span;          /* bytes addressed: the disk, in whole bs */
-	unsigned b_nthreads;
-	struct bench_thread b_thr[BLK_BENCH_MAX_THREADS];
 	struct blk_queue *b_q;    /* through the block layer, or NULL */
 	FILE *b_trace;
-	uint64_t b_claimed;       /* I/Os claimed by the threads (atomic) */
-	uint64_t b_elapsed_ns;
+	struct lab_devload b_load; /* what the threads measured */
 	int b_err;                /* first error, negative errno */
 	const char *b_err_what;
 	bool b_err_usage;         /* the error is the arguments' fault */
@@ -119,121 +97,6 @@ static int bench_open(struct bench *b)
 	if (err == 0)
 		b->b_engine = dev_file_engine_name(b->b_dev);
 	return err;
-}
-
-/* ---- one I/O --------------------------------------------------------------- */
-
-enum bench_op { BOP_READ, BOP_WRITE_FLUSH };
-
-/* What the thread's i-th I/O is. */
-static void bench_next(const struct bench *b, struct bench_thread *t, uint64_t i,
-		       enum bench_op *op, uint64_t *off)
-{
-	uint64_t blocks = b->b_span / b->b_cfg.bs;
-
-	switch (b->b_cfg.pattern) {
-	case PAT_RAND:
-		*op = BOP_READ;
-		*off = rt_prng_below(&t->bt_prng, blocks) * b->b_cfg.bs;
-		break;
-	case PAT_SEQ:
-		*op = BOP_READ;
-		*off = (i % blocks) * b->b_cfg.bs;
-		break;
-	default:
-		*op = BOP_WRITE_FLUSH;
-		*off = (i % blocks) * b->b_cfg.bs;
-		break;
-	}
-}
-
-/* One I/O as bios through the queue: a read, or a SYNC write then a flush. */
-static int bench_issue_blk(struct bench *b, struct bench_thread *t, enum bench_op op,
-			   uint64_t off)
-{
-	struct blk_bio bio;
-	int err;
-
-	memset(&bio, 0, sizeof(bio));
-	bio.b_op = op == BOP_READ ? BLK_OP_READ : BLK_OP_WRITE;
-	bio.b_flags = op == BOP_READ ? 0 : BLK_SYNC;
-	bio.b_sector = off >> BLK_SECTOR_SHIFT;
-	bio.b_nr_sectors = b->b_cfg.bs >> BLK_SECTOR_SHIFT;
-	bio.b_buf = t->bt_buf;
-	err = blk_submit_wait(b->b_q, &bio);
-	if (err == 0 && op != BOP_READ)
-		err = blk_flush(b->b_q);
-	return err;
-}
-
-/* Issue exactly one I/O (a write+flush counts as one) and record it. */
-static int bench_issue(struct bench *b, struct bench_thread *t, enum bench_op op,
-		       uint64_t off)
-{
-	uint64_t t0 = rt_now_ns();
-	int err;
-
-	if (b->b_q) {
-		err = bench_issue_blk(b, t, op, off);
-	} else if (op == BOP_READ) {
-		err = dev_pread(b->b_dev, t->bt_buf, b->b_cfg.bs, off);
-	} else {
-		err = dev_pwrite(b->b_dev, t->bt_buf, b->b_cfg.bs, off, 0);
-		if (err == 0)
-			err = dev_flush(b->b_dev);
-	}
-	if (err < 0)
-		return err;
-	if (t->bt_done == t->bt_cap) {
-		uint64_t cap = 2 * t->bt_cap;
-		uint64_t *p = realloc(t->bt_lat_ns, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		t->bt_lat_ns = p;
-		t->bt_cap = cap;
-	}
-	t->bt_lat_ns[t->bt_done++] = rt_now_ns() - t0;
-	t->bt_bytes += b->b_cfg.bs;
-	return 0;
-}
-
-static int bench_thread_run(struct bench *b, struct bench_thread *t)
-{
-	for (uint64_t i = 0; i < t->bt_ops; i++) {
-		/* Threads share --ops: claim one before issuing it. */
-		if (b->b_nthreads > 1 &&
-		    __atomic_fetch_add(&b->b_claimed, 1, __ATOMIC_RELAXED) >= b->b_cfg.ops)
-			break;
-		enum bench_op op;
-		uint64_t off;
-		int err;
-
-		bench_next(b, t, i, &op, &off);
-		err = bench_issue(b, t, op, off);
-		if (err < 0)
-			return err;
-	}
-	return 0;
-}
-
-static int bench_thread_init(struct bench *b, struct bench_thread *t, unsigned idx,
-			     uint64_t ops)
-{
-	void *buf;
-
-	t->bt_index = idx;
-	t->bt_ops = ops;
-	rt_prng_init(&t->bt_prng, b->b_cfg.seed * 0x9e3779b97f4a7c15ull + idx + 1);
-	if (posix_memalign(&buf, 4096, b->b_cfg.bs))
-		return -ENOMEM;
-	t->bt_buf = buf;
-	/* written blocks carry a recognisable pattern, not zeros */
-	for (uint32_t i = 0; i < b->b_cfg.bs; i++)
-		t->bt_buf[i] = (uint8_t)(i * 7 + idx);
-	t->bt_cap = ops < 1024 ? (ops ? ops : 1) : 1024;
-	t->bt_lat_ns = calloc(t->bt_cap, sizeof(uint64_t));
-	return t->bt_lat_ns ? 0 : -ENOMEM;
 }
 
 /* ---- through the block layer ---------------------------------------------- */
@@ -279,50 +142,16 @@ static int bench_queue_close(struct bench *b)
 	return err;
 }
 
-static void bench_thread_main(void *arg)
-{
-	struct bench_thread *t = arg;
-	struct bench *b = t->bt_bench;
-
-	if (b->b_cfg.nioprio) {
-		uint16_t prio = b->b_cfg.ioprio[b->b_cfg.nioprio == 1 ? 0 : t->bt_index];
-
-		/* The kernel may refuse RT (EPERM); rt still records it and
-		 * our block layer honours it, which is what is measured. */
-		(void)rt_ioprio_set(prio);
-	}
-	t->bt_ioprio = rt_ioprio_get();
-	t->bt_err = bench_thread_run(b, t);
-}
-
-/* Run every thread as an rt thread named benchN; first error wins. */
-static int bench_threads_run(struct bench *b)
-{
-	rt_thread *th[BLK_BENCH_MAX_THREADS];
-	unsigned started = 0;
-	int err = 0;
-
-	for (unsigned i = 0; i < b->b_nthreads && !err; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "bench%u", i);
-		b->b_thr[i].bt_bench = b;
-		err = rt_thread_create(&th[i], name, bench_thread_main, &b->b_thr[i]);
-		started += err == 0;
-	}
-	for (unsigned i = 0; i < started; i++) {
-		rt_thread_join(th[i]);
-		if (!err)
-			err = b->b_thr[i].bt_err;
-	}
-	return err;
-}
-
 /* The body of the run, as the first thread of the world. */
 static void bench_run(void *arg)
 {
 	struct bench *b = arg;
-	uint64_t t0;
+	const struct bench_cfg *c = &b->b_cfg;
+	uint16_t prio[LAB_DEVLOAD_MAX_THREADS];
+	struct lab_devload_opts lo = { .pattern = c->pattern, .bs = c->bs, .ops = c->ops,
+				       .seed = c->seed, .threads = c->use_blk ? c->threads : 1,
+				       .ioprio = c->nioprio ? prio : NULL };
+	uint64_t span;
 	int err;
 
 	err = bench_open(b);
@@ -332,34 +161,25 @@ static void bench_run(void *arg)
 		return;
 	}
 	snprintf(b->b_name, sizeof(b->b_name), "%s", dev_name(b->b_dev));
-	b->b_span = dev_size(b->b_dev) - dev_size(b->b_dev) % b->b_cfg.bs;
-	if (b->b_cfg.bs % dev_block_size(b->b_dev) || b->b_span == 0) {
+	span = dev_size(b->b_dev) - dev_size(b->b_dev) % c->bs;
+	if (c->bs % dev_block_size(b->b_dev) || span == 0) {
 		b->b_err = -EINVAL;
 		b->b_err_usage = true;
 		b->b_err_what = "--bs must be a multiple of the disk's block size and fit in it";
 		goto out;
 	}
-	b->b_nthreads = b->b_cfg.use_blk ? b->b_cfg.threads : 1;
-	for (unsigned i = 0; i < b->b_nthreads && !b->b_err; i++)
-		b->b_err = bench_thread_init(b, &b->b_thr[i], i, b->b_cfg.ops);
-	if (b->b_err) {
-		b->b_err_what = "out of memory";
-		goto out;
-	}
-	if (b->b_cfg.use_blk) {
+	/* one --ioprio for all threads, or one each */
+	for (unsigned i = 0; i < lo.threads && c->nioprio; i++)
+		prio[i] = c->ioprio[c->nioprio == 1 ? 0 : i];
+	if (c->use_blk) {
 		b->b_err = bench_queue_open(b);
 		if (b->b_err) {
-			b->b_err_what = b->b_trace || !b->b_cfg.trace_path ?
+			b->b_err_what = b->b_trace || !c->trace_path ?
 				"cannot set up the block queue" : "cannot write the trace";
 			goto out;
 		}
 	}
-	t0 = rt_now_ns();
-	if (b->b_q)
-		err = bench_threads_run(b);
-	else /* one thread, no block layer: run it here */
-		err = bench_thread_run(b, &b->b_thr[0]);
-	b->b_elapsed_ns = rt_now_ns() - t0;
+	err = lab_devload_run(b->b_dev, b->b_q, &lo, &b->b_load);
 	if (b->b_q) {
 		int cerr = bench_queue_close(b);
 
@@ -370,7 +190,7 @@ static void bench_run(void *arg)
 	}
 	if (err < 0) {
 		b->b_err = err;
-		b->b_err_what = "I/O error";
+		b->b_err_what = err == -ENOMEM ? "out of memory" : "I/O error";
 	}
 out:
 	if (b->b_q || b->b_trace)
@@ -379,127 +199,19 @@ out:
 	b->b_dev = NULL;
 }
 
-/* ---- the report ---------------------------------------------------------- */
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct bench_stats {
-	uint64_t n, bytes;
-	double iops, mb_s, avg_us, p50_us, p99_us, max_us;
-};
-
-/* Nearest-rank percentile of sorted v[n]. */
-static uint64_t pct(const uint64_t *v, uint64_t n, unsigned p)
-{
-	uint64_t rank = (n * p + 99) / 100;
-
-	return v[rank ? rank - 1 : 0];
-}
-
-/* The stats of threads [first, first + n). */
-static int bench_merge_range(const struct bench *b, unsigned first, unsigned n,
-			     struct bench_stats *s)
-{
-	uint64_t *all, k = 0;
-	double sum = 0;
-
-	memset(s, 0, sizeof(*s));
-	for (unsigned i = first; i < first + n; i++) {
-		s->n += b->b_thr[i].bt_done;
-		s->bytes += b->b_thr[i].bt_bytes;
-	}
-	if (s->n == 0)
-		return 0;
-	all = malloc(s->n * sizeof(*all));
-	if (!all)
-		return -ENOMEM;
-	for (unsigned i = first; i < first + n; i++)
-		for (uint64_t j = 0; j < b->b_thr[i].bt_done; j++)
-			all[k++] = b->b_thr[i].bt_lat_ns[j];
-	qsort(all, s->n, sizeof(*all), cmp_u64);
-	for (uint64_t j = 0; j < s->n; j++)
-		sum += (double)all[j];
-	s->avg_us = sum / (double)s->n / 1e3;
-	s->p50_us = (double)pct(all, s->n, 50) / 1e3;
-	s->p99_us = (double)pct(all, s->n, 99) / 1e3;
-	s->max_us = (double)all[s->n - 1] / 1e3;
-	if (b->b_elapsed_ns) {
-		s->iops = (double)s->n * 1e9 / (double)b->b_elapsed_ns;
-		s->mb_s = (double)s->bytes * 1e3 / (double)b->b_elapsed_ns;
-	}
-	free(all);
-	return 0;
-}
-
-static int bench_merge(const struct bench *b, struct bench_stats *s)
-{
-	return bench_merge_range(b, 0, b->b_nthreads, s);
-}
-
-/* Through the block layer: the elevator and one entry per thread. */
-static void bench_report_threads(const struct bench *b)
+/* The lab's devbench report, with the names this run had. */
+static int bench_report(const struct bench *b)
 {
 	const struct bench_cfg *c = &b->b_cfg;
+	struct lab_devload_report rep = {
+		.disk = b->b_name, .engine = b->b_engine,
+		.pattern = lab_devload_pattern_name(c->pattern), .bs = c->bs,
+		.world = c->sim_world ? "sim" : "real", .seed = c->seed,
+		.elevator = c->use_blk ? blk_elevator_name(c->elevator) : NULL,
+		.json = c->json,
+	};
 
-	if (c->json)
-		printf(",\"elevator\":\"%s\",\"threads\":[", blk_elevator_name(c->elevator));
-	else
-		printf("  elevator  %s\n", blk_elevator_name(c->elevator));
-	for (unsigned i = 0; i < b->b_nthreads; i++) {
-		struct bench_stats s;
-		char prio[16];
-
-		if (bench_merge_range(b, i, 1, &s) < 0)
-			memset(&s, 0, sizeof(s));
-		rt_ioprio_str(b->b_thr[i].bt_ioprio, prio, sizeof(prio));
-		if (c->json)
-			printf("%s{\"name\":\"bench%u\",\"ioprio\":\"%s\",\"ops\":%" PRIu64
-			       ",\"iops\":%.3f,\"mb_s\":%.3f,\"latency_us\":{\"avg\":%.3f,"
-			       "\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}}",
-			       i ? "," : "", i, prio, s.n, s.iops, s.mb_s, s.avg_us, s.p50_us,
-			       s.p99_us, s.max_us);
-		else
-			printf("  bench%-3u  %-6s ops %" PRIu64 ", iops %.1f, latency avg %.1f us, "
-			       "p50 %.1f us, p99 %.1f us, max %.1f us\n",
-			       i, prio, s.n, s.iops, s.avg_us, s.p50_us, s.p99_us, s.max_us);
-	}
-	if (c->json)
-		printf("]");
-}
-
-static void bench_report(const struct bench *b, const struct bench_stats *s)
-{
-	const struct bench_cfg *c = &b->b_cfg;
-	const char *world = c->sim_world ? "sim" : "real";
-
-	if (c->json) {
-		printf("{\"disk\":\"%s\",\"pattern\":\"%s\",\"bs\":%" PRIu32
-		       ",\"ops\":%" PRIu64 ",\"world\":\"%s\",\"seed\":%" PRIu64
-		       ",\"elapsed_s\":%.6f,\"iops\":%.3f,\"mb_s\":%.3f,"
-		       "\"latency_us\":{\"avg\":%.3f,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}",
-		       b->b_name, pattern_names[c->pattern], c->bs, s->n, world, c->seed,
-		       (double)b->b_elapsed_ns / 1e9, s->iops, s->mb_s, s->avg_us,
-		       s->p50_us, s->p99_us, s->max_us);
-		if (c->use_blk)
-			bench_report_threads(b);
-		printf("}\n");
-		return;
-	}
-	printf("devbench: disk %s%s%s, pattern %s, bs %" PRIu32 ", %s world, seed %" PRIu64 "\n",
-	       b->b_name, b->b_engine ? " engine " : "", b->b_engine ? b->b_engine : "",
-	       pattern_names[c->pattern], c->bs, world, c->seed);
-	printf("  ops       %" PRIu64 " in %.3f s\n", s->n, (double)b->b_elapsed_ns / 1e9);
-	printf("  iops      %.1f\n", s->iops);
-	printf("  MB/s      %.2f\n", s->mb_s);
-	printf("  latency   avg %.1f us, p50 %.1f us, p99 %.1f us, max %.1f us\n",
-	       s->avg_us, s->p50_us, s->p99_us, s->max_us);
-	if (c->use_blk)
-		bench_report_threads(b);
+	return lab_devload_print(stdout, &rep, &b->b_load);
 }
 
 /* ---- the command line ---------------------------------------------------- */
@@ -568,7 +280,7 @@ static int bench_parse_ioprio(const char *arg, struct bench_cfg *c)
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint16_t prio;
 
-		if (c->nioprio == BLK_BENCH_MAX_THREADS || rt_ioprio_parse(tok, &prio) ||
+		if (c->nioprio == LAB_DEVLOAD_MAX_THREADS || rt_ioprio_parse(tok, &prio) ||
 		    RT_IOPRIO_CLASS(prio) == RT_IOPRIO_CLASS_NONE)
 			return -EINVAL;
 		c->ioprio[c->nioprio++] = prio;
@@ -613,19 +325,12 @@ static int bench_args(int argc, char **argv, struct bench_cfg *c, bool *world_se
 			}
 			c->disk = optarg;
 			break;
-		case 'p': {
-			int k = -1;
-
-			for (int i = 0; i < 3; i++)
-				if (!strcmp(optarg, pattern_names[i]))
-					k = i;
-			if (k < 0) {
+		case 'p':
+			if (lab_devload_pattern_parse(optarg, &c->pattern)) {
 				cli_err(argv[0], "unknown pattern '%s' (seq, rand or write-flush)", optarg);
 				return -EINVAL;
 			}
-			c->pattern = (enum bench_pattern)k;
 			break;
-		}
 		case 'b':
 			if (dev_parse_size(optarg, &v) || v < 512 || v > BENCH_MAX_BS || v % 512) {
 				cli_err(argv[0], "bad --bs '%s' (a multiple of 512 up to 16M)", optarg);
@@ -674,9 +379,9 @@ static int bench_args(int argc, char **argv, struct bench_cfg *c, bool *world_se
 			c->use_blk = true;
 			break;
 		case 't':
-			if (parse_u64(optarg, &v) || v == 0 || v > BLK_BENCH_MAX_THREADS) {
+			if (parse_u64(optarg, &v) || v == 0 || v > LAB_DEVLOAD_MAX_THREADS) {
 				cli_err(argv[0], "bad --threads '%s' (1 to %d)", optarg,
-					BLK_BENCH_MAX_THREADS);
+					LAB_DEVLOAD_MAX_THREADS);
 				return -EINVAL;
 			}
 			c->threads = (unsigned)v;
@@ -757,7 +462,6 @@ static int bench_world(struct bench *b)
 int cmd_devbench(int argc, char **argv)
 {
 	struct bench *b = calloc(1, sizeof(*b));
-	struct bench_stats s;
 	bool world_set = false;
 	int rc, status = EXIT_OK;
 
@@ -765,7 +469,7 @@ int cmd_devbench(int argc, char **argv)
 		cli_err(argv[0], "out of memory");
 		return EXIT_IO;
 	}
-	b->b_cfg = (struct bench_cfg){ .disk = "hdd", .pattern = PAT_RAND, .bs = 4096,
+	b->b_cfg = (struct bench_cfg){ .disk = "hdd", .pattern = LAB_DEVLOAD_RAND, .bs = 4096,
 				       .ops = 1000, .seed = 1, .sim_world = true,
 				       .elevator = BLK_ELV_CFQ };
 	rc = bench_args(argc, argv, &b->b_cfg, &world_set);
@@ -791,17 +495,9 @@ int cmd_devbench(int argc, char **argv)
 		}
 		goto out;
 	}
-	if (bench_merge(b, &s) < 0) {
-		cli_err(argv[0], "out of memory");
+	if (bench_report(b) < 0)
 		status = EXIT_IO;
-		goto out;
-	}
-	bench_report(b, &s);
 out:
-	for (unsigned i = 0; i < b->b_nthreads; i++) {
-		free(b->b_thr[i].bt_buf);
-		free(b->b_thr[i].bt_lat_ns);
-	}
 	free(b);
 	return status;
 }

@@ -322,56 +322,6 @@ void blk_queue_stats(struct blk_queue *q, struct blk_queue_stats *out);
  * avg/max in ms) written to f. */
 int blk_stats_print(struct blk_queue *q, FILE *f);
 
-/* ---- a load generator (devbench --threads, the lab) ------------------- */
-
-enum blk_bench_pattern {
-	BLK_BENCH_RANDREAD = 0,
-	BLK_BENCH_RANDWRITE = 1,
-	BLK_BENCH_READ = 2,     /* sequential; each thread its own stretch */
-	BLK_BENCH_WRITE = 3,
-};
-
-#define BLK_BENCH_MAX_THREADS 64
-
-struct blk_bench_opts {
-	enum blk_bench_pattern pattern; /* RANDREAD */
-	uint32_t block_size;     /* bytes per I/O, 4096 */
-	uint64_t offset;         /* region start, bytes, 0 */
-	uint64_t span;           /* region length, bytes, 0 = to the device end */
-	unsigned threads;        /* 1 */
-	/* Per thread (threads entries), 0 = leave the thread's priority alone
-	 * (it inherits the caller's). NULL = all 0. */
-	const uint16_t *ioprio;
-	unsigned iodepth;        /* bios in flight per thread, 1 */
-	uint64_t duration_ns;    /* stop submitting after this long, 1 s */
-	uint64_t ios_per_thread; /* or after this many I/Os; 0 = no limit */
-	uint32_t flags;          /* added to every bio (BLK_SYNC, ...) */
-	uint64_t seed;           /* offsets: thread i draws from seed + i */
-};
-void blk_bench_opts_default(struct blk_bench_opts *o);
-
-struct blk_bench_result {
-	char name[16];           /* "bench0", ... */
-	int pid;
-	uint16_t ioprio;         /* what the thread ran with */
-	uint64_t ios, bytes, errors;
-	uint64_t elapsed_ns;     /* first submission to last completion */
-	double iops, mb_s;       /* MB = 1e6 bytes */
-	/* Per-I/O latency, queued to completed (btt's Q2C), microseconds. */
-	double lat_us_avg, lat_us_p50, lat_us_p99, lat_us_max;
-};
-
-/*
- * Run opts->threads rt threads against q and fill out[0 .. threads-1].
- * Call from an rt thread of the queue's world. Buffers and samples are
- * allocated here. 0 or -EINVAL/-ENOMEM; I/O errors are counted, not fatal.
- */
-int blk_bench_run(struct blk_queue *q, const struct blk_bench_opts *opts,
-		  struct blk_bench_result *out);
-/* The JSON array [{"name":..,"pid":..,"ioprio":"rt:4","ios":..,"iops":..,
- * "mb_s":..,"latency_us":{"avg":..,"p50":..,"p99":..,"max":..}}, ...]. */
-int blk_bench_json(FILE *f, const struct blk_bench_result *r, unsigned n);
-
 #ifdef __cplusplus
 }
 #endif

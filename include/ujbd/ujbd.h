@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ujbd/hist.h"
 #include "ujbd/jbd_log.h"
 
 #ifdef __cplusplus
@@ -283,9 +284,7 @@ int ujbd_write_atomic(struct ujbd *j, const struct ujbd_block *blocks,
 
 /* ---- statistics -------------------------------------------------------- */
 
-struct ujbd_hist {
-	uint64_t count, p50_ns, p99_ns, max_ns, sum_ns;
-};
+/* struct ujbd_hist (count, p50_ns, p99_ns, max_ns, sum_ns): ujbd/hist.h. */
 
 /* Latency causes, latencytop-style. */
 enum ujbd_lat_cause {

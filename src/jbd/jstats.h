@@ -11,8 +11,8 @@
  *
  * Locking: every function takes s_lock, the stats' own rt_mutex. It is a
  * leaf lock: taken last (under any journal lock), never held while calling
- * out. No allocation after jbd_stats_init: the histograms are fixed arrays
- * of log-linear buckets.
+ * out. No allocation after jbd_stats_init: the histograms are rt_hist
+ * (ujbd/hist.h), fixed arrays of log-linear buckets.
  *
  * Which call records what (each function touches only its own fields, so
  * a wait that is both an fsync and a commit wait is reported to both):
@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ujbd/hist.h"
 #include "ujbd/rt.h"
 #include "ujbd/ujbd.h"
 
@@ -47,26 +48,11 @@ struct jbd_run_sample {
 	uint64_t handle_count, blocks, blocks_logged;
 };
 
-/*
- * Log-linear histogram: values below 2^JBD_HIST_SUB_BITS ns have a bucket
- * each; above, every power of two is split into 2^JBD_HIST_SUB_BITS equal
- * buckets, so a percentile read from the buckets is within 1/16 (6.25 %)
- * of the true value. Covers all of uint64_t.
- */
-#define JBD_HIST_SUB_BITS 4
-#define JBD_HIST_SUB (1u << JBD_HIST_SUB_BITS)
-#define JBD_HIST_BUCKETS ((64 - JBD_HIST_SUB_BITS + 1) * JBD_HIST_SUB)
-
-struct jbd_hist {
-	uint64_t h_count, h_sum_ns, h_max_ns;
-	uint64_t h_bucket[JBD_HIST_BUCKETS];
-};
-
 struct jbd_stats {
 	rt_mutex s_lock;
 	struct ujbd_stats s_sum;           /* [s_lock] counters and sums */
-	struct jbd_hist s_commit_time;     /* [s_lock] */
-	struct jbd_hist s_fsync;           /* [s_lock] */
+	struct rt_hist s_commit_time;     /* [s_lock] */
+	struct rt_hist s_fsync;           /* [s_lock] */
 	/* The average commit time, also readable without s_lock (atomic
 	 * loads) by the batching of sync handles: jbd_stats_avg_commit_ns. */
 	uint64_t s_avg_commit_ns;          /* [s_lock] writes; atomic */
@@ -92,19 +78,5 @@ void jbd_stats_log_space_wait(struct jbd_stats *s, uint64_t ns);
 void jbd_stats_snapshot(struct jbd_stats *s, struct ujbd_stats *out);
 /* The kernel's j_average_commit_time, lock-free (0 before any commit). */
 uint64_t jbd_stats_avg_commit_ns(const struct jbd_stats *s);
-
-/* Histogram helpers (exposed for the unit tests and the bench tool). */
-void jbd_hist_init(struct jbd_hist *h);
-void jbd_hist_add(struct jbd_hist *h, uint64_t ns);
-/* The value at percentile pct (0 < pct <= 100): the top of the bucket that
- * holds the sample of that rank, clamped to the largest value seen; 0 if
- * empty. */
-uint64_t jbd_hist_pct(const struct jbd_hist *h, double pct);
-/* Add src's samples to dst. */
-void jbd_hist_merge(struct jbd_hist *dst, const struct jbd_hist *src);
-void jbd_hist_summary(const struct jbd_hist *h, struct ujbd_hist *out);
-/* Bucket index of a value, and the largest value bucket b holds. */
-unsigned jbd_hist_bucket(uint64_t ns);
-uint64_t jbd_hist_bucket_max(unsigned b);
 
 #endif

@@ -19,93 +19,6 @@
 #include "internal.h"
 #include "jstats.h"
 
-/* ---- histograms ------------------------------------------------------- */
-
-unsigned jbd_hist_bucket(uint64_t ns)
-{
-	unsigned e, b;
-
-	if (ns < JBD_HIST_SUB)
-		return (unsigned)ns;
-	e = 63u - (unsigned)__builtin_clzll(ns); /* e >= JBD_HIST_SUB_BITS */
-	b = (e - JBD_HIST_SUB_BITS + 1) * JBD_HIST_SUB +
-	    (unsigned)((ns >> (e - JBD_HIST_SUB_BITS)) & (JBD_HIST_SUB - 1));
-	ASSERT(b < JBD_HIST_BUCKETS);
-	return b;
-}
-
-uint64_t jbd_hist_bucket_max(unsigned b)
-{
-	unsigned g = b / JBD_HIST_SUB, m = b % JBD_HIST_SUB, shift;
-	uint64_t lo;
-
-	ASSERT(b < JBD_HIST_BUCKETS);
-	if (g == 0)
-		return b;
-	shift = g - 1; /* e - JBD_HIST_SUB_BITS */
-	lo = (uint64_t)(JBD_HIST_SUB + m) << shift;
-	return lo + ((1ull << shift) - 1);
-}
-
-void jbd_hist_init(struct jbd_hist *h)
-{
-	memset(h, 0, sizeof(*h));
-}
-
-void jbd_hist_add(struct jbd_hist *h, uint64_t ns)
-{
-	h->h_bucket[jbd_hist_bucket(ns)]++;
-	h->h_count++;
-	h->h_sum_ns += ns;
-	if (ns > h->h_max_ns)
-		h->h_max_ns = ns;
-}
-
-uint64_t jbd_hist_pct(const struct jbd_hist *h, double pct)
-{
-	uint64_t rank, seen = 0, v;
-	double r;
-
-	ASSERT(pct > 0 && pct <= 100);
-	if (h->h_count == 0)
-		return 0;
-	/* The rank of the sample at pct: ceil(count * pct / 100), >= 1. */
-	r = (double)h->h_count * pct / 100.0;
-	rank = (uint64_t)r;
-	if ((double)rank < r)
-		rank++;
-	if (rank == 0)
-		rank = 1;
-	for (unsigned b = 0; b < JBD_HIST_BUCKETS; b++) {
-		seen += h->h_bucket[b];
-		if (seen >= rank) {
-			v = jbd_hist_bucket_max(b);
-			return v < h->h_max_ns ? v : h->h_max_ns;
-		}
-	}
-	ASSERT(0); /* the buckets sum to h_count */
-	return h->h_max_ns;
-}
-
-void jbd_hist_merge(struct jbd_hist *dst, const struct jbd_hist *src)
-{
-	for (unsigned b = 0; b < JBD_HIST_BUCKETS; b++)
-		dst->h_bucket[b] += src->h_bucket[b];
-	dst->h_count += src->h_count;
-	dst->h_sum_ns += src->h_sum_ns;
-	if (src->h_max_ns > dst->h_max_ns)
-		dst->h_max_ns = src->h_max_ns;
-}
-
-void jbd_hist_summary(const struct jbd_hist *h, struct ujbd_hist *out)
-{
-	out->count = h->h_count;
-	out->sum_ns = h->h_sum_ns;
-	out->max_ns = h->h_max_ns;
-	out->p50_ns = jbd_hist_pct(h, 50);
-	out->p99_ns = jbd_hist_pct(h, 99);
-}
-
 /* ---- recording -------------------------------------------------------- */
 
 void jbd_stats_init(struct jbd_stats *s, uint32_t max_transaction_blocks)
@@ -113,8 +26,8 @@ void jbd_stats_init(struct jbd_stats *s, uint32_t max_transaction_blocks)
 	memset(s, 0, sizeof(*s));
 	rt_mutex_init(&s->s_lock, "j_stats_lock");
 	s->s_sum.max_transaction_blocks = max_transaction_blocks;
-	jbd_hist_init(&s->s_commit_time);
-	jbd_hist_init(&s->s_fsync);
+	rt_hist_init(&s->s_commit_time);
+	rt_hist_init(&s->s_fsync);
 }
 
 void jbd_stats_release(struct jbd_stats *s)
@@ -149,7 +62,7 @@ void jbd_stats_commit(struct jbd_stats *s, const struct jbd_run_sample *r)
 	avg = avg ? (r->commit_time_ns + 3 * avg) / 4 : r->commit_time_ns;
 	__atomic_store_n(&s->s_avg_commit_ns, avg, __ATOMIC_RELAXED);
 	t->average_commit_time_ns = avg;
-	jbd_hist_add(&s->s_commit_time, r->commit_time_ns);
+	rt_hist_add(&s->s_commit_time, r->commit_time_ns);
 	rt_mutex_unlock(&s->s_lock);
 }
 
@@ -161,7 +74,7 @@ uint64_t jbd_stats_avg_commit_ns(const struct jbd_stats *s)
 void jbd_stats_fsync(struct jbd_stats *s, uint64_t ns)
 {
 	rt_mutex_lock(&s->s_lock);
-	jbd_hist_add(&s->s_fsync, ns);
+	rt_hist_add(&s->s_fsync, ns);
 	rt_mutex_unlock(&s->s_lock);
 }
 
@@ -210,8 +123,8 @@ void jbd_stats_snapshot(struct jbd_stats *s, struct ujbd_stats *out)
 {
 	rt_mutex_lock(&s->s_lock);
 	*out = s->s_sum;
-	jbd_hist_summary(&s->s_commit_time, &out->commit_time);
-	jbd_hist_summary(&s->s_fsync, &out->fsync_latency);
+	rt_hist_summary(&s->s_commit_time, &out->commit_time);
+	rt_hist_summary(&s->s_fsync, &out->fsync_latency);
 	rt_mutex_unlock(&s->s_lock);
 }
 

@@ -1120,66 +1120,6 @@ static void test_cfq_fifo_expire(void)
 	}
 }
 
-/* ---- the load generator: RT vs BE random readers (devbench --threads) -- */
-
-struct bench_arg {
-	enum blk_elevator e;
-	struct blk_bench_result r[2];
-	int rc;
-};
-
-static void bench_main(void *arg)
-{
-	struct bench_arg *ba = arg;
-	struct dev_hdd_params hp;
-	dev_hdd_defaults(&hp);
-	struct dev *d;
-	struct blk_queue *q;
-	struct blk_queue_opts o;
-	blk_queue_opts_default(&o);
-	o.elevator = ba->e;
-	if ((ba->rc = dev_sim_hdd_new(&hp, &d)) < 0)
-		return;
-	if ((ba->rc = blk_queue_new(d, &o, &q)) < 0) {
-		dev_close(d);
-		return;
-	}
-	struct blk_bench_opts bo;
-	blk_bench_opts_default(&bo);
-	uint16_t prio[2] = { RT_IOPRIO(RT_IOPRIO_CLASS_RT, 4), RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4) };
-	bo.threads = 2;
-	bo.ioprio = prio;
-	bo.duration_ns = 3 * RT_NS_PER_S;
-	ba->rc = blk_bench_run(q, &bo, ba->r);
-	blk_queue_free(q);
-	dev_close(d);
-}
-
-static void test_bench_rt_vs_be(void)
-{
-	struct bench_arg *ba = calloc(1, sizeof(*ba));
-	ba->e = BLK_ELV_CFQ;
-	T_EQ(run_world(bench_main, ba, 12), 0);
-	T_EQ(ba->rc, 0);
-	const struct blk_bench_result *rt = &ba->r[0], *be = &ba->r[1];
-	fprintf(stderr, "    cfq: rt %.1f iops p50 %.0f us, be %.1f iops p50 %.0f us max %.0f us\n",
-		rt->iops, rt->lat_us_p50, be->iops, be->lat_us_p50, be->lat_us_max);
-	T_EQ(RT_IOPRIO_CLASS(rt->ioprio), RT_IOPRIO_CLASS_RT);
-	T_CHECK(rt->ios > 100 && be->ios > 0);
-	T_CHECK(rt->iops > 4 * be->iops);
-	T_CHECK(rt->lat_us_p50 * 4 < be->lat_us_p50);
-	free(ba);
-
-	/* noop ignores priorities: the two readers share the disk. */
-	ba = calloc(1, sizeof(*ba));
-	ba->e = BLK_ELV_NOOP;
-	T_EQ(run_world(bench_main, ba, 12), 0);
-	T_EQ(ba->rc, 0);
-	fprintf(stderr, "    noop: rt %.1f iops, be %.1f iops\n", ba->r[0].iops, ba->r[1].iops);
-	T_CHECK(ba->r[0].iops < 1.3 * ba->r[1].iops && ba->r[1].iops < 1.3 * ba->r[0].iops);
-	free(ba);
-}
-
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -1202,6 +1142,5 @@ int main(int argc, char **argv)
 	T_RUN(test_deterministic);
 	T_RUN(test_real_world);
 	T_RUN(test_polled);
-	T_RUN(test_bench_rt_vs_be);
 	return t_done(argv[0]);
 }

@@ -183,37 +183,37 @@ static void test_hist_buckets(void)
 	uint64_t v, prev_max = 0;
 
 	/* Buckets tile the range: each starts right after the previous. */
-	for (unsigned b = 0; b < JBD_HIST_BUCKETS; b++) {
-		uint64_t mx = jbd_hist_bucket_max(b);
+	for (unsigned b = 0; b < RT_HIST_BUCKETS; b++) {
+		uint64_t mx = rt_hist_bucket_max(b);
 		if (b > 0)
 			T_CHECK(mx > prev_max);
-		T_EQ(jbd_hist_bucket(mx), b);
+		T_EQ(rt_hist_bucket(mx), b);
 		if (b > 0)
-			T_EQ(jbd_hist_bucket(prev_max + 1), b);
+			T_EQ(rt_hist_bucket(prev_max + 1), b);
 		prev_max = mx;
 	}
 	T_EQ_U64(prev_max, UINT64_MAX);
 	/* Small values are exact; large ones within 1/16. */
-	for (v = 0; v < JBD_HIST_SUB; v++)
-		T_EQ_U64(jbd_hist_bucket_max(jbd_hist_bucket(v)), v);
+	for (v = 0; v < RT_HIST_SUB; v++)
+		T_EQ_U64(rt_hist_bucket_max(rt_hist_bucket(v)), v);
 	for (v = 17; v < (1ull << 40); v = v * 3 + 1) {
-		uint64_t mx = jbd_hist_bucket_max(jbd_hist_bucket(v));
+		uint64_t mx = rt_hist_bucket_max(rt_hist_bucket(v));
 		T_CHECK(mx >= v);
-		T_CHECK(mx - v <= v / JBD_HIST_SUB);
+		T_CHECK(mx - v <= v / RT_HIST_SUB);
 	}
 }
 
 static void test_hist_percentiles(void)
 {
-	struct jbd_hist h;
+	struct rt_hist h;
 	struct ujbd_hist s;
 
-	jbd_hist_init(&h);
-	T_EQ_U64(jbd_hist_pct(&h, 50), 0);
+	rt_hist_init(&h);
+	T_EQ_U64(rt_hist_percentile(&h, 50), 0);
 	/* 1..1000 us: p50 is the 500th value, p99 the 990th. */
 	for (uint64_t i = 1000; i >= 1; i--)
-		jbd_hist_add(&h, i * RT_NS_PER_US);
-	jbd_hist_summary(&h, &s);
+		rt_hist_add(&h, i * RT_NS_PER_US);
+	rt_hist_summary(&h, &s);
 	T_EQ_U64(s.count, 1000);
 	T_EQ_U64(s.max_ns, 1000 * RT_NS_PER_US);
 	T_EQ_U64(s.sum_ns, 500500 * RT_NS_PER_US);
@@ -221,40 +221,41 @@ static void test_hist_percentiles(void)
 	T_CHECK(s.p50_ns <= 500 * RT_NS_PER_US + 500 * RT_NS_PER_US / 16);
 	T_CHECK(s.p99_ns >= 990 * RT_NS_PER_US);
 	T_CHECK(s.p99_ns <= 1000 * RT_NS_PER_US); /* clamped to max */
-	T_EQ_U64(jbd_hist_pct(&h, 100), 1000 * RT_NS_PER_US);
+	T_EQ_U64(rt_hist_percentile(&h, 100), 1000 * RT_NS_PER_US);
 	/* A long tail: 98 fast, 2 slow: p50 fast, p99 slow. */
-	jbd_hist_init(&h);
+	rt_hist_init(&h);
 	for (int i = 0; i < 98; i++)
-		jbd_hist_add(&h, 10);
-	jbd_hist_add(&h, 5 * RT_NS_PER_MS);
-	jbd_hist_add(&h, 7 * RT_NS_PER_MS);
-	T_EQ_U64(jbd_hist_pct(&h, 50), 10);
-	T_EQ_U64(jbd_hist_pct(&h, 98), 10);
-	T_CHECK(jbd_hist_pct(&h, 99) >= 5 * RT_NS_PER_MS);
-	T_CHECK(jbd_hist_pct(&h, 99) < 7 * RT_NS_PER_MS);
-	T_EQ_U64(jbd_hist_pct(&h, 100), 7 * RT_NS_PER_MS);
+		rt_hist_add(&h, 10);
+	rt_hist_add(&h, 5 * RT_NS_PER_MS);
+	rt_hist_add(&h, 7 * RT_NS_PER_MS);
+	T_EQ_U64(rt_hist_percentile(&h, 50), 10);
+	T_EQ_U64(rt_hist_percentile(&h, 98), 10);
+	T_CHECK(rt_hist_percentile(&h, 99) >= 5 * RT_NS_PER_MS);
+	T_CHECK(rt_hist_percentile(&h, 99) < 7 * RT_NS_PER_MS);
+	T_EQ_U64(rt_hist_percentile(&h, 100), 7 * RT_NS_PER_MS);
 	/* Merging two histograms is the histogram of both. */
 	{
-		struct jbd_hist a, c;
+		struct rt_hist a, c;
 
-		jbd_hist_init(&a);
-		jbd_hist_init(&c);
-		jbd_hist_add(&a, 3);
-		jbd_hist_add(&a, 9 * RT_NS_PER_MS);
-		jbd_hist_merge(&c, &h);
-		jbd_hist_merge(&c, &a);
+		rt_hist_init(&a);
+		rt_hist_init(&c);
+		rt_hist_add(&a, 3);
+		rt_hist_add(&a, 9 * RT_NS_PER_MS);
+		rt_hist_merge(&c, &h);
+		rt_hist_merge(&c, &a);
 		T_EQ_U64(c.h_count, 102);
 		T_EQ_U64(c.h_max_ns, 9 * RT_NS_PER_MS);
 		T_EQ_U64(c.h_sum_ns, h.h_sum_ns + a.h_sum_ns);
-		T_EQ_U64(jbd_hist_pct(&c, 0.5), 3); /* rank 1 */
-		T_EQ_U64(jbd_hist_pct(&c, 1), 10); /* rank 2 */
-		T_EQ_U64(jbd_hist_pct(&c, 100), 9 * RT_NS_PER_MS);
+		T_EQ_U64(rt_hist_percentile(&c, 0.5), 3); /* rank 1 */
+		T_EQ_U64(rt_hist_percentile(&c, 0), 3); /* p 0 reads as rank 1 */
+		T_EQ_U64(rt_hist_percentile(&c, 1), 10); /* rank 2 */
+		T_EQ_U64(rt_hist_percentile(&c, 100), 9 * RT_NS_PER_MS);
 	}
 	/* One sample: every percentile is it. */
-	jbd_hist_init(&h);
-	jbd_hist_add(&h, 123456789);
-	T_EQ_U64(jbd_hist_pct(&h, 50), 123456789);
-	T_EQ_U64(jbd_hist_pct(&h, 1), 123456789);
+	rt_hist_init(&h);
+	rt_hist_add(&h, 123456789);
+	T_EQ_U64(rt_hist_percentile(&h, 50), 123456789);
+	T_EQ_U64(rt_hist_percentile(&h, 1), 123456789);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
