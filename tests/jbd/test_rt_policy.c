@@ -212,8 +212,17 @@ static void t_names(void)
 
 /* ---- inherit ------------------------------------------------------------- */
 
+/* How the rt thread waits on the commit. */
+enum inh_mode {
+	INH_FSYNC,   /* ujbd_wait_tid, once the log writes are queued */
+	INH_SHADOW,  /* wait-io: write access to a buffer being logged */
+	INH_LOCKED,  /* a handle start while the transaction is locked */
+};
+
 struct inh {
 	bool inherit;
+	enum inh_mode mode;
+	uint16_t q_prio_first;        /* the first commit's first log write's Q prio */
 	/* out */
 	int rc, rpid;
 	bool stop;
@@ -227,6 +236,7 @@ struct inh {
 	uint64_t rt_before, rt_after; /* ... of the first commit: before/after the wait */
 	uint16_t last_prio;           /* the last commit's log writes' Q prio */
 	uint64_t first_end_ns;
+	uint64_t t0_ns;               /* the first commit was asked for */
 };
 
 /* A be:4 reader keeping the disk busy with far-apart sync reads. */
@@ -252,20 +262,69 @@ static void inh_reader(void *arg)
 	free(buf);
 }
 
-/* The rt:4 fsync, arriving once the commit's log writes are queued. */
+/* wait-io: write access to block 100, which the commit is logging. */
+static int inh_access(struct inh *s)
+{
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	int rc = ujbd_start(s->j, 1, &h);
+
+	if (rc)
+		return rc;
+	rc = ujbd_get_write_access(h, 100, &b);
+	if (!rc) {
+		rc = ujbd_dirty_metadata(h, b);
+		ujbd_buf_put(b);
+	}
+	int st = ujbd_stop(h);
+	return rc ? rc : st;
+}
+
+/* A handle start while the transaction is locked (its commit waits for
+ * the main thread's open handle). */
+static int inh_start(struct inh *s)
+{
+	struct ujbd_handle *h;
+	int rc = ujbd_start(s->j, 1, &h);
+
+	return rc ? rc : ujbd_stop(h);
+}
+
+/* The rt:4 thread, arriving once the commit's log writes are queued (or,
+ * INH_LOCKED, while it is locked). */
 static void inh_waiter(void *arg)
 {
 	struct inh *s = arg;
+	int rc;
 
 	rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_RT, 4));
 	rt_sleep_ns(3 * RT_NS_PER_MS);
 	ujbd_lat_attach(&s->acc);
 	s->t_wait = rt_now_ns();
-	int rc = ujbd_wait_tid(s->j, s->tid);
+	rc = s->mode == INH_SHADOW ? inh_access(s)
+	     : s->mode == INH_LOCKED ? inh_start(s) : ujbd_wait_tid(s->j, s->tid);
 	s->t_waited = rt_now_ns() - s->t_wait;
 	ujbd_lat_attach(NULL);
 	if (rc && !s->rc)
 		s->rc = rc;
+}
+
+/* The first commit of INH_LOCKED: its transaction is held locked by an
+ * open handle of this (be:7) thread while the rt thread starts. */
+static int inh_locked_commit(struct inh *s, rt_thread **wt)
+{
+	struct ujbd_handle *h;
+	int rc = rig_write(s->j, 100, 32, 2, false, &s->tid);
+
+	if (!rc)
+		rc = ujbd_start(s->j, 1, &h);
+	if (rc)
+		return rc;
+	rc = ujbd_commit_tid(s->j, s->tid);
+	rt_thread_create(wt, "rtsync", inh_waiter, s);
+	rt_sleep_ns(6 * RT_NS_PER_MS); /* the rt start waits meanwhile */
+	int st = ujbd_stop(h);
+	return rc ? rc : st;
 }
 
 static void inh_trace(struct inh *s)
@@ -288,6 +347,8 @@ static void inh_trace(struct inh *s)
 		}
 		if (ev[i].action == 'Q' && ev[i].time_ns >= s->first_end_ns)
 			s->last_prio = ev[i].ioprio;
+		if (ev[i].action == 'Q' && ev[i].time_ns > s->t0_ns && !s->q_prio_first)
+			s->q_prio_first = ev[i].ioprio;
 	}
 	free(ev);
 }
@@ -322,6 +383,7 @@ static void inh_main(void *arg)
 	o.data_queue = dq;
 	o.commit_ioprio = s->inherit ? UJBD_IOPRIO_INHERIT : RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
 	o.journal_meta = false; /* META would preempt the reader by itself */
+	o.under_commit = s->mode == INH_SHADOW ? UJBD_UNDER_COMMIT_WAIT_IO : UJBD_UNDER_COMMIT_COPY;
 	if ((s->rc = rig_open(&r, &o)))
 		goto out;
 	s->j = r.j;
@@ -329,11 +391,21 @@ static void inh_main(void *arg)
 		goto out;
 	rt_thread_create(&rd, "reader", inh_reader, s);
 	rt_sleep_ns(20 * RT_NS_PER_MS); /* the reader owns the disk */
-	if ((s->rc = rig_write(r.j, 100, 32, 2, false, &s->tid)) ||
-	    (s->rc = ujbd_commit_tid(r.j, s->tid)))
-		goto stop;
-	rt_thread_create(&wt, "rtsync", inh_waiter, s);
-	rt_thread_join(wt);
+	s->t0_ns = rt_now_ns();
+	if (s->mode == INH_LOCKED) {
+		s->rc = inh_locked_commit(s, &wt);
+		rt_thread_join(wt);
+		if (!s->rc)
+			s->rc = ujbd_wait_tid(r.j, s->tid);
+	} else {
+		if ((s->rc = rig_write(r.j, 100, 32, 2, false, &s->tid)) ||
+		    (s->rc = ujbd_commit_tid(r.j, s->tid)))
+			goto stop;
+		rt_thread_create(&wt, "rtsync", inh_waiter, s);
+		rt_thread_join(wt);
+		if (!s->rc && s->mode == INH_SHADOW)
+			s->rc = ujbd_wait_tid(r.j, s->tid);
+	}
 	s->first_end_ns = rt_now_ns();
 	/* the next commit: only this be:7 thread waits for it */
 	if (!s->rc && !(s->rc = rig_write(r.j, 200, 8, 3, false, &tid2)) &&
@@ -357,15 +429,21 @@ out:
 	rig_free(&r);
 }
 
-static struct inh *inh_run(bool inherit)
+static struct inh *inh_run_mode(bool inherit, enum inh_mode mode)
 {
 	struct inh *s = calloc(1, sizeof(*s));
 
 	s->inherit = inherit;
+	s->mode = mode;
 	int rc = rig_sim_run(3, inh_main, s);
 	if (rc && !s->rc)
 		s->rc = rc;
 	return s;
+}
+
+static struct inh *inh_run(bool inherit)
+{
+	return inh_run_mode(inherit, INH_FSYNC);
 }
 
 static void t_inherit(void)
@@ -401,6 +479,48 @@ static void t_inherit(void)
 	free(s);
 }
 
+/* wait-io and inherit: the write access to a buffer being logged raises
+ * the commit as an fsync does. */
+static void t_inherit_shadow(void)
+{
+	struct inh *f = inh_run_mode(false, INH_SHADOW), *s = inh_run_mode(true, INH_SHADOW);
+
+	T_EQ(f->rc, 0);
+	T_EQ(s->rc, 0);
+	T_EQ_U64(f->acc.count[UJBD_LAT_WAIT_SHADOW], 1);
+	T_EQ_U64(f->st.inherit_boosts, 0);
+	T_EQ_U64(s->acc.count[UJBD_LAT_WAIT_SHADOW], 1);
+	T_EQ_U64(s->acc.count[UJBD_LAT_WAIT_COMMIT], 0);
+	T_EQ_U64(s->st.inherit_boosts, 1);
+	T_CHECK(s->st.boosted_rqs >= 1);
+	T_EQ(s->rt_before, 0);
+	T_CHECK(s->rt_after >= 1);
+	T_CHECK(s->t_waited < f->t_waited);
+	free(f);
+	free(s);
+}
+
+/* inherit: a handle start blocked by the locked transaction raises the
+ * commit before its first log write (nothing queued to move yet). */
+static void t_inherit_locked(void)
+{
+	struct inh *f = inh_run_mode(false, INH_LOCKED), *s = inh_run_mode(true, INH_LOCKED);
+	const uint16_t rt4 = RT_IOPRIO(RT_IOPRIO_CLASS_RT, 4);
+
+	T_EQ(f->rc, 0);
+	T_EQ(s->rc, 0);
+	T_EQ_U64(f->acc.count[UJBD_LAT_WAIT_TRANSACTION], 1);
+	T_EQ_U64(s->acc.count[UJBD_LAT_WAIT_TRANSACTION], 1);
+	T_EQ_U64(f->st.inherit_boosts, 0);
+	T_EQ_U64(s->st.inherit_boosts, 1);
+	T_EQ_U64(s->st.boosted_rqs, 0);
+	T_EQ(f->q_prio_first, RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4));
+	T_EQ(s->q_prio_first, rt4);
+	T_EQ(s->last_prio, RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4));
+	free(f);
+	free(s);
+}
+
 static void t_deterministic(void)
 {
 	struct inh *a = inh_run(true), *b = inh_run(true);
@@ -420,6 +540,8 @@ int main(int argc, char **argv)
 	T_RUN(t_names);
 	T_RUN(t_under_commit);
 	T_RUN(t_inherit);
+	T_RUN(t_inherit_shadow);
+	T_RUN(t_inherit_locked);
 	T_RUN(t_deterministic);
 	return t_done(argv[0]);
 }
