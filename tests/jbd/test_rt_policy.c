@@ -534,6 +534,82 @@ static void t_deterministic(void)
 	free(b);
 }
 
+/* ---- the real world: wait-io and inherit under contention ---------------- */
+
+struct rw {
+	struct ujbd *j;
+	rt_mutex *shared_lock;        /* writers of block 50 take turns (the
+				       * caller serialises a buffer's bytes) */
+	unsigned id;
+	uint32_t gen[8];
+	int rc;
+	struct ujbd_lat_acct acc;
+};
+
+/* Each thread rewrites its own 8 blocks and a block all share (50): the
+ * shared one is often being logged when another thread wants it. */
+static void rw_worker(void *arg)
+{
+	struct rw *w = arg;
+
+	rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_BE, w->id % 2 ? 7 : 0));
+	ujbd_lat_attach(&w->acc);
+	for (uint32_t k = 1; k <= 300 && !w->rc; k++) {
+		uint64_t blk = 200 + w->id * 8 + k % 8;
+		w->rc = rig_write(w->j, blk, 1, k, k % 3 == 0, NULL);
+		w->gen[k % 8] = k;
+		if (w->rc)
+			break;
+		rt_mutex_lock(w->shared_lock);
+		w->rc = rig_write(w->j, 50, 1, k, k % 5 == 0, NULL);
+		rt_mutex_unlock(w->shared_lock);
+	}
+	ujbd_lat_attach(NULL);
+}
+
+static void t_real_contention(void)
+{
+	struct blk_queue_opts qo;
+	struct ujbd_stats st;
+	struct ujbd_opts o;
+	struct rw w[4];
+	rt_thread *t[4];
+	struct rig r;
+	uint64_t mine = 0;
+	rt_mutex lock;
+
+	rig_opts(&o, true);
+	blk_queue_opts_default(&qo);
+	qo.elevator = BLK_ELV_CFQ;
+	o.blk_opts = &qo;
+	o.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
+	o.commit_ioprio = UJBD_IOPRIO_INHERIT;
+	o.commit_interval_ns = 2 * RT_NS_PER_MS;
+	T_EQ(rig_devs(&r, BS, 128, DBLOCKS, NULL, NULL), 0); /* small: log space waits */
+	T_EQ(rig_open(&r, &o), 0);
+	rt_mutex_init(&lock, "shared");
+	for (unsigned i = 0; i < 4; i++) {
+		w[i] = (struct rw){ .j = r.j, .id = i, .shared_lock = &lock };
+		T_EQ(rt_thread_create(&t[i], "rw", rw_worker, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		rt_thread_join(t[i]);
+		T_EQ(w[i].rc, 0);
+		mine += w[i].acc.count[UJBD_LAT_WAIT_SHADOW];
+	}
+	rt_mutex_release(&lock);
+	T_EQ(ujbd_stats(r.j, &st), 0);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	for (unsigned i = 0; i < 4; i++)
+		for (unsigned b = 0; b < 8; b++)
+			T_CHECK(rig_has(&r, 200 + i * 8 + b, w[i].gen[b]));
+	/* the threads' accumulators hold exactly the journal's shadow waits */
+	T_EQ_U64(mine, st.lat[UJBD_LAT_WAIT_SHADOW].count);
+	T_CHECK(st.ts_tid > 0);
+	rig_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -543,5 +619,6 @@ int main(int argc, char **argv)
 	T_RUN(t_inherit_shadow);
 	T_RUN(t_inherit_locked);
 	T_RUN(t_deterministic);
+	T_RUN(t_real_contention);
 	return t_done(argv[0]);
 }
