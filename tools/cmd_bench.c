@@ -59,6 +59,7 @@ struct bench_cfg {
 	bool use_fsync;           /* baseline: fsync(2), not fdatasync(2) */
 	enum ujbd_data_mode data_mode;
 	enum ujbd_wake_policy wake;
+	enum ujbd_under_commit under_commit;
 	enum bench_layout layout;
 	uint64_t journal_mb;
 	unsigned clean_fsyncs;    /* extra fsyncs of an already committed tid */
@@ -220,6 +221,7 @@ static int bench_open_journal(struct bench *b)
 	ujbd_opts_default(&o);
 	o.data_mode = c->data_mode;
 	o.wake = c->wake;
+	o.under_commit = c->under_commit;
 	o.async_commit = c->async_commit;
 	o.caller_commit = c->caller_commit;
 	o.format = true;
@@ -353,6 +355,9 @@ static void usage(FILE *f)
 "  --fsync            the baseline calls fsync(2) instead of fdatasync(2) (on\n"
 "                     ext4 that commits the mtime change through jbd2)\n"
 "  --wake=POLICY      commit-thread wakeups: needed (default) or always\n"
+"  --under-commit=P   a buffer the commit is logging: copy (default: the\n"
+"                     running transaction changes it at once) or wait-io\n"
+"                     (jbd2's: wait for its log write to complete)\n"
 "  --async-commit     commit block with the log blocks (checksummed, v3)\n"
 "  --caller-commit    an fsync commits on its own thread when no commit runs\n"
 "                     (ujbd_opts.caller_commit) instead of through kjournald\n"
@@ -427,6 +432,11 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 			return c->wake = (enum ujbd_wake_policy)k, 0;
 		cli_err(verb, "unknown wake policy '%s' (needed or always)", optarg);
 		return -EINVAL;
+	case 'U':
+		if (ujbd_under_commit_parse(optarg, &c->under_commit) == 0)
+			return 0;
+		cli_err(verb, "unknown under-commit policy '%s' (copy or wait-io)", optarg);
+		return -EINVAL;
 	case 'L':
 		if ((k = pick(optarg, layout_names, 2)) >= 0)
 			return c->layout = (enum bench_layout)k, 0;
@@ -462,6 +472,7 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "data-mode", required_argument, NULL, 'm' },
 		{ "wake", required_argument, NULL, 'w' },
+		{ "under-commit", required_argument, NULL, 'U' },
 		{ "layout", required_argument, NULL, 'L' },
 		{ "journal-mb", required_argument, NULL, 'J' },
 		{ "json", no_argument, NULL, 'j' },

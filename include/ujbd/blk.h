@@ -100,6 +100,9 @@ struct blk_bio {
 	 */
 	blk_end_io_fn b_end_io;
 	void *b_private;
+	/* Who may raise this bio's priority while it waits in the queue
+	 * (blk_boost): a tag its owner chose, 0 = nobody. */
+	uint64_t b_boost_tag;
 	int b_error;             /* out: 0 or a negative errno */
 
 	/* ---- owned by the block layer from blk_submit to completion ---- */
@@ -136,6 +139,20 @@ int blk_flush(struct blk_queue *q);
 /* Run the queue-level unplug now (the 2.6.29 blk_unplug): dispatch what the
  * queue holds back. Does not touch per-thread plugs. */
 void blk_unplug(struct blk_queue *q);
+/*
+ * Priority inheritance for queued I/O: every request still waiting in the
+ * elevator (not yet dispatched) that holds a bio with b_boost_tag == tag
+ * and a lower priority than ioprio takes ioprio (its bios' recorded prio
+ * too, so blktrace events and the class statistics show it). The elevator
+ * may move it: CFQ re-queues it in the queue of the higher class and level
+ * (see cfq.c); noop and deadline only record it. Bios with that tag
+ * submitted later (a plug still holds some) are raised as they reach the
+ * elevator; the queue remembers the last BLK_BOOST_TAGS tags. tag 0 and
+ * priorities that are not higher do nothing. Returns the number of
+ * requests raised, or -EINVAL (tag 0, q NULL). Any rt thread of the world.
+ */
+#define BLK_BOOST_TAGS 4
+int blk_boost(struct blk_queue *q, uint64_t tag, uint16_t ioprio);
 
 /* ---- per-thread plugging ---------------------------------------------- */
 
@@ -316,6 +333,12 @@ struct blk_queue_stats {
 	uint64_t queued, merges, dispatched, completed, errors;
 	uint64_t plugs, unplugs_io, unplugs_timer;
 	unsigned in_flight_max;
+	/* blk_boost: calls that raised something, requests raised while
+	 * queued (each counted once, at its first raise), and for those the
+	 * time from insertion to that raise and from it to dispatch. */
+	uint64_t boosts, boosted_rqs;
+	uint64_t boost_wait_before_ns_sum, boost_wait_before_ns_max;
+	uint64_t boost_wait_after_ns_sum, boost_wait_after_ns_max;
 };
 void blk_queue_stats(struct blk_queue *q, struct blk_queue_stats *out);
 /* A btt-like summary table (per process, per class: counts, Q2C and D2C

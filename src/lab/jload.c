@@ -250,6 +250,7 @@ static const char *const lat_causes[UJBD_LAT_NR] = {
 	[UJBD_LAT_WAIT_COMMIT] = "Waiting for a journal commit (fsync)",
 	[UJBD_LAT_WAIT_LOG_SPACE] = "Waiting for journal space",
 	[UJBD_LAT_WAIT_FROZEN] = "Waiting on a buffer under commit",
+	[UJBD_LAT_WAIT_SHADOW] = "Waiting for a buffer's log write (wait-io)",
 };
 
 /* The info file, then latency per cause in latencytop's text output form:
@@ -285,6 +286,14 @@ static void print_stats(FILE *f, const struct ujbd_stats *s)
 		" waits %" PRIu64 " (longest %.1f ms)\n", s->checkpoint_written,
 		s->checkpoint_dropped, s->log_space_waits,
 		(double)s->log_space_stall_ns_max / 1e6);
+	if (s->inherit_boosts || s->boosted_rqs)
+		fprintf(f, "inherit: %" PRIu64 " raises; %" PRIu64 " queued requests raised,"
+			" waited %.1f ms before (max %.1f), %.1f ms after (max %.1f)\n",
+			s->inherit_boosts, s->boosted_rqs,
+			(double)s->boost_wait_before_ns_sum / 1e6,
+			(double)s->boost_wait_before_ns_max / 1e6,
+			(double)s->boost_wait_after_ns_sum / 1e6,
+			(double)s->boost_wait_after_ns_max / 1e6);
 }
 
 static void print_json(FILE *f, const struct lab_jload_report *rep,
