@@ -31,7 +31,7 @@
  */
 #include <stdlib.h>
 
-#include "jbd/jbd_int.h"
+#include "jbd/runtime.h"
 
 void __jbd_cp_append(struct ujbd *j, struct jbd_txn *t)
 {

@@ -49,7 +49,7 @@
  */
 #include <stdlib.h>
 
-#include "jbd/jbd_int.h"
+#include "jbd/runtime.h"
 
 /* ---- requests and waits --------------------------------------------------- */
 

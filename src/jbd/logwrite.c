@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "jbd/base.h"
 
 /* Where the transaction goes and how big it is. */
 struct wplan {

@@ -1,8 +1,8 @@
 /*
  * Private helpers shared by the files of src/jbd.
  */
-#ifndef UJBD_JBD_INTERNAL_H
-#define UJBD_JBD_INTERNAL_H
+#ifndef UJBD_JBD_BASE_H
+#define UJBD_JBD_BASE_H
 
 #include <assert.h>
 

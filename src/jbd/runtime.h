@@ -70,8 +70,8 @@
  * Checklist: a new field of struct ujbd that is allocated => free it in
  * jbd_free (rt_journal.c).
  */
-#ifndef UJBD_JBD_JBD_INT_H
-#define UJBD_JBD_JBD_INT_H
+#ifndef UJBD_JBD_RUNTIME_H
+#define UJBD_JBD_RUNTIME_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -79,7 +79,7 @@
 #include <string.h>
 
 #include "buf/buf.h"
-#include "jbd/internal.h"
+#include "jbd/base.h"
 #include "jbd/jstats.h"
 #include "jbd/jtrace.h"
 #include "ujbd/blk.h"

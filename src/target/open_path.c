@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "jbd/jbd_int.h"
+#include "jbd/runtime.h"
 #include "ujbd/ext4.h"
 
 struct jbd_path_ctx {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "jbd/base.h"
 
 int jbd_err_set(struct jbd_err *err, int code, const char *fmt, ...)
 {
