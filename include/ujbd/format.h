@@ -63,7 +63,8 @@ int jbd_err_set(struct jbd_err *err, int code, const char *fmt, ...)
 
 
 /* ======================================================================== *
- * Below: owned by the jbd layer (src/jbd/format.c, src/jbd/crc32c.c).
+ * Below: owned by the jbd layer (src/jbd/format.c, src/jbd/crc32c.c;
+ * the contract section above is implemented by src/jbd/base.c).
  * ======================================================================== */
 
 /*
