@@ -1,5 +1,8 @@
 /*
- * Private helpers shared by the files of src/jbd.
+ * base.h: private helpers shared by every file of src/jbd, offline side
+ * (superblock.c, scan.c, recovery.c, logwrite.c) and runtime side (which
+ * adds runtime.h) alike; the log-block builder (logblock.c) is declared
+ * here because both sides write log blocks through it.
  */
 #ifndef UJBD_JBD_BASE_H
 #define UJBD_JBD_BASE_H

@@ -45,7 +45,7 @@
  *
  * Nothing here allocates: the I/O ring and the revoke tables were
  * allocated at open. Copies of buffer bytes are taken under j_state_lock
- * (see jbd_int.h), so the running transaction never waits for this I/O.
+ * (see runtime.h), so the running transaction never waits for this I/O.
  */
 #include <stdlib.h>
 

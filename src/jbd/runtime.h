@@ -1,8 +1,16 @@
 /*
- * jbd_int.h: the journal runtime's private structures (struct ujbd,
- * transactions, journal heads, the commit ring), shared by rt_journal.c
- * (open, close, superblock, threads), transaction.c (handles), commit.c
- * (kjournald), checkpoint.c and revoke.c.
+ * runtime.h: the journal runtime's private structures (struct ujbd,
+ * transactions, journal heads, the commit ring), shared by runtime.c
+ * (open, close, threads), log.c (log space, tail, superblock writes,
+ * abort), transaction.c (handles), slot.c, commit.c (kjournald),
+ * checkpoint.c and revoke.c.
+ *
+ * Two journal structs, one per side: struct jbd_journal (jbd_log.h) is
+ * the log itself, offline: its location, superblock, format and log area,
+ * used by superblock.c, scan.c, recovery.c and logwrite.c with no threads
+ * and no locks. struct ujbd (below) is the running journal: it embeds one
+ * struct jbd_journal (j_jnl) for its log and adds what runs over it
+ * (transactions, handles, threads, locks, queues, the buffer cache).
  *
  * LOCK ORDER (take left before right; never the reverse):
  *
@@ -68,7 +76,7 @@
  * when it collected nothing).
  *
  * Checklist: a new field of struct ujbd that is allocated => free it in
- * jbd_free (rt_journal.c).
+ * jbd_free (runtime.c).
  */
 #ifndef UJBD_JBD_RUNTIME_H
 #define UJBD_JBD_RUNTIME_H
@@ -369,7 +377,7 @@ void jbd_slots_release(struct ujbd *j);
 struct jbd_jh *jbd_memo_find(struct jbd_slot *s, uint64_t seq, uint64_t block);
 void jbd_memo_put(struct jbd_slot *s, uint64_t seq, uint64_t block, struct jbd_jh *jh);
 
-/* ---- rt_journal.c ------------------------------------------------------ */
+/* ---- log.c: log space, tail, abort ------------------------------------- */
 
 /* Abort: record err (first only), wake everyone; j_state_lock held. The
  * superblock's s_errno is written later by jbd_abort_write_sb. */
@@ -385,17 +393,20 @@ void jbd_abort_write_sb(struct ujbd *j);
  * made every home write of a transaction it moves past durable.
  */
 int jbd_update_tail(struct ujbd *j, bool empty);
+/* Worst-case log blocks for a transaction of `credits` buffers. */
+uint32_t jbd_log_res(const struct ujbd *j, uint32_t credits);
+/* Log blocks in use (tail to head) plus reservations; j_state_lock held. */
+uint32_t __jbd_log_used(const struct ujbd *j);
+uint32_t jbd_log_size(const struct ujbd *j);
+
+/* ---- runtime.c: open, close ---------------------------------------------- */
+
 /* Free lists, transactions and the journal; threads are stopped. */
 void jbd_close_free(struct ujbd *j);
 /* The open_path context (open_path.c): a clean close clears the ext4
  * needs_recovery flag; release closes its devices and frees it. */
 void jbd_path_close_clean(void *ctx);
 void jbd_path_release(void *ctx);
-/* Worst-case log blocks for a transaction of `credits` buffers. */
-uint32_t jbd_log_res(const struct ujbd *j, uint32_t credits);
-/* Log blocks in use (tail to head) plus reservations; j_state_lock held. */
-uint32_t __jbd_log_used(const struct ujbd *j);
-uint32_t jbd_log_size(const struct ujbd *j);
 /* Compare I/O priorities: true if a is served before b. */
 bool jbd_ioprio_higher(uint16_t a, uint16_t b);
 
