@@ -325,8 +325,6 @@ static void jbd_free(struct ujbd *j)
 		free(h);
 	}
 	jbd_slots_release(j);
-	if (j->j_path_ctx)
-		jbd_path_release(j->j_path_ctx);
 	free(j);
 }
 
@@ -423,6 +421,18 @@ fail:
 
 /* ---- close -------------------------------------------------------------- */
 
+/* Free the journal, then tell its owner (the hook may close the devices
+ * the journal used until jbd_close_free). */
+static void close_end(struct ujbd *j, int rc)
+{
+	ujbd_close_fn fn = j->j_close_fn;
+	void *arg = j->j_close_arg;
+
+	jbd_close_free(j);
+	if (fn)
+		fn(arg, rc);
+}
+
 int ujbd_close(struct ujbd *j)
 {
 	int rc = 0, r;
@@ -447,9 +457,7 @@ int ujbd_close(struct ujbd *j)
 	rt_mutex_unlock(&j->j_state_lock);
 	if (rc && (j->j_flags & JBD_F_ABORTED))
 		jbd_abort_write_sb(j);
-	if (j->j_path_ctx && !rc)
-		jbd_path_close_clean(j->j_path_ctx);
-	jbd_close_free(j);
+	close_end(j, rc);
 	return rc;
 }
 
@@ -458,7 +466,13 @@ void ujbd_close_hard(struct ujbd *j)
 	if (!j)
 		return;
 	stop_threads(j, JBD_F_STOPPING | JBD_F_STOP_CKPT | JBD_F_HARD);
-	jbd_close_free(j);
+	close_end(j, -ESHUTDOWN);
+}
+
+void ujbd_set_close_hook(struct ujbd *j, ujbd_close_fn fn, void *arg)
+{
+	j->j_close_fn = fn;
+	j->j_close_arg = arg;
 }
 
 /* Free what handles and transactions left; threads are stopped. */

@@ -303,8 +303,9 @@ struct ujbd {
 	struct jbd_stats j_stats;
 	struct jbd_tracer j_tracer;
 
-	/* ujbd_open_path */
-	void *j_path_ctx;
+	/* ujbd_set_close_hook: the owner of what lies under the journal */
+	ujbd_close_fn j_close_fn;         /* const after open */
+	void *j_close_arg;
 
 	/* The handle path without the lock (slot.c), on a line of its own:
 	 * read by every slot handle, written once per transaction. */
@@ -403,10 +404,6 @@ uint32_t jbd_log_size(const struct ujbd *j);
 
 /* Free lists, transactions and the journal; threads are stopped. */
 void jbd_close_free(struct ujbd *j);
-/* The open_path context (open_path.c): a clean close clears the ext4
- * needs_recovery flag; release closes its devices and frees it. */
-void jbd_path_close_clean(void *ctx);
-void jbd_path_release(void *ctx);
 /* Compare I/O priorities: true if a is served before b. */
 bool jbd_ioprio_higher(uint16_t a, uint16_t b);
 
