@@ -140,8 +140,9 @@ int cmd_recover(int argc, char **argv)
 	rc = target_open(&t, argv[optind], a.journal, a.data, !a.dry, true, &err);
 	if (rc) {
 		cli_err(argv[0], "%s", err.msg);
+		rc = target_status(&t, rc);
 		target_close(&t);
-		return target_exit_status(rc);
+		return rc;
 	}
 	rc = recover_run(argv[0], &t, &a);
 	target_close(&t);

@@ -228,7 +228,7 @@ int cmd_write(int argc, char **argv)
 	rc = target_open(&t, argv[optind], a.journal, a.data, true, false, &err);
 	if (rc) {
 		cli_err(argv[0], "%s", err.msg);
-		rc = target_exit_status(rc);
+		rc = target_status(&t, rc);
 	} else {
 		rc = write_run(argv[0], &t, &a);
 	}

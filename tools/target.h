@@ -1,14 +1,8 @@
 /*
- * TARGET resolution for the journal verbs: turn "TARGET [--journal=PATH]
- * [--data=DEVICE]" into an open struct jbd_loc.
- *
- *   - an ext4 image or device with an internal journal: the journal is inode
- *     s_journal_inum mapped through libext2fs (src/ext4), the data device is
- *     the image itself;
- *   - an ext4 image with an external journal: --journal names the journal
- *     device (mke2fs -O journal_dev), the data device is the image;
- *   - a journal device given directly, or a standalone journal file (the
- *     jbd2 magic in its block 0): identity map, the data device from --data.
+ * The journal verbs' TARGET: "TARGET [--journal=PATH] [--data=DEVICE]" is
+ * resolved by the library's target layer (src/target/target.h: the kinds
+ * of target, target_open, target_status and the one table of failures);
+ * this header adds the tool's shared front and printing helpers.
  */
 #ifndef UJBD_TOOLS_TARGET_H
 #define UJBD_TOOLS_TARGET_H
@@ -16,41 +10,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "ujbd/ext4.h"
+#include "target/target.h"
 #include "ujbd/jbd_log.h"
-
-enum target_kind {
-	TARGET_STANDALONE = 0,   /* jbd2 journal file, sb in block 0 */
-	TARGET_EXT4_INTERNAL = 1,
-	TARGET_EXT4_EXTERNAL = 2, /* ext4 image + --journal device */
-	TARGET_JOURNAL_DEV = 3,   /* a journal device named as TARGET */
-};
-
-struct target {
-	enum target_kind kind;
-	const char *path;          /* TARGET */
-	const char *journal_path;  /* the file that holds the journal */
-	const char *data_path;     /* the data device, or NULL */
-	struct ext4_journal ej;    /* ext4 image probe */
-	struct ext4_journal jd;    /* journal device probe */
-	struct dev *jdev, *ddev;
-	struct jbd_extent ident;
-	struct jbd_loc loc;
-	bool ext4_needs_recovery;  /* ext4 targets: INCOMPAT_RECOVER */
-};
-
-/*
- * Open TARGET. journal (--journal) and data (--data) may be NULL. need_data:
- * a standalone journal must have --data. Returns 0 or -errno with err set.
- */
-int target_open(struct target *t, const char *path, const char *journal,
-		const char *data, bool writable, bool need_data, struct jbd_err *err);
-void target_close(struct target *t);
-bool target_is_ext4(const struct target *t);
-const char *target_kind_name(enum target_kind k);
-
-/* The exit status for an error code: 1 invalid/corrupt, 2 usage, 3 I/O. */
-int target_exit_status(int rc);
 
 /*
  * The shared front of the read-only verbs (info, dump): parse

@@ -63,7 +63,8 @@ int jbd_err_set(struct jbd_err *err, int code, const char *fmt, ...)
 
 
 /* ======================================================================== *
- * Below: owned by the jbd layer (src/jbd/format.c, src/jbd/crc32c.c).
+ * Below: owned by the jbd layer (src/jbd/format.c, src/jbd/crc32c.c;
+ * the contract section above is implemented by src/jbd/base.c).
  * ======================================================================== */
 
 /*
@@ -113,7 +114,10 @@ int jbd_err_set(struct jbd_err *err, int code, const char *fmt, ...)
  * the block, escaped); v2 keeps the low 16 bits.
  *
  * Checklist: a format change here => update format.c (encode/decode), the
- * scan (scan.c), the writer (logwrite.c) and ujbd dump (tools/cmd_dump.c).
+ * log-block builder (src/jbd/logblock.c: escaping, tag checksums, the v1
+ * crc, the order of blocks; the runtime's commit and the offline writer
+ * both build through it, neither builds a block itself), the scan
+ * (scan.c), recovery (recovery.c) and ujbd dump (tools/cmd_dump.c).
  */
 
 #define JBD2_MAGIC 0xC03B3998u

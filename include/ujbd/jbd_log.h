@@ -25,7 +25,9 @@
 extern "C" {
 #endif
 
-/* A loaded journal. */
+/* A loaded journal: the log itself, offline (no threads, no locks). The
+ * running journal (struct ujbd, ujbd.h) embeds one for its log and adds
+ * what runs over it. */
 struct jbd_journal {
 	struct jbd_loc j_loc;      /* copy of the caller's (the map is borrowed) */
 	struct jbd2_sb j_sb;       /* the superblock as read, or as last written */

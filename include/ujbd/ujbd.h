@@ -212,6 +212,16 @@ int ujbd_close(struct ujbd *j);
  * write; threads stopped and memory freed. For tests and recovery drills.
  */
 void ujbd_close_hard(struct ujbd *j);
+/*
+ * For whoever owns what lies under a journal (its devices, a file system
+ * flag): fn(arg, rc) is called once, by ujbd_close or ujbd_close_hard,
+ * after the journal is freed, so it may close the devices. rc is
+ * ujbd_close's result (0: a clean close, the log is empty on disk), or
+ * -ESHUTDOWN for ujbd_close_hard. One hook per journal (a second call
+ * replaces it; NULL removes it). Set it before the journal is shared.
+ */
+typedef void (*ujbd_close_fn)(void *arg, int rc);
+void ujbd_set_close_hook(struct ujbd *j, ujbd_close_fn fn, void *arg);
 
 uint32_t ujbd_block_size(const struct ujbd *j);
 /* Blocks of the data device. */

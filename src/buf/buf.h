@@ -14,7 +14,7 @@
  * States: BUF_UPTODATE (b_data holds the block) and BUF_READING (a read is
  * in flight; others wait for it) belong to the cache, under c_lock. The
  * journal's states (journaled, dirty, frozen copy) live in the journal head
- * b_jh and b_jstate, under the journal's j_state_lock (src/jbd/jbd_int.h).
+ * b_jh and b_jstate, under the journal's j_state_lock (src/jbd/runtime.h).
  *
  * Lock order: the journal's j_state_lock -> c_lock -> the block layer. c_lock
  * is never held across I/O.

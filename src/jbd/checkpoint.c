@@ -15,7 +15,7 @@
  * dropped, as jbd2's log_do_checkpoint does.
  *
  * A checkpoint write and any other home write of the same block are never
- * in flight together (jbd_int.h, "Home writes"): the block layer would be
+ * in flight together (runtime.h, "Home writes"): the block layer would be
  * free to reorder them. A block may be revoked and reused as data while
  * its old copy is being written here; the commit that writes the data
  * first waits for this batch to end (__jbd_wait_ckpt_io), as jbd2 waits
@@ -31,7 +31,7 @@
  */
 #include <stdlib.h>
 
-#include "jbd/jbd_int.h"
+#include "jbd/runtime.h"
 
 void __jbd_cp_append(struct ujbd *j, struct jbd_txn *t)
 {

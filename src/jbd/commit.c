@@ -28,7 +28,10 @@
  *                   flight until the commit block is written
  *   3. log          T_COMMIT (jbd2_commit_logging): superblock if the log
  *                   was empty, revoke blocks, descriptors and the copies of
- *                   the buffers, under a blk_plug
+ *                   the buffers, under a blk_plug; their bytes built by
+ *                   logblock.c (the builder the offline writer shares),
+ *                   written through this file's sink: log_put of the
+ *                   ring slot that holds the block
  *   4. unplug       explicit blk_finish_plug, wait for the log I/O (and
  *                   ordered data); with a data-device flush in flight, the
  *                   journal's flush is issued beside it and both waited for
@@ -45,11 +48,12 @@
  *
  * Nothing here allocates: the I/O ring and the revoke tables were
  * allocated at open. Copies of buffer bytes are taken under j_state_lock
- * (see jbd_int.h), so the running transaction never waits for this I/O.
+ * (see runtime.h), so the running transaction never waits for this I/O.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
-#include "jbd/jbd_int.h"
+#include "jbd/runtime.h"
 
 /* ---- requests and waits --------------------------------------------------- */
 
@@ -316,7 +320,10 @@ struct commit_ctx {
 				* flight, waited for only by ring_wait_all */
 	uint32_t nbuf;         /* metadata buffers logged */
 	uint32_t logged;       /* log blocks written, commit block included */
-	uint32_t v1_crc;
+	/* The log-block builder (logblock.c) writing through sink: log_put
+	 * of the ring slot that holds the block. */
+	struct jbd_lb lb;
+	struct jbd_log_sink sink;
 	uint16_t prio;         /* b_ioprio of this commit's bios (0: thread's) */
 	uint64_t tag;          /* inherit: its bios' b_boost_tag (j_boost_tag) */
 	uint32_t jflags;       /* journal write flags */
@@ -592,6 +599,19 @@ static int log_put(struct ujbd *j, struct commit_ctx *c, struct jbd_iobuf *io)
 	return rc;
 }
 
+/* The builder's sink: its blocks are ring slots' memory (the ring is one
+ * allocation, slot i at j_ring_mem + i * blocksize). */
+static int ring_sink_put(struct jbd_log_sink *s, uint32_t blk, void *block)
+{
+	struct commit_ctx *c = (struct commit_ctx *)((char *)s - offsetof(struct commit_ctx, sink));
+	struct ujbd *j = c->j;
+	size_t slot = (size_t)((uint8_t *)block - j->j_ring_mem) / j->j_blocksize;
+
+	ASSERT(slot < j->j_ring_n && j->j_ring[slot].io_data == block);
+	ASSERT(blk == c->blk);
+	return log_put(j, c, &j->j_ring[slot]);
+}
+
 /* ---- phase 1: lock ---------------------------------------------------------- */
 
 static uint32_t __count_dirty(const struct jbd_txn *t)
@@ -759,9 +779,7 @@ static int log_revokes(struct ujbd *j, struct commit_ctx *c)
 		if (rc)
 			break;
 		io = ring_slot(j, c);
-		memset(io->io_data, 0, j->j_blocksize);
-		jbd_revoke_encode(&j->j_jnl.j_fmt, io->io_data, c->t->t_tid, c->revs, n);
-		rc = log_put(j, c, io);
+		rc = jbd_lb_revoke(&c->lb, io->io_data, c->revs, n);
 	}
 	return rc;
 }
@@ -805,29 +823,13 @@ static uint32_t log_copy(struct ujbd *j, struct commit_ctx *c, struct jbd_jh **p
 static int log_chunk(struct ujbd *j, struct commit_ctx *c, struct jbd_iobuf *desc,
 		     struct jbd_iobuf **slots, uint32_t n)
 {
-	const struct jbd_fmt *f = &j->j_jnl.j_fmt;
-	ujbd_tid_t tid = c->t->t_tid;
 	int rc;
 
-	for (uint32_t i = 0; i < n; i++) {
-		uint8_t *d = slots[i]->io_data;
-		if (jbd_block_needs_escape(d)) {
-			jbd_escape(d);
-			c->tags[i].t_flags = JBD2_FLAG_ESCAPE;
-		}
-		c->tags[i].t_csum = f->f_csum_v23 ? jbd_tag_csum(f, tid, d) : 0;
-		if (f->f_csum_v23 && !f->f_v3)
-			c->tags[i].t_csum &= 0xFFFF;
-	}
-	jbd_desc_encode(f, desc->io_data, tid, c->tags, n, j->j_jnl.j_sb.s_uuid);
-	if (f->f_csum_v1) {
-		c->v1_crc = jbd_crc32_be(c->v1_crc, desc->io_data, j->j_blocksize);
-		for (uint32_t i = 0; i < n; i++)
-			c->v1_crc = jbd_crc32_be(c->v1_crc, slots[i]->io_data, j->j_blocksize);
-	}
-	rc = log_put(j, c, desc);
+	for (uint32_t i = 0; i < n; i++)
+		jbd_lb_data_prep(&c->lb, slots[i]->io_data, &c->tags[i]);
+	rc = jbd_lb_desc(&c->lb, desc->io_data, c->tags, n);
 	for (uint32_t i = 0; i < n && !rc; i++)
-		rc = log_put(j, c, slots[i]);
+		rc = jbd_lb_data(&c->lb, slots[i]->io_data);
 	return rc;
 }
 
@@ -877,7 +879,8 @@ static int phase_log(struct ujbd *j, struct commit_ctx *c)
 		if (rc)
 			return rc;
 	}
-	c->v1_crc = 0xFFFFFFFFu;
+	c->sink.ls_put = ring_sink_put;
+	jbd_lb_begin(&c->lb, &j->j_jnl, &c->sink, t->t_tid, c->blk);
 	rc = log_revokes(j, c);
 	if (!rc)
 		rc = log_buffers(j, c);
@@ -918,7 +921,6 @@ static int commit_async_end(struct ujbd *j, struct commit_ctx *c)
 
 static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 {
-	const struct jbd_fmt *f = &j->j_jnl.j_fmt;
 	bool async = c->async;
 	uint32_t cflags = BLK_PREFLUSH | BLK_FUA;
 	uint64_t now = rt_now_ns();
@@ -946,20 +948,18 @@ static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 	if (rc)
 		return rc;
 	io = ring_slot(j, c);
-	memset(io->io_data, 0, j->j_blocksize);
-	jbd_commit_encode(f, io->io_data, c->t->t_tid, now / RT_NS_PER_S,
-			  (uint32_t)(now % RT_NS_PER_S), c->v1_crc);
 	/* After a failed log write no commit block may follow: a failure
 	 * returns with the commit block's run unsent (__commit drops it). */
 	if (async) {
-		rc = log_put(j, c, io);
+		rc = jbd_lb_commit(&c->lb, io->io_data, now / RT_NS_PER_S,
+				   (uint32_t)(now % RT_NS_PER_S));
 		return rc ? rc : commit_async_end(j, c);
 	}
 	/* alone, after the log: its PREFLUSH covers what completed before */
 	ASSERT(c->run_n == 0);
 	c->jflags |= cflags;
 	c->run_hold = c->ring_base == 0;   /* nothing else in flight */
-	rc = log_put(j, c, io);
+	rc = jbd_lb_commit(&c->lb, io->io_data, now / RT_NS_PER_S, (uint32_t)(now % RT_NS_PER_S));
 	if (rc)
 		return rc;
 	if (c->run_hold)

@@ -8,12 +8,16 @@
  * must change (an empty journal gets s_start), is written before the commit
  * block for the same reason ext4 sets needs_recovery first: a commit block
  * must never be durable in a log nobody will read.
+ *
+ * What the blocks hold is logblock.c's (the builder the runtime's commit
+ * uses too); this file places the transaction, checks it fits, and
+ * provides the builder's sink: jbd_journal_write.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "jbd/base.h"
 
 /* Where the transaction goes and how big it is. */
 struct wplan {
@@ -93,79 +97,66 @@ static int size_plan(const struct jbd_journal *j, const struct jbd_txn_desc *t,
 	return 0;
 }
 
-/* Write the next log block at *blk and advance it. */
-static int put(const struct jbd_journal *j, uint32_t *blk, const void *buf,
-	       struct jbd_err *err)
+/* The offline writer's sink: the builder's blocks go straight to the
+ * journal device (durable at the flushes of jbd_write_txn). */
+struct wsink {
+	struct jbd_log_sink ws_sink;
+	const struct jbd_journal *ws_jnl;
+	struct jbd_err *ws_err;
+};
+
+static int wsink_put(struct jbd_log_sink *s, uint32_t blk, void *block)
 {
-	int rc = jbd_journal_write(j, *blk, buf);
+	struct wsink *w = (struct wsink *)s;
+	int rc = jbd_journal_write(w->ws_jnl, blk, block);
 
 	if (rc)
-		return jbd_err_set(err, rc, "cannot write journal block %u: %s", *blk,
+		return jbd_err_set(w->ws_err, rc, "cannot write journal block %u: %s", blk,
 				   strerror(-rc));
-	*blk = jbd_log_next(j, *blk);
 	return 0;
 }
 
-static int write_revokes(const struct jbd_journal *j, const struct jbd_txn_desc *t,
-			 uint32_t tid, uint32_t *blk, uint8_t *buf, struct jbd_err *err)
+static int write_revokes(struct jbd_lb *lb, const struct jbd_txn_desc *t, uint8_t *buf)
 {
-	size_t cap = jbd_revoke_capacity(&j->j_fmt);
+	size_t cap = jbd_revoke_capacity(&lb->lb_jnl->j_fmt);
+	int rc = 0;
 
-	for (size_t i = 0; i < t->nrevokes; i += cap) {
+	for (size_t i = 0; i < t->nrevokes && !rc; i += cap) {
 		size_t n = t->nrevokes - i < cap ? t->nrevokes - i : cap;
-		jbd_revoke_encode(&j->j_fmt, buf, tid, t->revokes + i, n);
-		int rc = put(j, blk, buf, err);
-		if (rc)
-			return rc;
+		rc = jbd_lb_revoke(lb, buf, t->revokes + i, n);
 	}
-	return 0;
+	return rc;
 }
 
-/* One descriptor and its n data blocks (escaped copies); folds them into
- * the COMPAT_CHECKSUM crc. */
-static int write_chunk(const struct jbd_journal *j, const struct jbd_write_block *wb,
-		       size_t n, uint32_t tid, uint32_t *blk, uint8_t *desc, uint8_t *data,
-		       struct jbd_tag *tags, uint32_t *v1_crc, struct jbd_err *err)
+/* One descriptor and its n data blocks. The caller's blocks are const and
+ * one scratch block is all there is: each is copied and prepared once for
+ * its tag (the descriptor goes first) and again to be written. */
+static int write_chunk(struct jbd_lb *lb, const struct jbd_write_block *wb, size_t n,
+		       uint8_t *desc, uint8_t *data, struct jbd_tag *tags)
 {
-	const struct jbd_fmt *f = &j->j_fmt;
-	uint32_t at = *blk;
+	size_t bs = lb->lb_jnl->j_fmt.f_blocksize;
+	struct jbd_tag again;
 	int rc;
 
-	/* Data first (after the descriptor's slot), so tag checksums are known. */
-	*blk = jbd_log_next(j, *blk);
 	for (size_t i = 0; i < n; i++) {
-		memcpy(data, wb[i].data, f->f_blocksize);
+		memcpy(data, wb[i].data, bs);
 		tags[i] = (struct jbd_tag){ wb[i].target, 0, 0 };
-		if (jbd_block_needs_escape(data)) {
-			jbd_escape(data);
-			tags[i].t_flags = JBD2_FLAG_ESCAPE;
-		}
-		tags[i].t_csum = f->f_csum_v23 ? jbd_tag_csum(f, tid, data) : 0;
-		if (f->f_csum_v23 && !f->f_v3)
-			tags[i].t_csum &= 0xFFFF;
-		rc = put(j, blk, data, err);
-		if (rc)
-			return rc;
+		jbd_lb_data_prep(lb, data, &tags[i]);
 	}
-	jbd_desc_encode(f, desc, tid, tags, n, j->j_sb.s_uuid);
-	if (f->f_csum_v1) {
-		/* Log order: the descriptor, then its data blocks. */
-		*v1_crc = jbd_crc32_be(*v1_crc, desc, f->f_blocksize);
-		for (size_t i = 0; i < n; i++) {
-			memcpy(data, wb[i].data, f->f_blocksize);
-			if (tags[i].t_flags & JBD2_FLAG_ESCAPE)
-				jbd_escape(data);
-			*v1_crc = jbd_crc32_be(*v1_crc, data, f->f_blocksize);
-		}
+	rc = jbd_lb_desc(lb, desc, tags, n);
+	for (size_t i = 0; i < n && !rc; i++) {
+		memcpy(data, wb[i].data, bs);
+		again = (struct jbd_tag){ wb[i].target, 0, 0 };
+		jbd_lb_data_prep(lb, data, &again);
+		ASSERT(again.t_flags == tags[i].t_flags && again.t_csum == tags[i].t_csum);
+		rc = jbd_lb_data(lb, data);
 	}
-	return put(j, &at, desc, err);
+	return rc;
 }
 
-static int write_body(const struct jbd_journal *j, const struct jbd_txn_desc *t,
-		      const struct wplan *p, uint32_t *blk, uint32_t *v1_crc,
-		      struct jbd_err *err)
+static int write_body(struct jbd_lb *lb, const struct jbd_txn_desc *t, struct jbd_err *err)
 {
-	size_t cap = jbd_desc_capacity(&j->j_fmt), bs = j->j_fmt.f_blocksize;
+	size_t cap = jbd_desc_capacity(&lb->lb_jnl->j_fmt), bs = lb->lb_jnl->j_fmt.f_blocksize;
 	uint8_t *desc = malloc(bs), *data = malloc(bs);
 	struct jbd_tag *tags = malloc(cap * sizeof(*tags));
 	int rc = -ENOMEM;
@@ -174,10 +165,10 @@ static int write_body(const struct jbd_journal *j, const struct jbd_txn_desc *t,
 		jbd_err_set(err, rc, "out of memory");
 		goto out;
 	}
-	rc = write_revokes(j, t, p->tid, blk, desc, err);
+	rc = write_revokes(lb, t, desc);
 	for (size_t i = 0; i < t->nblocks && !rc; i += cap) {
 		size_t n = t->nblocks - i < cap ? t->nblocks - i : cap;
-		rc = write_chunk(j, t->blocks + i, n, p->tid, blk, desc, data, tags, v1_crc, err);
+		rc = write_chunk(lb, t->blocks + i, n, desc, data, tags);
 	}
 out:
 	free(desc);
@@ -195,16 +186,15 @@ static int flush_journal(const struct jbd_journal *j, struct jbd_err *err)
 	return rc;
 }
 
-static int write_commit(const struct jbd_journal *j, const struct jbd_txn_desc *t,
-			uint32_t tid, uint32_t *blk, uint32_t v1_crc, struct jbd_err *err)
+static int write_commit(const struct jbd_journal *j, struct jbd_lb *lb,
+			const struct jbd_txn_desc *t, struct jbd_err *err)
 {
 	uint8_t *buf = malloc(j->j_fmt.f_blocksize);
 	int rc;
 
 	if (!buf)
 		return jbd_err_set(err, -ENOMEM, "out of memory");
-	jbd_commit_encode(&j->j_fmt, buf, tid, t->commit_sec, t->commit_nsec, v1_crc);
-	rc = put(j, blk, buf, err);
+	rc = jbd_lb_commit(lb, buf, t->commit_sec, t->commit_nsec);
 	if (!rc)
 		rc = flush_journal(j, err);
 	free(buf);
@@ -253,8 +243,9 @@ static int check_writable(const struct jbd_journal *j, const struct jbd_txn_desc
 int jbd_write_txn(struct jbd_journal *j, const struct jbd_txn_desc *t,
 		  struct jbd_write_result *r, struct jbd_err *err)
 {
+	struct wsink sink = { { wsink_put }, j, err };
+	struct jbd_lb lb;
 	struct wplan p;
-	uint32_t blk, v1_crc = 0xFFFFFFFFu;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -270,18 +261,19 @@ int jbd_write_txn(struct jbd_journal *j, const struct jbd_txn_desc *t,
 		rc = update_sb(j, t, &p, err);
 	if (rc)
 		return rc;
-	blk = p.start;
-	rc = write_body(j, t, &p, &blk, &v1_crc, err);
+	jbd_lb_begin(&lb, j, &sink.ws_sink, p.tid, p.start);
+	rc = write_body(&lb, t, err);
 	if (!rc)
 		rc = flush_journal(j, err);
-	r->commit_block = blk;
+	r->commit_block = lb.lb_blk;
 	if (!rc)
-		rc = write_commit(j, t, p.tid, &blk, v1_crc, err);
+		rc = write_commit(j, &lb, t, err);
 	if (rc)
 		return rc;
 	r->tid = p.tid;
 	r->start_block = p.start;
 	r->log_blocks = (uint32_t)p.total;
-	ASSERT(jbd_log_distance(j, p.start, blk) == p.total % (j->j_last - j->j_first));
+	ASSERT(lb.lb_nput == p.total);
+	ASSERT(jbd_log_distance(j, p.start, lb.lb_blk) == p.total % (j->j_last - j->j_first));
 	return 0;
 }

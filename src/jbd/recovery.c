@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "jbd/base.h"
 
 /* One revoke record: do not replay block from tids <= tid. */
 struct revoke_ent {

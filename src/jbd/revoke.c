@@ -15,7 +15,7 @@
  */
 #include <stdlib.h>
 
-#include "jbd/jbd_int.h"
+#include "jbd/runtime.h"
 
 #define REVOKE_CANCELLED UINT64_MAX
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "jbd/base.h"
 
 const char *jbd_scan_stop_name(enum jbd_scan_stop s)
 {

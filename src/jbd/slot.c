@@ -33,7 +33,7 @@
  */
 #include <stdlib.h>
 
-#include "jbd/jbd_int.h"
+#include "jbd/runtime.h"
 
 #define SLOT_TLS 8
 

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "jbd/base.h"
 #include "jstats.h"
 
 /* ---- recording -------------------------------------------------------- */

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "jbd/base.h"
 #include "jtrace.h"
 #include "ujbd/rt.h"
 

@@ -21,7 +21,7 @@
  */
 #include <stdlib.h>
 
-#include "jbd/jbd_int.h"
+#include "jbd/runtime.h"
 
 /* ---- journal heads and lists ------------------------------------------ */
 

@@ -14,7 +14,7 @@
  * new data on disk - no crash needed. jbd2/ext4 wait for I/O in flight on
  * the old buffer before the block is written again.
  *
- * Fixed since (runtime, jbd_int.h "Home writes"): at most one home write
+ * Fixed since (runtime, runtime.h "Home writes"): at most one home write
  * of a block is in flight; phase_data waits while b_ckpt_busy (until the
  * checkpoint batch ends, j_wait_ckpt_io) and the checkpoint does not
  * collect a block the committing transaction writes as data. The device

@@ -20,7 +20,7 @@
 #include <inttypes.h>
 
 #include "buf/buf.h"     /* t_forgotten_not_pinned looks at the cache */
-#include "jbd/jbd_int.h"
+#include "jbd/runtime.h"
 
 #define BS 1024u
 #define DBLOCKS 4096u

@@ -5,7 +5,7 @@
  * crash) and cleared by a clean close. Real world, files in a temporary
  * directory.
  */
-#include "rt_rig.h"
+#include "jbd/rt_rig.h"
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -1,8 +1,16 @@
 /*
- * jbd_int.h: the journal runtime's private structures (struct ujbd,
- * transactions, journal heads, the commit ring), shared by rt_journal.c
- * (open, close, superblock, threads), transaction.c (handles), commit.c
- * (kjournald), checkpoint.c and revoke.c.
+ * runtime.h: the journal runtime's private structures (struct ujbd,
+ * transactions, journal heads, the commit ring), shared by runtime.c
+ * (open, close, threads), log.c (log space, tail, superblock writes,
+ * abort), transaction.c (handles), slot.c, commit.c (kjournald),
+ * checkpoint.c and revoke.c.
+ *
+ * Two journal structs, one per side: struct jbd_journal (jbd_log.h) is
+ * the log itself, offline: its location, superblock, format and log area,
+ * used by superblock.c, scan.c, recovery.c and logwrite.c with no threads
+ * and no locks. struct ujbd (below) is the running journal: it embeds one
+ * struct jbd_journal (j_jnl) for its log and adds what runs over it
+ * (transactions, handles, threads, locks, queues, the buffer cache).
  *
  * LOCK ORDER (take left before right; never the reverse):
  *
@@ -70,10 +78,10 @@
  * when it collected nothing).
  *
  * Checklist: a new field of struct ujbd that is allocated => free it in
- * jbd_free (rt_journal.c).
+ * jbd_free (runtime.c).
  */
-#ifndef UJBD_JBD_JBD_INT_H
-#define UJBD_JBD_JBD_INT_H
+#ifndef UJBD_JBD_RUNTIME_H
+#define UJBD_JBD_RUNTIME_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -81,7 +89,7 @@
 #include <string.h>
 
 #include "buf/buf.h"
-#include "jbd/internal.h"
+#include "jbd/base.h"
 #include "jbd/jstats.h"
 #include "jbd/jtrace.h"
 #include "ujbd/blk.h"
@@ -305,8 +313,9 @@ struct ujbd {
 	struct jbd_stats j_stats;
 	struct jbd_tracer j_tracer;
 
-	/* ujbd_open_path */
-	void *j_path_ctx;
+	/* ujbd_set_close_hook: the owner of what lies under the journal */
+	ujbd_close_fn j_close_fn;         /* const after open */
+	void *j_close_arg;
 
 	/* The handle path without the lock (slot.c), on a line of its own:
 	 * read by every slot handle, written once per transaction. */
@@ -379,7 +388,7 @@ void jbd_slots_release(struct ujbd *j);
 struct jbd_jh *jbd_memo_find(struct jbd_slot *s, uint64_t seq, uint64_t block);
 void jbd_memo_put(struct jbd_slot *s, uint64_t seq, uint64_t block, struct jbd_jh *jh);
 
-/* ---- rt_journal.c ------------------------------------------------------ */
+/* ---- log.c: log space, tail, abort ------------------------------------- */
 
 /* Abort: record err (first only), wake everyone; j_state_lock held. The
  * superblock's s_errno is written later by jbd_abort_write_sb. */
@@ -395,17 +404,16 @@ void jbd_abort_write_sb(struct ujbd *j);
  * made every home write of a transaction it moves past durable.
  */
 int jbd_update_tail(struct ujbd *j, bool empty);
-/* Free lists, transactions and the journal; threads are stopped. */
-void jbd_close_free(struct ujbd *j);
-/* The open_path context (open_path.c): a clean close clears the ext4
- * needs_recovery flag; release closes its devices and frees it. */
-void jbd_path_close_clean(void *ctx);
-void jbd_path_release(void *ctx);
 /* Worst-case log blocks for a transaction of `credits` buffers. */
 uint32_t jbd_log_res(const struct ujbd *j, uint32_t credits);
 /* Log blocks in use (tail to head) plus reservations; j_state_lock held. */
 uint32_t __jbd_log_used(const struct ujbd *j);
 uint32_t jbd_log_size(const struct ujbd *j);
+
+/* ---- runtime.c: open, close ---------------------------------------------- */
+
+/* Free lists, transactions and the journal; threads are stopped. */
+void jbd_close_free(struct ujbd *j);
 /* Compare I/O priorities: true if a is served before b. */
 bool jbd_ioprio_higher(uint16_t a, uint16_t b);
 /*

@@ -1,54 +1,18 @@
 /*
- * journal.c: where a journal's blocks are, its superblock, and formatting a
- * standalone journal.
+ * superblock.c: the offline journal (struct jbd_journal): its blocks read
+ * and written by journal block number, its superblock loaded and written,
+ * and formatting a standalone journal.
  *
- * A journal block number goes through the map of struct jbd_loc to a byte
- * offset on the journal device; nothing else in src/jbd knows whether the
- * journal is a file, an external device or inode 8 of an ext4 image.
+ * A journal block number goes through the map of struct jbd_loc (base.c)
+ * to a byte offset on the journal device; nothing else in src/jbd knows
+ * whether the journal is a file, an external device or inode 8 of an ext4
+ * image.
  */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-
-int jbd_err_set(struct jbd_err *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
-int jbd_loc_offset(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off)
-{
-	size_t lo = 0, hi = loc->j_nmap;
-
-	if (lblk >= loc->j_len)
-		return -EINVAL;
-	/* Binary search for the last extent starting at or before lblk. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (loc->j_map[mid].lblk <= lblk)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return -EINVAL;
-	const struct jbd_extent *e = &loc->j_map[lo - 1];
-	if (lblk - e->lblk >= e->len)
-		return -EINVAL;
-	*off = (e->pblk + (lblk - e->lblk)) * (uint64_t)loc->j_blocksize;
-	return 0;
-}
+#include "jbd/base.h"
 
 int jbd_journal_read(const struct jbd_journal *j, uint64_t blk, void *buf)
 {

@@ -1,0 +1,52 @@
+/*
+ * base.c: what every other file of src/jbd and the layers above it lean
+ * on, and nothing more: the one-line error (struct jbd_err) and the map
+ * from a journal block number to a byte offset on the journal device
+ * (struct jbd_loc). Both are declared in the contract section of
+ * include/ujbd/format.h.
+ *
+ * The one idea: this file depends on nothing else in src/jbd, so the
+ * format code, the superblock code and src/ext4 can all use it without
+ * depending on one another.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "ujbd/format.h"
+
+int jbd_err_set(struct jbd_err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+int jbd_loc_offset(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off)
+{
+	size_t lo = 0, hi = loc->j_nmap;
+
+	if (lblk >= loc->j_len)
+		return -EINVAL;
+	/* Binary search for the last extent starting at or before lblk. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (loc->j_map[mid].lblk <= lblk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -EINVAL;
+	const struct jbd_extent *e = &loc->j_map[lo - 1];
+	if (lblk - e->lblk >= e->len)
+		return -EINVAL;
+	*off = (e->pblk + (lblk - e->lblk)) * (uint64_t)loc->j_blocksize;
+	return 0;
+}

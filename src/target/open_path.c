@@ -1,0 +1,114 @@
+/*
+ * open_path.c: ujbd_open_path, the journal runtime opened by file names.
+ *
+ * The one idea: the runtime only wants a struct jbd_loc (journal device +
+ * map + data device); the target layer (target.c) builds one from paths,
+ * exactly as for the tool's verbs, and this file owns it for the life of
+ * the journal through the journal's close hook, which knows nothing of
+ * ext4 or paths itself:
+ *   - an ext4 image with an internal or external journal: ext4's
+ *     needs_recovery is set while the journal is open and cleared by a
+ *     clean close (a crash, or ujbd_close_hard, leaves it set, so e2fsck
+ *     and the kernel replay);
+ *   - whatever the target, its devices are closed after the journal is
+ *     freed.
+ * Real world only (files).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target/target.h"
+#include "ujbd/ujbd.h"
+
+/* What a path-opened journal's owner keeps: the target, and the path of
+ * the ext4 image whose flag it owns (a copy: the caller's may not last). */
+struct path_owner {
+	struct target po_target;
+	char *po_paths[3];          /* copies of target, data, journal paths */
+	const char *po_ext4;        /* set: clear needs_recovery at a clean close */
+};
+
+static void owner_free(struct path_owner *o)
+{
+	target_close(&o->po_target);
+	for (int i = 0; i < 3; i++)
+		free(o->po_paths[i]);
+	free(o);
+}
+
+/* The journal's close hook: rc 0 is a clean close (the log is empty). */
+static void owner_close(void *arg, int rc)
+{
+	struct path_owner *o = arg;
+
+	if (rc == 0 && o->po_ext4)
+		(void)ext4_set_needs_recovery(o->po_ext4, false, NULL);
+	owner_free(o);
+}
+
+static int owner_new(const char *target, const char *data_path, const char *journal_path,
+		     struct path_owner **out)
+{
+	const char *in[3] = { target, data_path, journal_path };
+	struct path_owner *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return -ENOMEM;
+	for (int i = 0; i < 3; i++) {
+		if (in[i] && !(o->po_paths[i] = strdup(in[i]))) {
+			for (int k = 0; k < i; k++)
+				free(o->po_paths[k]);
+			free(o);
+			return -ENOMEM;
+		}
+	}
+	*out = o;
+	return 0;
+}
+
+int ujbd_open_path(const char *target, const char *data_path, const char *journal_path,
+		   const struct ujbd_opts *opts, struct ujbd **out, struct jbd_err *err)
+{
+	struct ujbd_opts def;
+	struct jbd_err ebuf;
+	struct path_owner *o;
+	int rc;
+
+	if (!err)
+		err = &ebuf;
+	memset(err, 0, sizeof(*err));
+	*out = NULL;
+	if (!opts) {
+		ujbd_opts_default(&def);
+		opts = &def;
+	}
+	rc = owner_new(target, data_path, journal_path, &o);
+	if (rc)
+		return jbd_err_set(err, rc, "out of memory");
+	struct target_req r = {
+		.path = o->po_paths[0], .data = o->po_paths[1], .journal = o->po_paths[2],
+		.writable = true, .need_data = true,
+		.create_bs = !opts->format ? 0
+			     : opts->format_opts.blocksize ? opts->format_opts.blocksize : 4096,
+		.create_blocks = opts->format ? opts->format_opts.blocks : 0,
+	};
+	rc = target_open_req(&o->po_target, &r, err);
+	if (!rc)
+		rc = ujbd_open(&o->po_target.loc, opts, out, err);
+	if (rc) {
+		owner_free(o);
+		return rc;
+	}
+	if (target_is_ext4(&o->po_target))
+		o->po_ext4 = o->po_paths[0];
+	ujbd_set_close_hook(*out, owner_close, o); /* o goes with the journal now */
+	if (o->po_ext4) {
+		rc = ext4_set_needs_recovery(o->po_ext4, true, err);
+		if (rc) {
+			ujbd_close_hard(*out);
+			*out = NULL;
+		}
+	}
+	return rc;
+}
