@@ -136,6 +136,12 @@ int stack_spec_set_group(struct stack_spec *s, const char *group, const char *li
 			 char *err, size_t errlen);
 /* Is name a group stack_spec_set_group knows (a model, an elevator, "queue")? */
 bool stack_group_known(const char *group);
+/* Every group, in --params order (models, "mem", "file", elevators,
+ * "queue"): for tools that make one --GROUP option each. NULL past the end. */
+size_t stack_group_count(void);
+const char *stack_group_at(size_t i);
+/* Is model a disk a spec may name ("hdd", "mem", "file:PATH")? */
+bool stack_disk_known(const char *model);
 
 /*
  * Print every parameter group: each disk model's table, "file", "mem",

@@ -100,6 +100,35 @@ bool stack_group_known(const char *g)
 		     !strcmp(g, "mem") || !strcmp(g, "file"));
 }
 
+size_t stack_group_count(void)
+{
+	return dev_model_count() + 2 + blk_elevator_count() + 1;
+}
+
+const char *stack_group_at(size_t i)
+{
+	size_t nm = dev_model_count(), ne = blk_elevator_count();
+
+	if (i < nm)
+		return dev_model_at(i)->m_name;
+	if (i == nm)
+		return "mem";
+	if (i == nm + 1)
+		return "file";
+	if (i < nm + 2 + ne)
+		return blk_elevator_at(i - nm - 2)->e_name;
+	return i == nm + 2 + ne ? "queue" : NULL;
+}
+
+bool stack_disk_known(const char *model)
+{
+	if (!model)
+		return false;
+	if (!strncmp(model, "file:", 5))
+		return model[5] != '\0';
+	return !strcmp(model, "mem") || dev_model_find(model);
+}
+
 /* The table of a disk group, NULL if none. */
 static const struct rt_param_table *disk_group_table(const char *g)
 {
