@@ -86,7 +86,7 @@ struct stack_spec {
 	enum rt_world_kind world;     /* RT_WORLD_SIM */
 	uint64_t seed;                /* 1 */
 	unsigned ncpus;               /* sim: virtual CPUs, 0 = rt's default */
-	unsigned ndisks;              /* 1 or 2 (1: one "mem" disk) */
+	unsigned ndisks;              /* 0 (a world only), 1 or 2 (1: one "mem" disk) */
 	struct stack_disk_spec disks[STACK_MAX_DISKS];
 	struct stack_queue_spec queues[STACK_MAX_DISKS];
 	bool journal;                 /* open a journal (false) */

@@ -119,8 +119,8 @@ static int check_spec(const struct stack_spec *sp, char *err, size_t n)
 {
 	uint32_t bs = sp->block_size;
 
-	if (sp->ndisks < 1 || sp->ndisks > STACK_MAX_DISKS)
-		return seterr(err, n, -EINVAL, "stack: %u disks (1..%u)", sp->ndisks,
+	if (sp->ndisks > STACK_MAX_DISKS)
+		return seterr(err, n, -EINVAL, "stack: %u disks (0..%u)", sp->ndisks,
 			      STACK_MAX_DISKS);
 	if (!sp->journal)
 		return 0;
