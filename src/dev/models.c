@@ -4,11 +4,15 @@
  * The one idea: a model is known by this table alone. Tools, the stack and
  * the lab find models, their parameter tables and their constructors here,
  * so adding a model is its own file (defining `const struct dev_model
- * dev_model_NAME`, its declaration in dev.h) and one row below.
+ * dev_model_NAME`) and one row below, with its extern beside the others
+ * (the built-in rows are also declared in dev.h, for tests).
  */
 #include <string.h>
 
 #include "dev/dev_int.h"
+
+extern const struct dev_model dev_model_hdd;
+extern const struct dev_model dev_model_ssd;
 
 static const struct dev_model *const dev_models[] = {
 	&dev_model_hdd,
