@@ -37,6 +37,7 @@
 #include "lab/workload.h"
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
+#include "ujbd/stack.h"
 #include "ujbd/ujbd.h"
 
 #define BENCH_MAX_THREADS LAB_MAX_THREADS
@@ -68,11 +69,9 @@ struct bench_cfg {
 struct bench {
 	struct bench_cfg b_cfg;
 	char b_dir[4096];          /* the run's own directory */
-	struct dev *b_jdev, *b_ddev; /* the same device in the one-file layout */
+	char b_model[2][4300];     /* the stack's disks: "file:PATH" */
 	uint64_t b_base;           /* first data block (one-file: after the journal) */
-	struct jbd_extent b_ident;
-	struct jbd_loc b_loc;      /* outlives the journal: ujbd may keep it */
-	struct ujbd *b_j;
+	struct ujbd *b_j;          /* the stack's journal, during the run */
 	int *b_fds;                /* [threads] baseline: each thread's file */
 	struct lab_jload b_load;   /* what the threads measured */
 	struct ujbd_stats b_stats;
@@ -159,98 +158,67 @@ static void bench_rmdir(struct bench *b)
 
 /* ---- the journal ---------------------------------------------------------- */
 
-/* Create (written out, synced) and open the file `name` of nblocks blocks. */
-static int bench_file(struct bench *b, const char *name, uint64_t nblocks,
-		      struct dev **out)
+/* Create the file `name` of nblocks blocks (written out, synced) as the
+ * stack's disk i. */
+static int bench_file(struct bench *b, const char *name, uint64_t nblocks, unsigned i,
+		      struct stack_spec *sp)
 {
-	struct dev_file_opts fo = { .create = true };
 	char p[4200];
 	int err;
 
 	path_in(b, p, sizeof(p), name);
 	err = file_fill(p, nblocks * BENCH_BS, NULL);
-	if (!err)
-		err = dev_file_open(p, &fo, out);
 	if (err)
 		bench_fail(b, err, "cannot create '%s': %s", p);
+	snprintf(b->b_model[i], sizeof(b->b_model[i]), "file:%s", p);
+	sp->disks[i] = (struct stack_disk_spec){ b->b_model[i], NULL, 0 };
 	return err;
 }
 
-/* The devices and the journal's location in the chosen layout. */
-static int bench_layout(struct bench *b, uint64_t jblocks)
-{
-	struct jbd_loc *loc = &b->b_loc;
-	uint64_t nd = data_blocks(b);
-	int err;
-
-	memset(loc, 0, sizeof(*loc));
-	if (b->b_cfg.layout == BL_ONE_FILE) {
-		/* the journal in [0, jblocks), the data blocks after it */
-		err = bench_file(b, "image", jblocks + nd, &b->b_jdev);
-		b->b_ddev = b->b_jdev;
-		b->b_base = jblocks;
-	} else {
-		err = bench_file(b, "data", nd, &b->b_ddev);
-		if (!err)
-			err = bench_file(b, "journal", jblocks, &b->b_jdev);
-	}
-	b->b_ident = (struct jbd_extent){ 0, 0, jblocks };
-	if (err)
-		return err;
-	loc->j_dev = b->b_jdev;
-	loc->j_blocksize = BENCH_BS;
-	loc->j_map = &b->b_ident;
-	loc->j_nmap = 1;
-	loc->j_len = jblocks;
-	loc->j_data = b->b_ddev;
-	loc->j_data_blocks = b->b_base + nd;
-	return 0;
-}
-
-static int bench_open_journal(struct bench *b)
+/*
+ * The stack of the run: the real world; for the journal, its files in the
+ * chosen layout (the journal in [0, jblocks) of disk 0 in one-file, disk 1
+ * in two-files; the data device is disk 0), each with ujbd's default noop
+ * queue; the baseline needs only the world.
+ */
+static int bench_spec(struct bench *b, struct stack_spec *sp)
 {
 	const struct bench_cfg *c = &b->b_cfg;
-	uint64_t jblocks = c->journal_mb * (1u << 20) / BENCH_BS;
-	struct ujbd_opts o;
-	struct jbd_err jerr = { 0 };
+	uint64_t jblocks = c->journal_mb * (1u << 20) / BENCH_BS, nd = data_blocks(b);
+	struct ujbd_opts *o = &sp->jopts;
 	int err;
 
-	err = bench_layout(b, jblocks);
-	if (err)
-		return err;
-	ujbd_opts_default(&o);
-	o.data_mode = c->data_mode;
-	o.wake = c->wake;
-	o.under_commit = c->under_commit;
-	o.async_commit = c->async_commit;
-	o.caller_commit = c->caller_commit;
-	o.format = true;
-	o.format_opts.blocksize = BENCH_BS;
-	o.format_opts.blocks = jblocks;
-	o.format_opts.csum = JBD_CSUM_KIND_V3;
-	o.format_opts.async_commit = c->async_commit;
-	err = ujbd_open(&b->b_loc, &o, &b->b_j, &jerr);
-	if (err)
-		bench_fail(b, err, "cannot open the journal in '%s': %s",
-			   jerr.msg[0] ? jerr.msg : b->b_dir);
-	return err;
-}
-
-static void bench_close_journal(struct bench *b)
-{
-	int err;
-
-	if (b->b_j) {
-		err = ujbd_close(b->b_j);
-		if (err)
-			bench_fail(b, err, "closing the journal in '%s': %s", b->b_dir);
-		b->b_j = NULL;
+	stack_spec_default(sp);
+	sp->world = RT_WORLD_REAL;
+	sp->seed = 1;
+	sp->ndisks = 0;
+	if (c->baseline)
+		return 0;
+	if (c->layout == BL_ONE_FILE) {
+		sp->ndisks = 1;
+		err = bench_file(b, "image", jblocks + nd, 0, sp);
+		b->b_base = jblocks;
+	} else {
+		sp->ndisks = 2;
+		sp->journal_disk = 1;
+		err = bench_file(b, "data", nd, 0, sp);
+		if (!err)
+			err = bench_file(b, "journal", jblocks, 1, sp);
 	}
-	if (b->b_ddev && b->b_ddev != b->b_jdev)
-		dev_close(b->b_ddev);
-	if (b->b_jdev)
-		dev_close(b->b_jdev);
-	b->b_jdev = b->b_ddev = NULL;
+	sp->journal = true;
+	sp->journal_blocks = jblocks;
+	sp->block_size = BENCH_BS;
+	o->data_mode = c->data_mode;
+	o->wake = c->wake;
+	o->under_commit = c->under_commit;
+	o->async_commit = c->async_commit;
+	o->caller_commit = c->caller_commit;
+	o->format = true;
+	o->format_opts.blocksize = BENCH_BS;
+	o->format_opts.blocks = jblocks;
+	o->format_opts.csum = JBD_CSUM_KIND_V3;
+	o->format_opts.async_commit = c->async_commit;
+	return err;
 }
 
 /* ---- the run -------------------------------------------------------------- */
@@ -290,12 +258,15 @@ static int bench_open_baseline(struct bench *b)
 	return 0;
 }
 
-static void bench_main(void *arg)
+/* The run, on the stack's first thread: its journal is open (formatted). */
+static int bench_main(struct stack *s, void *arg)
 {
 	struct bench *b = arg;
-	int err;
+	int err = 0;
 
-	err = b->b_cfg.baseline ? bench_open_baseline(b) : bench_open_journal(b);
+	b->b_j = stack_journal(s);
+	if (b->b_cfg.baseline)
+		err = bench_open_baseline(b);
 	if (!err)
 		err = bench_drive(b);
 	if (!err && b->b_j) {
@@ -306,7 +277,33 @@ static void bench_main(void *arg)
 	for (unsigned i = 0; i < b->b_cfg.threads; i++)
 		if (b->b_fds[i] >= 0)
 			close(b->b_fds[i]);
-	bench_close_journal(b);
+	b->b_j = NULL; /* the stack closes it */
+	return 0;
+}
+
+/* Build the stack and run; an error the stack reports (opening or closing
+ * the files or the journal) becomes the run's. */
+static void bench_world(struct bench *b)
+{
+	struct stack_spec sp;
+	struct stack *s = NULL;
+	char err[256];
+	int rc = bench_spec(b, &sp);
+
+	if (rc)
+		return;
+	rc = stack_new(&sp, &s, err, sizeof(err));
+	if (rc) {
+		bench_fail(b, rc, "%s: %s", err);
+		return;
+	}
+	rc = stack_run(s, "bench", bench_main, b);
+	if (rc && !b->b_err) {
+		b->b_err = rc;
+		snprintf(b->b_err_msg, sizeof(b->b_err_msg), "%s (in '%s')", stack_error(s),
+			 b->b_dir);
+	}
+	stack_free(s);
 }
 
 /* ---- report --------------------------------------------------------------- */
@@ -536,9 +533,7 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 
 int cmd_bench(int argc, char **argv)
 {
-	struct rt_world_opts wo = { .kind = RT_WORLD_REAL, .seed = 1 };
 	struct bench *b = calloc(1, sizeof(*b));
-	rt_world *w = NULL;
 	int r, status = EXIT_OK;
 
 	if (!b) {
@@ -554,7 +549,7 @@ int cmd_bench(int argc, char **argv)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
 	}
 	b->b_fds = calloc(b->b_cfg.threads, sizeof(*b->b_fds));
-	if (!b->b_fds || rt_world_new(&wo, &w) < 0) {
+	if (!b->b_fds) {
 		cli_err(argv[0], "out of memory");
 		status = EXIT_IO;
 		goto out;
@@ -562,7 +557,7 @@ int cmd_bench(int argc, char **argv)
 	for (unsigned i = 0; i < b->b_cfg.threads; i++)
 		b->b_fds[i] = -1;
 	if (bench_mkdir(b) == 0) {
-		rt_world_run(w, "bench", bench_main, b);
+		bench_world(b);
 		bench_rmdir(b);
 	}
 	if (b->b_err) {
@@ -572,8 +567,6 @@ int cmd_bench(int argc, char **argv)
 		report(b);
 	}
 out:
-	if (w)
-		rt_world_free(w);
 	free(b->b_fds);
 	free(b);
 	return status;

@@ -12,6 +12,11 @@
  * per-thread issue loop, the merge of the threads' latency histograms and
  * the report) is the lab's devload (src/lab/devload.c, lab/workload.h).
  *
+ * The disk, its queue and the world come from a stack spec (stack.h):
+ * --disk names a disk model of the registry (or file:PATH), --MODEL=LIST,
+ * --ELEVATOR=LIST and --queue=LIST set their parameters through the same
+ * tables `--params` prints, so no model or elevator is named here.
+ *
  * Through the block layer (--elevator, --threads, --ioprio, --trace): the
  * I/O goes as bios through one blk queue over the disk, each thread is an rt
  * thread with its own I/O priority, --ops is shared by all threads (the run
@@ -30,13 +35,15 @@
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
+#include "ujbd/stack.h"
 
 #define BENCH_MAX_OPS 10000000ull
 #define BENCH_MAX_BS (16u << 20)
 #define BENCH_FILE_SIZE (256ull << 20) /* default size of a file: disk */
+#define BENCH_MAX_GROUPS 64            /* --GROUP=LIST options */
 
 struct bench_cfg {
-	const char *disk;         /* "hdd", "ssd" or "file:PATH" */
+	const char *disk;         /* a disk model ("hdd", "ssd"), "mem" or "file:PATH" */
 	enum lab_devload_pattern pattern;
 	uint32_t bs;
 	uint64_t ops;
@@ -52,16 +59,24 @@ struct bench_cfg {
 	uint16_t ioprio[LAB_DEVLOAD_MAX_THREADS];
 	unsigned nioprio;             /* 0 = threads keep the caller's */
 	const char *trace_path;
+	bool elevator_set;            /* --elevator given */
+	bool params;                  /* --params: print the tables */
+	/* --GROUP=LIST options, applied to the spec once all are parsed */
+	const char *grp_name[BENCH_MAX_GROUPS];
+	const char *grp_list[BENCH_MAX_GROUPS];
+	unsigned ngrp;
 };
 
 struct bench {
 	struct bench_cfg b_cfg;
+	struct stack *b_stack;    /* the world, the disk and its queue */
 	struct dev *b_dev;
 	struct blk_queue *b_q;    /* through the block layer, or NULL */
 	FILE *b_trace;
 	struct lab_devload b_load; /* what the threads measured */
 	int b_err;                /* first error, negative errno */
 	const char *b_err_what;
+	char b_err_msg[256];      /* b_err_what from the stack */
 	bool b_err_usage;         /* the error is the arguments' fault */
 	char b_name[64];          /* the disk's name for the report */
 	const char *b_engine;     /* file disks: the engine */
@@ -69,72 +84,54 @@ struct bench {
 
 /* ---- the disk ------------------------------------------------------------ */
 
+/* The stack opened the disk (bench_spec says which): take it. */
 static int bench_open(struct bench *b)
 {
-	const struct bench_cfg *c = &b->b_cfg;
-
-	if (!strcmp(c->disk, "hdd")) {
-		struct dev_hdd_params p;
-
-		dev_hdd_defaults(&p);
-		if (c->size)
-			p.size = c->size;
-		return dev_sim_hdd_new(&p, &b->b_dev);
-	}
-	if (!strcmp(c->disk, "ssd")) {
-		struct dev_ssd_params p;
-
-		dev_ssd_defaults(&p);
-		if (c->size)
-			p.size = c->size;
-		return dev_sim_ssd_new(&p, &b->b_dev);
-	}
-	struct dev_file_opts o = { .create = true, .direct = c->direct,
-				   .size = c->size ? c->size : BENCH_FILE_SIZE,
-				   .block_size = c->direct ? 4096 : 0 };
-	int err = dev_file_open(c->disk + 5, &o, &b->b_dev);
-
-	if (err == 0)
+	b->b_dev = stack_dev(b->b_stack, 0);
+	if (!b->b_dev)
+		return -ENODEV;
+	if (!strncmp(b->b_cfg.disk, "file:", 5))
 		b->b_engine = dev_file_engine_name(b->b_dev);
-	return err;
+	return 0;
 }
 
 /* ---- through the block layer ---------------------------------------------- */
 
+/* The queue's trace hook (runs with q_lock held): one blkparse line. */
 static void bench_trace_line(void *arg, const struct blk_trace_event *ev)
 {
+	struct bench *b = arg;
 	char line[256];
 
+	if (!b->b_trace)
+		return;
 	blk_trace_format(ev, line, sizeof(line));
-	fprintf(arg, "%s\n", line);
+	fprintf(b->b_trace, "%s\n", line);
 }
 
+/* The stack made the queue (bench_spec: its elevator, its trace hook);
+ * take it and open the trace file before any I/O. */
 static int bench_queue_open(struct bench *b)
 {
-	struct blk_queue_opts o;
-
-	blk_queue_opts_default(&o);
-	o.elevator = b->b_cfg.elevator;
+	b->b_q = stack_queue(b->b_stack, 0);
+	if (!b->b_q)
+		return -ENODEV;
 	if (b->b_cfg.trace_path) {
 		b->b_trace = fopen(b->b_cfg.trace_path, "w");
 		if (!b->b_trace)
 			return -errno;
-		o.trace_fn = bench_trace_line;
-		o.trace_arg = b->b_trace;
-		o.trace_major = 254;
-		o.trace_minor = 0;
 	}
-	return blk_queue_new(b->b_dev, &o, &b->b_q);
+	return 0;
 }
 
-/* Free the queue; the trace file ends with the btt-style summary. */
+/* Done with the queue (the stack frees it); the trace file ends with the
+ * btt-style summary. */
 static int bench_queue_close(struct bench *b)
 {
 	int err = 0;
 
 	if (b->b_q && b->b_trace)
 		err = blk_stats_print(b->b_q, b->b_trace);
-	blk_queue_free(b->b_q);
 	b->b_q = NULL;
 	if (b->b_trace && fclose(b->b_trace) && !err)
 		err = -EIO;
@@ -195,8 +192,17 @@ static void bench_run(void *arg)
 out:
 	if (b->b_q || b->b_trace)
 		bench_queue_close(b);
-	dev_close(b->b_dev);
-	b->b_dev = NULL;
+	b->b_dev = NULL; /* the stack closes it */
+}
+
+static int bench_stack_main(struct stack *s, void *arg)
+{
+	struct bench *b = arg;
+
+	b->b_stack = s;
+	bench_run(b);
+	b->b_stack = NULL;
+	return 0;
 }
 
 /* The lab's devbench report, with the names this run had. */
@@ -216,19 +222,39 @@ static int bench_report(const struct bench *b)
 
 /* ---- the command line ---------------------------------------------------- */
 
+/* "a|b|c" of the registered disk models or elevators, into buf. */
+static const char *names_of(char *buf, size_t len, bool models)
+{
+	size_t n = models ? dev_model_count() : blk_elevator_count(), at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? "|" : "",
+				       models ? dev_model_at(i)->m_name : blk_elevator_at(i)->e_name);
+	return buf;
+}
+
 static void usage(FILE *f)
 {
+	char models[256], elvs[256];
+
+	names_of(models, sizeof(models), true);
+	names_of(elvs, sizeof(elvs), false);
 	fprintf(f,
-		"usage: ujbd devbench [--disk=hdd|ssd|file:PATH] [--pattern=seq|rand|write-flush]\n"
+		"usage: ujbd devbench [--disk=%s|mem|file:PATH] [--pattern=seq|rand|write-flush]\n"
 		"                     [--bs=SIZE] [--ops=N] [--seed=S] [--world=sim|real]\n"
 		"                     [--size=SIZE] [--direct] [--json]\n"
-		"                     [--elevator=noop|deadline|cfq] [--threads=N]\n"
+		"                     [--elevator=%s] [--threads=N]\n"
 		"                     [--ioprio=CLASS:LEVEL[,CLASS:LEVEL...]] [--trace=FILE]\n"
+		"                     [--GROUP=NAME=VALUE[,NAME=VALUE...]] [--params [--json]]\n"
 		"\n"
 		"Run N I/Os, one at a time, and report IOPS, MB/s and latency.\n"
-		"  --disk     hdd (simulated 7200 rpm drive), ssd (simulated), or file:PATH\n"
-		"             (a regular file, created and sized if missing, or a block\n"
-		"             device); default hdd\n"
+		"  --disk     a simulated disk model, mem (RAM), or file:PATH (a regular\n"
+		"             file, created and sized if missing, or a block device);\n"
+		"             default hdd. Models:\n", models, elvs);
+	for (size_t i = 0; i < dev_model_count(); i++)
+		fprintf(f, "               %-8s %s\n", dev_model_at(i)->m_name, dev_model_at(i)->m_help);
+	fprintf(f,
 		"  --pattern  seq: sequential reads from the start; rand: uniform random\n"
 		"             reads over the disk; write-flush: a sequential write then a\n"
 		"             cache flush, timed as one operation; default rand\n"
@@ -237,22 +263,38 @@ static void usage(FILE *f)
 		"  --seed     seed of the sim world and of the random offsets; default 1\n"
 		"  --world    sim (virtual time: same seed, same output) or real (real\n"
 		"             sleeps for a simulated disk); default sim, real for file:\n"
-		"  --size     disk size; default the model's (500G hdd, 80G ssd), 256M for\n"
+		"  --size     disk size; default the model's (see --params), 256M for\n"
 		"             a file that must be created or is smaller\n"
 		"  --direct   file: open with O_DIRECT (4 KiB blocks)\n"
 		"  --json     one JSON object: iops, mb_s, latency_us {avg, p50, p99, max}\n"
 		"\n"
-		"Through ujbd's block layer (any of the four options below): bios go\n"
+		"Through ujbd's block layer (any of the options below): bios go\n"
 		"through one queue over the disk; --ops is shared by all threads (the run\n"
 		"ends after that many I/Os in all); the report adds the elevator and a\n"
 		"'threads' list (name, ioprio, ops, iops, mb_s, latency_us per thread).\n"
-		"  --elevator noop, deadline or cfq (2.6.29-2.6.33 rules); default cfq\n"
+		"  --elevator default cfq (2.6.29-2.6.33 rules). Elevators:\n");
+	for (size_t i = 0; i < blk_elevator_count(); i++)
+		fprintf(f, "               %-8s %s\n", blk_elevator_at(i)->e_name,
+			blk_elevator_at(i)->e_help);
+	fprintf(f,
 		"  --threads  issuing threads, 1 to 64; default 1, or the number of --ioprio\n"
 		"             entries\n"
 		"  --ioprio   one I/O priority per thread (or one for all): rt:0-7,\n"
 		"             be:0-7, idle; default: the threads keep devbench's (none = be:4)\n"
 		"  --trace    write a blktrace of the queue to FILE, in blkparse's format,\n"
 		"             ending with a per-process and per-class summary\n"
+		"\n"
+		"Parameters (every one with its unit, default, range and source: --params):\n"
+		"  --GROUP=LIST  set parameters of a group: the disk's model (--%s=...),\n"
+		"             mem, file, the elevator (--cfq=slice_idle_ms=4; given without\n"
+		"             --elevator it selects that elevator) or queue (--queue=...;\n"
+		"             an elevator or queue group uses the block layer). Groups:\n"
+		"            ", dev_model_count() ? dev_model_at(0)->m_name : "hdd");
+	for (size_t i = 0; i < stack_group_count(); i++)
+		fprintf(f, " %s", stack_group_at(i));
+	fprintf(f,
+		"\n"
+		"  --params   print every group's table (with --json: one JSON object)\n"
 		"\n"
 		"exit status: 0 ok, 2 bad arguments, 3 I/O error\n");
 }
@@ -288,10 +330,13 @@ static int bench_parse_ioprio(const char *arg, struct bench_cfg *c)
 	return c->nioprio ? 0 : -EINVAL;
 }
 
-/* Parse argv into c; 0, 1 for --help, or -EINVAL (message printed). */
-static int bench_args(int argc, char **argv, struct bench_cfg *c, bool *world_set)
+#define OPT_GROUP 0x1000 /* + the group's index (stack_group_at) */
+#define OPT_PARAMS 'P'
+
+/* The fixed options, then one --GROUP per parameter group. */
+static struct option *bench_options(void)
 {
-	static const struct option opts[] = {
+	static const struct option fixed[] = {
 		{ "disk", required_argument, NULL, 'd' },
 		{ "pattern", required_argument, NULL, 'p' },
 		{ "bs", required_argument, NULL, 'b' },
@@ -305,110 +350,184 @@ static int bench_args(int argc, char **argv, struct bench_cfg *c, bool *world_se
 		{ "threads", required_argument, NULL, 't' },
 		{ "ioprio", required_argument, NULL, 'i' },
 		{ "trace", required_argument, NULL, 'T' },
+		{ "params", no_argument, NULL, OPT_PARAMS },
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v;
-	int ch;
+	size_t nf = sizeof(fixed) / sizeof(fixed[0]), ng = stack_group_count();
+	struct option *o = calloc(nf + ng + 1, sizeof(*o));
 
+	if (!o)
+		return NULL;
+	memcpy(o, fixed, sizeof(fixed));
+	for (size_t i = 0; i < ng; i++)
+		o[nf + i] = (struct option){ stack_group_at(i), required_argument, NULL,
+					     OPT_GROUP + (int)i };
+	return o;
+}
+
+/* A --GROUP=LIST option: kept for bench_spec. An elevator group implies
+ * the block layer and, without --elevator, selects that elevator. */
+static int bench_group_opt(const char *verb, struct bench_cfg *c, const char *group,
+			   const char *list)
+{
+	enum blk_elevator e;
+
+	if (c->ngrp == BENCH_MAX_GROUPS) {
+		cli_err(verb, "too many parameter options");
+		return -EINVAL;
+	}
+	if (!blk_elevator_parse(group, &e)) {
+		if (!c->elevator_set)
+			c->elevator = e;
+		c->use_blk = true;
+	} else if (!strcmp(group, "queue")) {
+		c->use_blk = true;
+	}
+	c->grp_name[c->ngrp] = group;
+	c->grp_list[c->ngrp++] = list;
+	return 0;
+}
+
+/* One option of bench_args; 0, 1 for --help, or -EINVAL (message printed). */
+static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg *c,
+		     bool *world_set);
+
+/* Parse argv into c; 0, 1 for --help, or -EINVAL (message printed). */
+static int bench_args(int argc, char **argv, struct bench_cfg *c, bool *world_set)
+{
+	struct option *opts = bench_options();
+	int ch, rc = 0;
+
+	if (!opts) {
+		cli_err(argv[0], "out of memory");
+		return -ENOMEM;
+	}
 	opterr = 0;
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'h':
-			return 1;
-		case 'd':
-			if (strcmp(optarg, "hdd") && strcmp(optarg, "ssd") &&
-			    (strncmp(optarg, "file:", 5) || !optarg[5])) {
-				cli_err(argv[0], "unknown disk '%s' (hdd, ssd or file:PATH)", optarg);
-				return -EINVAL;
-			}
-			c->disk = optarg;
-			break;
-		case 'p':
-			if (lab_devload_pattern_parse(optarg, &c->pattern)) {
-				cli_err(argv[0], "unknown pattern '%s' (seq, rand or write-flush)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'b':
-			if (dev_parse_size(optarg, &v) || v < 512 || v > BENCH_MAX_BS || v % 512) {
-				cli_err(argv[0], "bad --bs '%s' (a multiple of 512 up to 16M)", optarg);
-				return -EINVAL;
-			}
-			c->bs = (uint32_t)v;
-			break;
-		case 'n':
-			if (parse_u64(optarg, &v) || v == 0 || v > BENCH_MAX_OPS) {
-				cli_err(argv[0], "bad --ops '%s' (1 to %llu)", optarg, BENCH_MAX_OPS);
-				return -EINVAL;
-			}
-			c->ops = v;
-			break;
-		case 's':
-			if (parse_u64(optarg, &c->seed)) {
-				cli_err(argv[0], "bad --seed '%s' (an unsigned integer)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'w':
-			if (strcmp(optarg, "sim") && strcmp(optarg, "real")) {
-				cli_err(argv[0], "unknown world '%s' (sim or real)", optarg);
-				return -EINVAL;
-			}
-			c->sim_world = !strcmp(optarg, "sim");
-			*world_set = true;
-			break;
-		case 'z':
-			if (dev_parse_size(optarg, &c->size) || c->size == 0) {
-				cli_err(argv[0], "bad --size '%s'", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'D':
-			c->direct = true;
-			break;
-		case 'j':
-			c->json = true;
-			break;
-		case 'e':
-			if (blk_elevator_parse(optarg, &c->elevator)) {
-				cli_err(argv[0], "unknown elevator '%s' (noop, deadline or cfq)", optarg);
-				return -EINVAL;
-			}
-			c->use_blk = true;
-			break;
-		case 't':
-			if (parse_u64(optarg, &v) || v == 0 || v > LAB_DEVLOAD_MAX_THREADS) {
-				cli_err(argv[0], "bad --threads '%s' (1 to %d)", optarg,
-					LAB_DEVLOAD_MAX_THREADS);
-				return -EINVAL;
-			}
-			c->threads = (unsigned)v;
-			c->use_blk = true;
-			break;
-		case 'i':
-			if (bench_parse_ioprio(optarg, c) < 0) {
-				cli_err(argv[0], "bad --ioprio '%s' (CLASS:LEVEL[,...]: rt:0-7, be:0-7, idle)",
-					optarg);
-				return -EINVAL;
-			}
-			c->use_blk = true;
-			break;
-		case 'T':
-			c->trace_path = optarg;
-			c->use_blk = true;
-			break;
-		case ':':
+	while (!rc && (ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (ch == ':') {
 			cli_err(argv[0], "option '%s' needs a value", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			cli_err(argv[0], "unknown option '%s' (ujbd devbench --help)", argv[optind - 1]);
-			return -EINVAL;
+			rc = -EINVAL;
+		} else if (ch == '?') {
+			cli_err(argv[0], "unknown option '%s' (ujbd devbench --help)",
+				argv[optind - 1]);
+			rc = -EINVAL;
+		} else if (ch >= OPT_GROUP) {
+			rc = bench_group_opt(argv[0], c, stack_group_at((size_t)(ch - OPT_GROUP)),
+					     optarg);
+		} else {
+			rc = bench_opt(argv[0], ch, optarg, c, world_set);
 		}
 	}
-	if (optind < argc) {
+	free(opts);
+	if (!rc && optind < argc) {
 		cli_err(argv[0], "unexpected argument '%s'", argv[optind]);
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
+static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg *c,
+		     bool *world_set)
+{
+	uint64_t v;
+
+	switch (ch) {
+	case 'h':
+		return 1;
+	case OPT_PARAMS:
+		c->params = true;
+		break;
+	case 'd':
+		if (!stack_disk_known(arg)) {
+			char models[256];
+
+			cli_err(verb, "unknown disk '%s' (%s, mem or file:PATH)", arg,
+				names_of(models, sizeof(models), true));
+			return -EINVAL;
+		}
+		c->disk = arg;
+		break;
+	case 'p':
+		if (lab_devload_pattern_parse(arg, &c->pattern)) {
+			cli_err(verb, "unknown pattern '%s' (seq, rand or write-flush)", arg);
+			return -EINVAL;
+		}
+		break;
+	case 'b':
+		if (dev_parse_size(arg, &v) || v < 512 || v > BENCH_MAX_BS || v % 512) {
+			cli_err(verb, "bad --bs '%s' (a multiple of 512 up to 16M)", arg);
+			return -EINVAL;
+		}
+		c->bs = (uint32_t)v;
+		break;
+	case 'n':
+		if (parse_u64(arg, &v) || v == 0 || v > BENCH_MAX_OPS) {
+			cli_err(verb, "bad --ops '%s' (1 to %llu)", arg, BENCH_MAX_OPS);
+			return -EINVAL;
+		}
+		c->ops = v;
+		break;
+	case 's':
+		if (parse_u64(arg, &c->seed)) {
+			cli_err(verb, "bad --seed '%s' (an unsigned integer)", arg);
+			return -EINVAL;
+		}
+		break;
+	case 'w':
+		if (strcmp(arg, "sim") && strcmp(arg, "real")) {
+			cli_err(verb, "unknown world '%s' (sim or real)", arg);
+			return -EINVAL;
+		}
+		c->sim_world = !strcmp(arg, "sim");
+		*world_set = true;
+		break;
+	case 'z':
+		if (dev_parse_size(arg, &c->size) || c->size == 0) {
+			cli_err(verb, "bad --size '%s'", arg);
+			return -EINVAL;
+		}
+		break;
+	case 'D':
+		c->direct = true;
+		break;
+	case 'j':
+		c->json = true;
+		break;
+	case 'e':
+		if (blk_elevator_parse(arg, &c->elevator)) {
+			char elvs[256];
+
+			cli_err(verb, "unknown elevator '%s' (%s)", arg,
+				names_of(elvs, sizeof(elvs), false));
+			return -EINVAL;
+		}
+		c->elevator_set = true;
+		c->use_blk = true;
+		break;
+	case 't':
+		if (parse_u64(arg, &v) || v == 0 || v > LAB_DEVLOAD_MAX_THREADS) {
+			cli_err(verb, "bad --threads '%s' (1 to %d)", arg,
+				LAB_DEVLOAD_MAX_THREADS);
+			return -EINVAL;
+		}
+		c->threads = (unsigned)v;
+		c->use_blk = true;
+		break;
+	case 'i':
+		if (bench_parse_ioprio(arg, c) < 0) {
+			cli_err(verb, "bad --ioprio '%s' (CLASS:LEVEL[,...]: rt:0-7, be:0-7, idle)",
+				arg);
+			return -EINVAL;
+		}
+		c->use_blk = true;
+		break;
+	case 'T':
+		c->trace_path = arg;
+		c->use_blk = true;
+		break;
+	default:
+		cli_err(verb, "unknown option (ujbd devbench --help)");
 		return -EINVAL;
 	}
 	return 0;
@@ -443,25 +562,62 @@ static int bench_check(const char *verb, struct bench_cfg *c, bool world_set)
 	return 0;
 }
 
-static int bench_world(struct bench *b)
+/* The stack: the world, disk 0 and (through the block layer) its queue,
+ * with every --GROUP option applied; 0 or -EINVAL (message printed). */
+static int bench_spec(const char *verb, struct bench *b, struct stack_spec *sp)
 {
-	struct rt_world_opts o = {
-		.kind = b->b_cfg.sim_world ? RT_WORLD_SIM : RT_WORLD_REAL,
-		.seed = b->b_cfg.seed,
-	};
-	rt_world *w;
-	int err = rt_world_new(&o, &w);
+	const struct bench_cfg *c = &b->b_cfg;
+	bool file = !strncmp(c->disk, "file:", 5);
+	char err[256];
 
-	if (err < 0)
-		return err;
-	err = rt_world_run(w, "devbench", bench_run, b);
-	rt_world_free(w);
-	return err;
+	stack_spec_default(sp);
+	sp->world = c->sim_world ? RT_WORLD_SIM : RT_WORLD_REAL;
+	sp->seed = c->seed;
+	sp->disks[0].model = c->disk;
+	sp->disks[0].size = c->size ? c->size : file ? BENCH_FILE_SIZE : 0;
+	if (c->use_blk) {
+		sp->queues[0].elevator = blk_elevator_name(c->elevator);
+		if (c->trace_path) {
+			sp->queues[0].trace_fn = bench_trace_line;
+			sp->queues[0].trace_arg = b;
+		}
+	}
+	if (c->direct && stack_spec_set_group(sp, "file", "direct=1", err, sizeof(err)))
+		goto fail;
+	for (unsigned i = 0; i < c->ngrp; i++)
+		if (stack_spec_set_group(sp, c->grp_name[i], c->grp_list[i], err, sizeof(err)))
+			goto fail;
+	return 0;
+fail:
+	cli_err(verb, "%s", err);
+	return -EINVAL;
+}
+
+static int bench_world(struct bench *b, const struct stack_spec *sp)
+{
+	char err[256];
+	int rc = stack_new(sp, &b->b_stack, err, sizeof(err));
+	struct stack *s = b->b_stack;
+
+	if (rc < 0) {
+		b->b_err = rc;
+		b->b_err_usage = rc == -EINVAL;
+		snprintf(b->b_err_msg, sizeof(b->b_err_msg), "%s", err);
+		b->b_err_what = b->b_err_msg;
+		return rc;
+	}
+	rc = stack_run(s, "devbench", bench_stack_main, b);
+	if (rc < 0 && !b->b_err)
+		b->b_err_what = "cannot open the disk"; /* the stack's only part before the run */
+	stack_free(s);
+	b->b_stack = NULL;
+	return rc;
 }
 
 int cmd_devbench(int argc, char **argv)
 {
 	struct bench *b = calloc(1, sizeof(*b));
+	struct stack_spec spec;
 	bool world_set = false;
 	int rc, status = EXIT_OK;
 
@@ -481,7 +637,16 @@ int cmd_devbench(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	rc = bench_world(b);
+	if (b->b_cfg.params) {
+		if (stack_params_print(stdout, b->b_cfg.json) < 0)
+			status = EXIT_IO;
+		goto out;
+	}
+	if (bench_spec(argv[0], b, &spec) < 0) {
+		status = EXIT_USAGE;
+		goto out;
+	}
+	rc = bench_world(b, &spec);
 	if (rc < 0 || b->b_err) {
 		int err = rc < 0 ? rc : b->b_err;
 

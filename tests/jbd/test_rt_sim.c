@@ -12,6 +12,8 @@
 #include "rt_rig.h"
 #include <inttypes.h>
 
+#include "ujbd/stack.h"
+
 #define BS 4096u
 #define MAXT 8
 #define SPAN 24u
@@ -107,46 +109,19 @@ static bool verify(struct rig *r, struct wctx *w, unsigned n)
 	return true;
 }
 
-static int scen_dev(struct scen *s, struct dev **d)
-{
-	if (s->ssd) {
-		struct dev_ssd_params p;
-		dev_ssd_defaults(&p);
-		p.size = 256ull << 20;
-		return dev_sim_ssd_new(&p, d);
-	}
-	struct dev_hdd_params p;
-	dev_hdd_defaults(&p);
-	p.size = 256ull << 20;
-	return dev_sim_hdd_new(&p, d);
-}
-
-static void scen_main(void *arg)
+/* The run, on the stack's first thread: one disk, as ext4's internal
+ * journal (the journal first, data after), the journal open. */
+static int scen_main(struct stack *st, void *arg)
 {
 	struct scen *s = arg;
 	struct wctx w[MAXT];
 	rt_thread *th[MAXT];
-	struct ujbd_opts o;
-	struct rig r;
-	struct dev *d;
-	uint64_t t0;
+	struct ujbd *j = stack_journal(st);
+	struct rig r = { .dd = stack_dev(st, 0), .bs = BS };
+	uint64_t t0 = rt_now_ns();
 
-	if ((s->rc = scen_dev(s, &d)))
-		return;
-	/* One disk, as ext4's internal journal: the journal first, data after. */
-	if ((s->rc = rig_devs(&r, BS, s->jblocks, (256ull << 20) / BS, d, d)))
-		return;
-	rig_opts(&o, true);
-	o.data_mode = s->mode;
-	o.wake = s->wake;
-	o.max_batch_time_ns = s->max_batch_ns;
-	if ((s->rc = rig_open(&r, &o))) {
-		rig_free(&r);
-		return;
-	}
-	t0 = rt_now_ns();
 	for (unsigned i = 0; i < s->threads; i++) {
-		w[i] = (struct wctx){ .s = s, .j = r.j, .id = i };
+		w[i] = (struct wctx){ .s = s, .j = j, .id = i };
 		w[i].base = s->jblocks + 100 + i * 2 * SPAN;
 		w[i].dbase = w[i].base + SPAN;
 		char name[24];
@@ -160,28 +135,40 @@ static void scen_main(void *arg)
 		s->sync_stops += w[i].syncs;
 	}
 	s->elapsed_ns = rt_now_ns() - t0;
-	ujbd_stats(r.j, &s->st);
-	int rc = ujbd_close(r.j);
-	r.j = NULL;
+	ujbd_stats(j, &s->st);
+	int rc = stack_journal_close(st, false);
 	if (!s->rc)
 		s->rc = rc;
 	s->verified = !s->rc && verify(&r, w, s->threads);
-	rig_free(&r);
 	s->hash = rt_world_hash(rt_world_current());
+	return 0;
 }
 
 static int scen_run(struct scen *s)
 {
-	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = s->seed, .ncpus = 2 };
-	rt_world *w;
-	int rc = rt_world_new(&wo, &w);
+	struct stack_spec sp;
+	struct stack *st;
+	char err[256];
+	int rc;
 
+	stack_spec_default(&sp);
+	sp.seed = s->seed;
+	sp.ncpus = 2;
+	sp.disks[0] = (struct stack_disk_spec){ s->ssd ? "ssd" : "hdd", NULL, 256ull << 20 };
+	sp.journal = true;
+	sp.journal_blocks = s->jblocks;
+	sp.block_size = BS;
+	rig_opts(&sp.jopts, true);
+	sp.jopts.data_mode = s->mode;
+	sp.jopts.wake = s->wake;
+	sp.jopts.max_batch_time_ns = s->max_batch_ns;
+	rc = stack_new(&sp, &st, err, sizeof(err));
 	if (rc)
 		return rc;
-	rc = rt_world_run(w, "main", scen_main, s);
+	rc = stack_run(st, "main", scen_main, s);
 	if (!rc)
-		s->hash = rt_world_hash(w);
-	rt_world_free(w);
+		s->hash = rt_world_hash(stack_world(st));
+	stack_free(st);
 	return rc ? rc : s->rc;
 }
 

@@ -16,6 +16,7 @@
 #include "t.h"
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
+#include "ujbd/stack.h"
 
 static struct jbd_stats st;
 
@@ -610,34 +611,17 @@ static int commits_in_log(struct ujbd_stats *s, uint64_t *handles, uint64_t *blo
 	return commits;
 }
 
-static void test_runtime_events(void)
+/* The test body, on the stack's first thread: the journal is open on two
+ * RAM disks (journal 1024 blocks on disk 1, data 64 blocks on disk 0). */
+static void runtime_events_body(struct stack *stk)
 {
-	struct dev *jd = NULL, *dd = NULL;
-	struct jbd_extent ident = { 0, 0, 1024 };
-	struct jbd_loc loc;
-	struct ujbd_opts o;
 	struct ujbd_stats s;
-	struct ujbd *j;
+	struct ujbd *j = stack_journal(stk);
 	uint64_t handles, blocks;
 	char text[1024], want[128];
 	unsigned starts = 0, stops = 0;
 
-	T_EQ(dev_mem_new(1024 * 4096, 4096, &jd), 0);
-	T_EQ(dev_mem_new(64 * 4096, 4096, &dd), 0);
-	memset(&loc, 0, sizeof(loc));
-	loc.j_dev = jd;
-	loc.j_blocksize = 4096;
-	loc.j_map = &ident;
-	loc.j_nmap = 1;
-	loc.j_len = 1024;
-	loc.j_data = dd;
-	loc.j_data_blocks = 64;
-	ujbd_opts_default(&o);
-	o.format = true;
-	o.format_opts.blocksize = 4096;
-	o.format_opts.blocks = 1024;
-	o.format_opts.csum = JBD_CSUM_KIND_V3;
-	T_EQ(ujbd_open(&loc, &o, &j, NULL), 0);
+	T_CHECK(j);
 	rt_mutex_init(&rec.lock, "rec_lock");
 	rec.n = 0;
 	ujbd_set_trace_hook(j, rec_hook, NULL);
@@ -681,11 +665,33 @@ static void test_runtime_events(void)
 		 s.max_transaction_blocks);
 	T_CHECK(!strncmp(text, want, strlen(want)));
 	T_CHECK(strstr(text, "  1 handles per transaction\n  1 blocks per transaction\n"));
-	T_EQ(ujbd_close(j), 0);
+	T_EQ(stack_journal_close(stk, false), 0);
 	rt_mutex_release(&rec.lock);
-	dev_close(jd);
-	dev_close(dd);
 }
+
+static int runtime_events_main(struct stack *stk, void *arg)
+{
+	runtime_events_body(stk);
+	return 0;
+}
+
+static void test_runtime_events(void)
+{
+	struct stack_spec sp;
+	struct stack *stk;
+
+	stack_spec_default(&sp);
+	sp.world = RT_WORLD_REAL;
+	sp.ndisks = 2;
+	sp.disks[0] = (struct stack_disk_spec){ "mem", "block_size=4096", 64 * 4096 };
+	sp.disks[1] = (struct stack_disk_spec){ "mem", "block_size=4096", 1024 * 4096 };
+	sp.journal = true;
+	sp.journal_disk = 1;
+	T_EQ(stack_new(&sp, &stk, NULL, 0), 0);
+	T_EQ(stack_run(stk, "main", runtime_events_main, NULL), 0);
+	stack_free(stk);
+}
+
 
 int main(int argc, char **argv)
 {
