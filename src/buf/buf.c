@@ -13,9 +13,7 @@
 #include <string.h>
 
 #include "buf/buf.h"
-
-#include <assert.h>
-#define ASSERT(x) assert(x)
+#include "rt/assert.h"
 
 struct buf_cache {
 	rt_mutex c_lock;

@@ -6,15 +6,13 @@
  * by the block size and report problems as values; ASSERT-style checks are
  * only for what our own callers promise (a tag count within capacity, say).
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "rt/assert.h"
 #include "ujbd/format.h"
-
-#define ASSERT(x) assert(x)
 
 /* ---- superblock ------------------------------------------------------- */
 

@@ -4,11 +4,7 @@
 #ifndef UJBD_JBD_INTERNAL_H
 #define UJBD_JBD_INTERNAL_H
 
-#include <assert.h>
-
+#include "rt/assert.h"
 #include "ujbd/jbd_log.h"
-
-/* Invariants of our own code; never for bytes read from a disk. */
-#define ASSERT(x) assert(x)
 
 #endif
