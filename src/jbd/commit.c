@@ -660,6 +660,7 @@ static int log_revokes(struct ujbd *j, struct commit_ctx *c)
 		io = ring_slot(j, c);
 		memset(io->io_data, 0, j->j_blocksize);
 		jbd_revoke_encode(&j->j_jnl.j_fmt, io->io_data, c->t->t_tid, c->revs, n);
+		ASSERT(jbd_logblock_check(&j->j_jnl.j_fmt, io->io_data, c->t->t_tid, JBD_LB_BUILT, NULL) == 0);
 		rc = log_put(j, c, io);
 	}
 	return rc;
@@ -713,6 +714,7 @@ static int log_chunk(struct ujbd *j, struct commit_ctx *c, struct jbd_iobuf *des
 			c->tags[i].t_csum &= 0xFFFF;
 	}
 	jbd_desc_encode(f, desc->io_data, tid, c->tags, n, j->j_jnl.j_sb.s_uuid);
+	ASSERT(jbd_logblock_check(f, desc->io_data, tid, JBD_LB_BUILT, NULL) == 0);
 	if (f->f_csum_v1) {
 		c->v1_crc = jbd_crc32_be(c->v1_crc, desc->io_data, j->j_blocksize);
 		for (uint32_t i = 0; i < n; i++)
@@ -842,6 +844,7 @@ static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 	memset(io->io_data, 0, j->j_blocksize);
 	jbd_commit_encode(f, io->io_data, c->t->t_tid, now / RT_NS_PER_S,
 			  (uint32_t)(now % RT_NS_PER_S), c->v1_crc);
+	ASSERT(jbd_logblock_check(f, io->io_data, c->t->t_tid, JBD_LB_BUILT, NULL) == 0);
 	/* After a failed log write no commit block may follow: a failure
 	 * returns with the commit block's run unsent (__commit drops it). */
 	if (async) {

@@ -114,6 +114,7 @@ static int write_revokes(const struct jbd_journal *j, const struct jbd_txn_desc 
 	for (size_t i = 0; i < t->nrevokes; i += cap) {
 		size_t n = t->nrevokes - i < cap ? t->nrevokes - i : cap;
 		jbd_revoke_encode(&j->j_fmt, buf, tid, t->revokes + i, n);
+		ASSERT(jbd_logblock_check(&j->j_fmt, buf, tid, JBD_LB_BUILT, NULL) == 0);
 		int rc = put(j, blk, buf, err);
 		if (rc)
 			return rc;
@@ -148,6 +149,7 @@ static int write_chunk(const struct jbd_journal *j, const struct jbd_write_block
 			return rc;
 	}
 	jbd_desc_encode(f, desc, tid, tags, n, j->j_sb.s_uuid);
+	ASSERT(jbd_logblock_check(f, desc, tid, JBD_LB_BUILT, NULL) == 0);
 	if (f->f_csum_v1) {
 		/* Log order: the descriptor, then its data blocks. */
 		*v1_crc = jbd_crc32_be(*v1_crc, desc, f->f_blocksize);
@@ -204,6 +206,7 @@ static int write_commit(const struct jbd_journal *j, const struct jbd_txn_desc *
 	if (!buf)
 		return jbd_err_set(err, -ENOMEM, "out of memory");
 	jbd_commit_encode(&j->j_fmt, buf, tid, t->commit_sec, t->commit_nsec, v1_crc);
+	ASSERT(jbd_logblock_check(&j->j_fmt, buf, tid, JBD_LB_BUILT, NULL) == 0);
 	rc = put(j, blk, buf, err);
 	if (!rc)
 		rc = flush_journal(j, err);
