@@ -443,6 +443,29 @@ uint32_t jbd_commit_csum(const struct jbd_fmt *f, const void *block);
 /* v2/v3 commit checksum check (true when the journal has none). */
 bool jbd_commit_csum_verify(const struct jbd_fmt *f, const void *block);
 
+/*
+ * Check one log block of transaction tid — descriptor, revoke or commit —
+ * at the disk boundary, in pairs: the writers check every block they build
+ * (JBD_LB_BUILT, before it is written; a failure there is a bug, asserted)
+ * and the scan checks every block it reads back (JBD_LB_READ).
+ *
+ * Both: the magic, a log block type, the sequence tid, and the checksum of
+ * the kind (v2/v3 tail of a descriptor or revoke block, v2/v3 commit block
+ * checksum). BUILT adds what only our writers promise, beyond what readers
+ * require: a descriptor holds 1..capacity tags, only its first carries the
+ * UUID, only its last LAST_TAG, no flag but ESCAPE besides; a revoke block's
+ * r_count covers a whole number of records within the block; a commit block
+ * carries the COMPAT_CHECKSUM type and size exactly when that feature is on.
+ * Returns 0, or -EUCLEAN with err (may be NULL) saying which rule failed.
+ * Pure: no I/O, no allocation.
+ */
+enum jbd_lb_check {
+	JBD_LB_READ = 0,
+	JBD_LB_BUILT = 1,
+};
+int jbd_logblock_check(const struct jbd_fmt *f, const void *block, uint32_t tid,
+		       enum jbd_lb_check how, struct jbd_err *err);
+
 /* Wrap-safe tid comparisons (modulo 2^32). */
 static inline bool jbd_tid_gt(uint32_t a, uint32_t b)
 {

@@ -32,7 +32,8 @@
  *
  * Errors: functions return 0 or a negative errno. They never print, except
  * the sim deadlock report, which prints every thread and what it waits on to
- * stderr and then aborts: a deadlocked deterministic run can only be a bug.
+ * stderr and then aborts: a deadlocked deterministic run can only be a bug;
+ * and the report of a failed assertion (below), for the same reason.
  */
 #ifndef UJBD_RT_H
 #define UJBD_RT_H
@@ -145,6 +146,8 @@ typedef struct rt_mutex {
 	struct rt_thread *m_owner; /* sim: holder, NULL if free */
 	rt_waitq m_waiters;        /* sim: blocked lockers, FIFO */
 	const char *m_name;        /* for the deadlock report */
+	const void *m_holder;      /* both worlds: the holder's token, for
+				    * rt_mutex_held; atomic, relaxed */
 } rt_mutex;
 
 typedef struct rt_cond {
@@ -157,13 +160,20 @@ typedef struct rt_cond {
 /* name must outlive the object (a string literal, typically). In sim, lock
  * blocks (a scheduling point) only when the mutex is held; unlock hands it
  * straight to the first waiter (FIFO); unlock, signal and broadcast never
- * give up the baton. Recursive locking aborts in sim. */
+ * give up the baton. Misuse fails an assertion (see rt_set_assert_hook) in
+ * both worlds: locking a mutex the caller already holds, unlocking or
+ * waiting on one it does not hold, releasing one that is held. */
 int rt_mutex_init(rt_mutex *m, const char *name);
 void rt_mutex_release(rt_mutex *m);
 void rt_mutex_lock(rt_mutex *m);
 /* 0 if taken, -EBUSY if held by someone else. */
 int rt_mutex_trylock(rt_mutex *m);
 void rt_mutex_unlock(rt_mutex *m);
+/* True when the calling thread holds m (any thread, rt or foreign, in
+ * either world). Cheap (one relaxed load), meant for assertions such as
+ * ASSERT(rt_mutex_held(&j->j_state_lock)) in the __-prefixed functions.
+ * False does not mean that another thread holds it. */
+bool rt_mutex_held(const rt_mutex *m);
 
 int rt_cond_init(rt_cond *c, const char *name);
 void rt_cond_release(rt_cond *c);
@@ -177,6 +187,31 @@ void rt_cond_wait(rt_cond *c, rt_mutex *m);
 int rt_cond_timedwait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns);
 void rt_cond_signal(rt_cond *c);
 void rt_cond_broadcast(rt_cond *c);
+
+/* ---- assertions ------------------------------------------------------- */
+
+/*
+ * Every layer of ujbd checks the invariants of its own code with one
+ * assertion, compiled in regardless of NDEBUG. When one fails, the library
+ * calls the hook with the source file, the line and the text of the failed
+ * expression, then abort()s. Without a hook it prints one line to stderr,
+ * "ujbd: assertion failed: EXPR (file:line)" — the only output the library
+ * makes on its own besides the sim deadlock report.
+ *
+ * A failed assertion is a bug in ujbd, or a documented misuse (stopping a
+ * handle twice, unlocking a mutex one does not hold); bad bytes on a disk or
+ * bad arguments that can be checked are reported as errno values, never
+ * through this hook.
+ *
+ * The hook runs on the failing thread, possibly with library locks held: it
+ * may log and flush, it must not call back into ujbd. If it returns, abort()
+ * follows; it may also end the process itself (_exit). An assertion failing
+ * inside the hook goes straight to abort(). Set it before starting threads;
+ * fn NULL restores the default report.
+ */
+typedef void (*rt_assert_fn)(const char *file, int line, const char *expr,
+			     void *arg);
+void rt_set_assert_hook(rt_assert_fn fn, void *arg);
 
 /* ---- time ------------------------------------------------------------- */
 

@@ -23,10 +23,7 @@
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
 
-#ifndef ASSERT
-#include <assert.h>
-#define ASSERT(x) assert(x)
-#endif
+#include "rt/assert.h"
 
 #define BLK_CONTAINER_OF(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))

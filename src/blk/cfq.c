@@ -195,6 +195,7 @@ static int64_t cfq_slice_offset(const struct cfq_data *cd, const struct cfqq *cq
 static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, int add_front)
 {
 	int64_t now = (int64_t)rt_now_ns(), key;
+	ASSERT(cq->cq_on_rr && cq->cq_used);
 	if (cfq_class_idle(cq)) {
 		struct blk_link *last = cd->cd_rr.prev;
 		if (last == &cq->cq_rr)
@@ -227,27 +228,35 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, int add_f
 			break;
 	}
 	blk_list_insert_before(l, &cq->cq_rr);
+	/* the list stays ordered: rank, then key */
+	ASSERT(cq->cq_rr.prev == &cd->cd_rr ||
+	       cfq_class_rank(cfq_rr_entry(cq->cq_rr.prev)) < rank ||
+	       cfq_rr_entry(cq->cq_rr.prev)->cq_rb_key <= key);
 }
 
 static void cfq_add_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
 {
-	ASSERT(!cq->cq_on_rr);
+	ASSERT(!cq->cq_on_rr && blk_list_empty(&cq->cq_rr));
+	ASSERT(cq->cq_queued > 0); /* only busy queues wait for service */
 	cq->cq_on_rr = 1;
 	cd->cd_busy_queues++;
 	if (cfq_class_rt(cq))
 		cd->cd_busy_rt_queues++;
 	cfq_service_tree_add(cd, cq, 0);
+	ASSERT(!blk_list_empty(&cq->cq_rr) && cd->cd_busy_rt_queues <= cd->cd_busy_queues);
 }
 
 static void cfq_del_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
 {
 	ASSERT(cq->cq_on_rr && cd->cd_busy_queues > 0);
+	ASSERT(!cfq_class_rt(cq) || cd->cd_busy_rt_queues > 0);
 	cq->cq_on_rr = 0;
 	if (!blk_list_empty(&cq->cq_rr))
 		blk_list_del(&cq->cq_rr);
 	cd->cd_busy_queues--;
 	if (cfq_class_rt(cq))
 		cd->cd_busy_rt_queues--;
+	ASSERT(blk_list_empty(&cq->cq_rr) && cd->cd_busy_rt_queues <= cd->cd_busy_queues);
 }
 
 /* ---- finding a request's queue ------------------------------------- */
@@ -284,9 +293,11 @@ static struct cfqq *cfq_new_sync_queue(struct cfq_data *cd, int pid, uint16_t io
 	}
 	if (!victim)
 		return NULL;
+	ASSERT(!victim->cq_used || cfq_queue_recyclable(cd, victim));
 	cfq_init_queue_struct(victim, pid, 1, ioprio);
 	victim->cq_idle_window = !cfq_class_idle(victim) && cd->cd_t.slice_idle_ns > 0;
 	victim->cq_last_end_request = rt_now_ns();
+	ASSERT(victim->cq_used && victim->cq_queued == 0 && !victim->cq_on_rr);
 	return victim;
 }
 
@@ -294,6 +305,7 @@ static struct cfqq *cfq_new_sync_queue(struct cfq_data *cd, int pid, uint16_t io
 static void cfq_requeue_prio(struct cfq_data *cd, struct cfqq *cq, uint16_t ioprio)
 {
 	int on_rr = cq->cq_on_rr;
+	ASSERT(cq->cq_sync && cq->cq_ioprio != ioprio);
 	if (on_rr)
 		cfq_del_cfqq_rr(cd, cq);
 	cq->cq_ioprio = ioprio;
@@ -303,6 +315,7 @@ static void cfq_requeue_prio(struct cfq_data *cd, struct cfqq *cq, uint16_t iopr
 		cq->cq_idle_window = 0;
 	if (on_rr)
 		cfq_add_cfqq_rr(cd, cq);
+	ASSERT(cq->cq_on_rr == on_rr && cq->cq_class == blk_ioprio_class(ioprio));
 }
 
 static struct cfqq *cfq_find_queue(struct cfq_data *cd, int pid, int sync, uint16_t ioprio)
@@ -411,16 +424,22 @@ static struct blk_request *cfq_find_next_rq(const struct cfq_data *cd, struct cf
 static void cfq_sort_insert(struct cfqq *cq, struct blk_request *rq)
 {
 	struct blk_link *l;
+	ASSERT(rq->rq_elv == cq && blk_list_empty(&rq->rq_slink));
 	for (l = cq->cq_sort.next; l != &cq->cq_sort; l = l->next)
 		if (BLK_CONTAINER_OF(l, struct blk_request, rq_slink)->rq_sector > rq->rq_sector)
 			break;
 	blk_list_insert_before(l, &rq->rq_slink);
+	ASSERT(rq->rq_slink.prev == &cq->cq_sort ||
+	       BLK_CONTAINER_OF(rq->rq_slink.prev, struct blk_request, rq_slink)->rq_sector <=
+		       rq->rq_sector);
 }
 
 /* ---- slices ---------------------------------------------------------- */
 
 static void cfq_set_active_queue(struct cfq_data *cd, struct cfqq *cq)
 {
+	ASSERT(!cd->cd_active); /* the last slice ended */
+	ASSERT(!cq || (cq->cq_on_rr && cq->cq_queued > 0));
 	if (cq) {
 		cq->cq_slice_end = 0;
 		cq->cq_slice_dispatch = 0;
@@ -447,6 +466,7 @@ static void cfq_slice_expired(struct cfq_data *cd, int timed_out)
 		cq->cq_slice_resid = (int64_t)cq->cq_slice_end - (int64_t)now;
 	if (cq->cq_on_rr)
 		cfq_service_tree_add(cd, cq, 0);
+	ASSERT(cq->cq_on_rr == !blk_list_empty(&cq->cq_rr));
 	cd->cd_active = NULL;
 }
 
@@ -525,6 +545,7 @@ static struct blk_request *cfq_check_fifo(struct cfqq *cq)
 static void cfq_remove_request(struct cfq_data *cd, struct blk_request *rq)
 {
 	struct cfqq *cq = rq->rq_elv;
+	ASSERT(cq && !blk_list_empty(&rq->rq_slink) && !blk_list_empty(&rq->rq_flink));
 	if (cq->cq_next_rq == rq)
 		cq->cq_next_rq = cfq_find_next_rq(cd, cq, rq);
 	blk_list_del(&rq->rq_slink);
@@ -537,12 +558,16 @@ static void cfq_remove_request(struct cfq_data *cd, struct blk_request *rq)
 	}
 	if (cq->cq_on_rr && cq->cq_queued == 0)
 		cfq_del_cfqq_rr(cd, cq);
+	ASSERT((cq->cq_queued == 0) == blk_list_empty(&cq->cq_sort));
+	ASSERT(cq->cq_next_rq != rq && (cq->cq_queued == 0) == !cq->cq_next_rq);
 }
 
 static struct blk_request *cfq_dispatch(struct blk_queue *q)
 {
 	struct cfq_data *cd = cfqd_of(q);
+	ASSERT(rt_mutex_held(&q->q_lock));
 	struct cfqq *cq = cfq_select_queue(cd);
+	ASSERT(!cq || cq == cd->cd_active);
 	if (!cq || !cfq_may_dispatch(cd, cq))
 		return NULL;
 	ASSERT(cq->cq_queued > 0);
@@ -651,8 +676,9 @@ static int cfq_should_preempt(const struct cfq_data *cd, const struct cfqq *newq
 /* Expire the active queue and put newq first, with a fresh slice. */
 static void cfq_preempt_queue(struct cfq_data *cd, struct cfqq *newq)
 {
+	ASSERT(newq != cd->cd_active);
 	cfq_slice_expired(cd, 1);
-	ASSERT(newq->cq_on_rr);
+	ASSERT(newq->cq_on_rr && !cd->cd_active);
 	cfq_service_tree_add(cd, newq, 1);
 	newq->cq_slice_end = 0;
 	newq->cq_slice_new = 1;
@@ -665,6 +691,8 @@ static void cfq_add(struct blk_queue *q, struct blk_request *rq)
 	int sync = blk_rq_is_sync(rq);
 	struct cfqq *cq = cfq_find_queue(cd, rq->rq_pid, sync, rq->rq_ioprio);
 	uint64_t now = rt_now_ns();
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(cq && cq->cq_used && rq->rq_state == BLK_RQ_QUEUED);
 	rq->rq_elv = cq;
 	rq->rq_fifo_time = now + (sync ? cd->cd_t.fifo_expire_sync_ns
 				       : cd->cd_t.fifo_expire_async_ns);
@@ -674,6 +702,7 @@ static void cfq_add(struct blk_queue *q, struct blk_request *rq)
 	if (!cq->cq_on_rr)
 		cfq_add_cfqq_rr(cd, cq);
 	cq->cq_next_rq = cfq_choose_req(cd, cq->cq_next_rq, rq);
+	ASSERT(cq->cq_on_rr && cq->cq_next_rq);
 
 	if (blk_rq_is_meta(rq))
 		cq->cq_meta_pending++;
@@ -699,6 +728,8 @@ static void cfq_merged(struct blk_queue *q, struct blk_request *rq, int front)
 {
 	struct cfq_data *cd = cfqd_of(q);
 	struct cfqq *cq = rq->rq_elv;
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(cq && cq->cq_queued > 0 && rq->rq_state == BLK_RQ_QUEUED);
 	if (!front)
 		return;
 	blk_list_del(&rq->rq_slink);
@@ -711,6 +742,7 @@ static void cfq_merged(struct blk_queue *q, struct blk_request *rq, int front)
 static void cfq_arm_slice_timer(struct blk_queue *q, struct cfq_data *cd, struct cfqq *cq)
 {
 	uint64_t now = rt_now_ns();
+	ASSERT(cq == cd->cd_active && cq->cq_queued == 0);
 	if (!cfq_should_idle(cd, cq) || cq->cq_dispatched)
 		return;
 	uint64_t sl = cd->cd_t.slice_idle_ns;
@@ -723,6 +755,7 @@ static void cfq_arm_slice_timer(struct blk_queue *q, struct cfq_data *cd, struct
 		sl = cd->cd_t.min_tt_ns;
 	cq->cq_wait_request = 1;
 	cd->cd_idle_timer_at = now + sl;
+	ASSERT(cd->cd_idle_timer_at > now);
 	__blk_timers_changed(q);
 }
 
@@ -732,6 +765,7 @@ static void cfq_completed(struct blk_queue *q, struct blk_request *rq)
 	struct cfqq *cq = rq->rq_elv;
 	int sync = blk_rq_is_sync(rq);
 	uint64_t now = rt_now_ns();
+	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(cq && cq->cq_dispatched > 0 && cd->cd_rq_in_driver[sync] > 0);
 	cd->cd_rq_in_driver[sync]--;
 	cq->cq_dispatched--;
@@ -763,6 +797,8 @@ static void cfq_idle_timer(struct blk_queue *q)
 {
 	struct cfq_data *cd = cfqd_of(q);
 	struct cfqq *cq = cd->cd_active;
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(!cd->cd_idle_timer_at || (cq && cq->cq_wait_request));
 	cd->cd_idle_timer_at = 0;
 	if (!cq)
 		return;

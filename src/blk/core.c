@@ -119,6 +119,7 @@ struct dev *blk_queue_dev(const struct blk_queue *q)
  */
 void blk_unlock(struct blk_queue *q)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
 	while (q->q_end_head) {
 		struct blk_bio *b = q->q_end_head;
 		unsigned n = 0;
@@ -137,11 +138,13 @@ void blk_unlock(struct blk_queue *q)
 		if (q->q_end_pending == 0)
 			rt_cond_broadcast(&q->q_done);
 	}
+	ASSERT(!q->q_end_tail); /* every end_io queued under the lock was called */
 	rt_mutex_unlock(&q->q_lock);
 }
 
 void __blk_timers_changed(struct blk_queue *q)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
 	rt_cond_signal(&q->q_kick);
 }
 
@@ -150,6 +153,8 @@ void __blk_timers_changed(struct blk_queue *q)
 /* why: 'U' (by I/O or a waiter), 'T' (timer), 0 (silently, already traced). */
 void __blk_unplug(struct blk_queue *q, char why)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(q->q_plugged || !q->q_unplug_at);
 	if (q->q_plugged) {
 		q->q_plugged = 0;
 		q->q_unplug_at = 0;
@@ -162,10 +167,12 @@ void __blk_unplug(struct blk_queue *q, char why)
 		}
 	}
 	__blk_run_queue(q);
+	ASSERT(!q->q_plugged);
 }
 
 static void __blk_maybe_plug(struct blk_queue *q, int was_empty)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
 	if (!q->q_opts.queue_plug || !q->q_rotational)
 		return;
 	if (!q->q_plugged && was_empty) {
@@ -177,12 +184,14 @@ static void __blk_maybe_plug(struct blk_queue *q, int was_empty)
 	}
 	if (q->q_plugged && q->q_nr_queued >= q->q_opts.unplug_thresh)
 		__blk_unplug(q, 'U');
+	ASSERT(!q->q_plugged || q->q_unplug_at); /* the timer lifts it */
 }
 
 /* ---- requests -------------------------------------------------------- */
 
 static struct blk_request *__blk_rq_alloc(struct blk_queue *q, struct blk_bio *b)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(q->q_nr_free > 0 && !blk_list_empty(&q->q_free));
 	struct blk_link *l = q->q_free.next;
 	blk_list_del(l);
@@ -210,15 +219,20 @@ static struct blk_request *__blk_rq_alloc(struct blk_queue *q, struct blk_bio *b
 	rq->rq_start_ns = rt_now_ns();
 	rq->rq_slot = -1;
 	b->b_next = NULL;
+	ASSERT(rq->rq_q == q && (rq->rq_nr_sectors > 0 || rq->rq_op == BLK_OP_FLUSH));
+	ASSERT(q->q_nr_free + q->q_nr_queued + q->q_in_flight < q->q_opts.nr_requests + 1);
 	return rq;
 }
 
 static void __blk_rq_free(struct blk_queue *q, struct blk_request *rq)
 {
-	ASSERT(rq->rq_state != BLK_RQ_FREE);
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(rq->rq_state != BLK_RQ_FREE && rq->rq_q == q);
+	ASSERT(!rq->rq_bio && rq->rq_slot < 0 && blk_list_empty(&rq->rq_qlink));
 	rq->rq_state = BLK_RQ_FREE;
 	blk_list_add_tail(&q->q_free, &rq->rq_qlink);
 	q->q_nr_free++;
+	ASSERT(q->q_nr_free <= q->q_opts.nr_requests);
 	rt_cond_broadcast(&q->q_rq_wait);
 }
 
@@ -261,6 +275,7 @@ static int __blk_merge_kind(struct blk_queue *q, struct blk_request *rq,
 /* Newest request first, as the kernel's last_merge hint favours it. */
 static int __blk_try_merge(struct blk_queue *q, struct blk_bio *b)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
 	if (b->b_op == BLK_OP_FLUSH || (b->b_flags & BLK_NOMERGE_FLAGS))
 		return 0;
 	for (struct blk_link *l = q->q_queued.prev; l != &q->q_queued; l = l->prev) {
@@ -268,6 +283,7 @@ static int __blk_try_merge(struct blk_queue *q, struct blk_bio *b)
 		int kind = __blk_merge_kind(q, rq, b);
 		if (!kind)
 			continue;
+		ASSERT(rq->rq_state == BLK_RQ_QUEUED && rq->rq_op != BLK_OP_FLUSH);
 		if (kind == 1) {
 			rq->rq_biotail->b_next = b;
 			rq->rq_biotail = b;
@@ -279,6 +295,7 @@ static int __blk_try_merge(struct blk_queue *q, struct blk_bio *b)
 		}
 		rq->rq_nr_sectors += b->b_nr_sectors;
 		rq->rq_nr_bios++;
+		ASSERT(rq->rq_nr_sectors <= q->q_opts.max_sectors && !rq->rq_biotail->b_next);
 		rq->rq_ioprio = blk_ioprio_best(rq->rq_ioprio, b->b_prio);
 		__blk_trace_bio(q, kind == 1 ? 'M' : 'F', b);
 		__blk_account_merge(q, b);
@@ -401,6 +418,8 @@ static void __blk_boost_dispatched(struct blk_queue *q, const struct blk_request
  */
 void __blk_insert_bio(struct blk_queue *q, struct blk_bio *b)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(b->b_nr_sectors > 0 || b->b_op == BLK_OP_FLUSH);
 	__blk_boost_bio(q, b);
 	for (;;) {
 		if (__blk_try_merge(q, b))
@@ -425,6 +444,7 @@ void __blk_insert_bio(struct blk_queue *q, struct blk_bio *b)
 	blk_list_add_tail(&q->q_queued, &rq->rq_qlink);
 	q->q_nr_queued++;
 	q->q_elv->add(q, rq);
+	ASSERT(rq->rq_state == BLK_RQ_QUEUED && q->q_nr_queued > 0);
 	__blk_trace_rq(q, 'I', rq);
 	__blk_maybe_plug(q, was_empty);
 }
@@ -450,6 +470,8 @@ static int blk_rq_needs_bounce(const struct blk_request *rq)
 
 static void *__blk_bounce_get(struct blk_queue *q, struct blk_request *rq)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(rq->rq_slot < 0 && q->q_in_flight <= q->q_depth);
 	for (unsigned i = 0; i < q->q_depth; i++) {
 		if (q->q_bounce_busy[i])
 			continue;
@@ -470,7 +492,9 @@ static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
 
 static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 {
-	ASSERT(rq->rq_state == BLK_RQ_QUEUED);
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(rq->rq_state == BLK_RQ_QUEUED && blk_list_empty(&rq->rq_qlink));
+	ASSERT(q->q_in_flight < q->q_depth);
 	rq->rq_state = BLK_RQ_INFLIGHT;
 	rq->rq_d_ns = rt_now_ns();
 	q->q_in_flight++;
@@ -528,6 +552,7 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 /* Give the device what the elevator releases, up to the queue depth. */
 void __blk_run_queue(struct blk_queue *q)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
 	if (q->q_plugged)
 		return;
 	while (q->q_in_flight < q->q_depth) {
@@ -541,11 +566,13 @@ void __blk_run_queue(struct blk_queue *q)
 			rq = q->q_elv->dispatch(q);
 			if (!rq)
 				break;
+			ASSERT(rq->rq_state == BLK_RQ_QUEUED && q->q_nr_queued > 0);
 			blk_list_del(&rq->rq_qlink);
 			q->q_nr_queued--;
 		}
 		__blk_start_rq(q, rq);
 	}
+	ASSERT(q->q_in_flight <= q->q_depth);
 }
 
 static void __blk_bounce_copy_out(struct blk_queue *q, struct blk_request *rq)
@@ -562,6 +589,7 @@ static void __blk_bounce_copy_out(struct blk_queue *q, struct blk_request *rq)
 static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
 			      int64_t result)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(rq->rq_state == BLK_RQ_INFLIGHT);
 	ASSERT(q->q_in_flight > 0);
 	uint64_t now = rt_now_ns();

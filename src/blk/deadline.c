@@ -50,12 +50,16 @@ static void deadline_exit(struct blk_queue *q)
 static void dd_sort_insert(struct deadline_data *dd, struct blk_request *rq)
 {
 	struct blk_link *h = &dd->dd_sort[dd_dir(rq)], *l;
+	ASSERT(blk_list_empty(&rq->rq_slink) && rq->rq_state == BLK_RQ_QUEUED);
 	for (l = h->next; l != h; l = l->next) {
 		struct blk_request *o = BLK_CONTAINER_OF(l, struct blk_request, rq_slink);
 		if (o->rq_sector > rq->rq_sector)
 			break;
 	}
 	blk_list_insert_before(l, &rq->rq_slink);
+	ASSERT(rq->rq_slink.prev == h ||
+	       BLK_CONTAINER_OF(rq->rq_slink.prev, struct blk_request, rq_slink)->rq_sector <=
+		       rq->rq_sector);
 }
 
 static void deadline_add(struct blk_queue *q, struct blk_request *rq)
@@ -63,6 +67,8 @@ static void deadline_add(struct blk_queue *q, struct blk_request *rq)
 	struct deadline_data *dd = q->q_elv_data;
 	const struct blk_deadline_tunables *t = &q->q_opts.deadline;
 	int dir = dd_dir(rq);
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(blk_list_empty(&rq->rq_flink) && rq->rq_op != BLK_OP_FLUSH);
 	rq->rq_fifo_time = rt_now_ns() +
 		(dir == DD_READ ? t->read_expire_ns : t->write_expire_ns);
 	dd_sort_insert(dd, rq);
@@ -72,6 +78,8 @@ static void deadline_add(struct blk_queue *q, struct blk_request *rq)
 static void deadline_merged(struct blk_queue *q, struct blk_request *rq, int front)
 {
 	struct deadline_data *dd = q->q_elv_data;
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(rq->rq_state == BLK_RQ_QUEUED && !blk_list_empty(&rq->rq_flink));
 	if (!front)
 		return;
 	blk_list_del(&rq->rq_slink);
@@ -89,10 +97,13 @@ static struct blk_request *dd_successor(struct deadline_data *dd, struct blk_req
 static void dd_move_request(struct deadline_data *dd, struct blk_request *rq)
 {
 	int dir = dd_dir(rq);
+	ASSERT(!blk_list_empty(&rq->rq_slink) && !blk_list_empty(&rq->rq_flink));
 	dd->dd_next_rq[DD_READ] = dd->dd_next_rq[DD_WRITE] = NULL;
 	dd->dd_next_rq[dir] = dd_successor(dd, rq);
 	blk_list_del(&rq->rq_slink);
 	blk_list_del(&rq->rq_flink);
+	ASSERT(dd->dd_next_rq[dir] != rq && blk_list_empty(&dd->dd_sort[dir]) ==
+						    blk_list_empty(&dd->dd_fifo[dir]));
 }
 
 static int dd_fifo_expired(struct deadline_data *dd, int dir)
@@ -114,6 +125,8 @@ static struct blk_request *deadline_dispatch(struct blk_queue *q)
 							  : dd->dd_next_rq[DD_READ];
 	int dir;
 
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(!rq || rq->rq_state == BLK_RQ_QUEUED);
 	if (rq && dd->dd_batching < t->fifo_batch)
 		goto dispatch;
 	if (reads && !(writes && dd->dd_starved++ >= t->writes_starved)) {

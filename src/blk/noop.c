@@ -31,16 +31,20 @@ static void noop_exit(struct blk_queue *q)
 static void noop_add(struct blk_queue *q, struct blk_request *rq)
 {
 	struct noop_data *nd = q->q_elv_data;
+	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT(blk_list_empty(&rq->rq_flink) && rq->rq_state == BLK_RQ_QUEUED);
 	blk_list_add_tail(&nd->nd_fifo, &rq->rq_flink);
 }
 
 static struct blk_request *noop_dispatch(struct blk_queue *q)
 {
 	struct noop_data *nd = q->q_elv_data;
+	ASSERT(rt_mutex_held(&q->q_lock));
 	if (blk_list_empty(&nd->nd_fifo))
 		return NULL;
 	struct blk_request *rq =
 		BLK_CONTAINER_OF(nd->nd_fifo.next, struct blk_request, rq_flink);
+	ASSERT(rq->rq_state == BLK_RQ_QUEUED && rq->rq_q == q);
 	blk_list_del(&rq->rq_flink);
 	return rq;
 }

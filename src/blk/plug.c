@@ -27,6 +27,7 @@ void blk_start_plug(struct blk_plug *plug)
 	memset(plug, 0, sizeof(*plug));
 	plug->p_depth = 1;
 	blk_cur_plug = plug;
+	ASSERT(!plug->p_head && plug->p_count == 0);
 }
 
 void blk_finish_plug(struct blk_plug *plug)
@@ -38,7 +39,9 @@ void blk_finish_plug(struct blk_plug *plug)
 		cur->p_depth--;
 		return;
 	}
+	ASSERT(cur->p_depth == 1);
 	blk_plug_flush_current();
+	ASSERT(!cur->p_head && cur->p_count == 0); /* every bio went out */
 	cur->p_depth = 0;
 	blk_cur_plug = NULL;
 }
@@ -54,6 +57,8 @@ int blk_plug_take(struct blk_queue *q, struct blk_bio *b)
 	struct blk_plug *plug = blk_cur_plug;
 	if (!plug)
 		return 0;
+	ASSERT(rt_mutex_held(&q->q_lock) && plug->p_depth > 0);
+	ASSERT(b->b_queue == q && !plug->p_tail == !plug->p_head);
 	int seen = 0;
 	for (struct blk_bio *p = plug->p_head; p && !seen; p = p->b_next)
 		seen = p->b_queue == q;
@@ -68,6 +73,7 @@ int blk_plug_take(struct blk_queue *q, struct blk_bio *b)
 		plug->p_head = b;
 	plug->p_tail = b;
 	plug->p_count++;
+	ASSERT(plug->p_head && !plug->p_tail->b_next);
 	return 1;
 }
 
@@ -96,6 +102,7 @@ void blk_plug_flush_current(void)
 	while (b) {
 		struct blk_queue *q = b->b_queue;
 		unsigned n = blk_plug_count_run(b);
+		ASSERT(n > 0 && !rt_mutex_held(&q->q_lock));
 		rt_mutex_lock(&q->q_lock);
 		__blk_trace_plug(q, 'U', n);
 		q->q_stats.unplugs_io++;

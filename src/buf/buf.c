@@ -13,9 +13,7 @@
 #include <string.h>
 
 #include "buf/buf.h"
-
-#include <assert.h>
-#define ASSERT(x) assert(x)
+#include "rt/assert.h"
 
 struct buf_cache {
 	rt_mutex c_lock;
@@ -93,9 +91,13 @@ void buf_cache_free(struct buf_cache *c)
 
 /* ---- LRU -------------------------------------------------------------- */
 
+static bool __on_lru(const struct buf_cache *c, const struct ujbd_buf *b);
+
 static void __lru_del(struct buf_cache *c, struct ujbd_buf *b)
 {
+	ASSERT(rt_mutex_held(&c->c_lock));
 	ASSERT(b->b_lprev || c->c_lru_first == b);
+	ASSERT(b->b_lnext ? b->b_lnext->b_lprev == b : c->c_lru_last == b);
 	if (b->b_lprev)
 		b->b_lprev->b_lnext = b->b_lnext;
 	else
@@ -109,6 +111,8 @@ static void __lru_del(struct buf_cache *c, struct ujbd_buf *b)
 
 static void __lru_add(struct buf_cache *c, struct ujbd_buf *b)
 {
+	ASSERT(rt_mutex_held(&c->c_lock));
+	ASSERT(!__on_lru(c, b) && __atomic_load_n(&b->b_count, __ATOMIC_RELAXED) == 0);
 	b->b_lnext = NULL;
 	b->b_lprev = c->c_lru_last;
 	if (c->c_lru_last)
@@ -116,12 +120,15 @@ static void __lru_add(struct buf_cache *c, struct ujbd_buf *b)
 	else
 		c->c_lru_first = b;
 	c->c_lru_last = b;
+	ASSERT(c->c_lru_first && !c->c_lru_first->b_lprev);
 }
 
 static void __hash_del(struct buf_cache *c, struct ujbd_buf *b)
 {
 	struct ujbd_buf **pp = &c->c_hash[buf_hash(c, b->b_blocknr)];
 
+	ASSERT(rt_mutex_held(&c->c_lock));
+	ASSERT(c->c_stats.cached > 0);
 	while (*pp != b) {
 		ASSERT(*pp);
 		pp = &(*pp)->b_hnext;
@@ -132,6 +139,7 @@ static void __hash_del(struct buf_cache *c, struct ujbd_buf *b)
 /* Evict unreferenced buffers, oldest first, until under the limit. */
 static void __evict(struct buf_cache *c)
 {
+	ASSERT(rt_mutex_held(&c->c_lock));
 	while (c->c_stats.cached >= c->c_limit && c->c_lru_first) {
 		struct ujbd_buf *b = c->c_lru_first;
 		ASSERT(__atomic_load_n(&b->b_count, __ATOMIC_RELAXED) == 0 &&
@@ -140,8 +148,10 @@ static void __evict(struct buf_cache *c)
 		__hash_del(c, b);
 		c->c_stats.cached--;
 		c->c_stats.evictions++;
+		ASSERT(!b->b_jh); /* the journal's head holds a reference */
 		buf_free_one(b);
 	}
+	ASSERT(c->c_stats.cached < c->c_limit || !c->c_lru_first);
 }
 
 /* ---- lookup ------------------------------------------------------------ */
@@ -150,8 +160,10 @@ static struct ujbd_buf *__lookup(struct buf_cache *c, uint64_t block)
 {
 	struct ujbd_buf *b = c->c_hash[buf_hash(c, block)];
 
+	ASSERT(rt_mutex_held(&c->c_lock));
 	while (b && b->b_blocknr != block)
 		b = b->b_hnext;
+	ASSERT(!b || b->b_cache == c);
 	return b;
 }
 
@@ -164,14 +176,17 @@ static bool __on_lru(const struct buf_cache *c, const struct ujbd_buf *b)
 /* c_lock held: the 0 -> 1 step takes the buffer off the LRU. */
 static void __grab(struct buf_cache *c, struct ujbd_buf *b)
 {
+	ASSERT(rt_mutex_held(&c->c_lock) && b->b_cache == c);
 	if (__atomic_fetch_add(&b->b_count, 1, __ATOMIC_ACQ_REL) == 0 && __on_lru(c, b))
 		__lru_del(c, b);
+	ASSERT(!__on_lru(c, b));
 }
 
 /* c_lock held: the 1 -> 0 step puts it back on the LRU. */
 static void __drop(struct buf_cache *c, struct ujbd_buf *b)
 {
-	ASSERT(__atomic_load_n(&b->b_count, __ATOMIC_RELAXED) > 0);
+	ASSERT(rt_mutex_held(&c->c_lock));
+	ASSERT(__atomic_load_n(&b->b_count, __ATOMIC_RELAXED) > 0 && !__on_lru(c, b));
 	if (__atomic_sub_fetch(&b->b_count, 1, __ATOMIC_ACQ_REL) == 0) {
 		__lru_add(c, b);
 		/* Keep the cache near its limit even without new lookups. */
@@ -219,6 +234,8 @@ static int __fill(struct buf_cache *c, struct ujbd_buf *b, enum buf_mode mode,
 	uint64_t t0 = 0;
 	int rc;
 
+	ASSERT(rt_mutex_held(&c->c_lock));
+	ASSERT(__atomic_load_n(&b->b_count, __ATOMIC_RELAXED) > 0); /* ours */
 	if (b->b_state & BUF_UPTODATE)
 		return 0;
 	t0 = rt_now_ns();
@@ -238,6 +255,7 @@ static int __fill(struct buf_cache *c, struct ujbd_buf *b, enum buf_mode mode,
 	rt_mutex_unlock(&c->c_lock);
 	rc = buf_read(c, b);
 	rt_mutex_lock(&c->c_lock);
+	ASSERT(b->b_state & BUF_READING); /* only this reader clears it */
 	b->b_state &= ~BUF_READING;
 	if (rc == 0)
 		b->b_state |= BUF_UPTODATE;
@@ -303,6 +321,8 @@ int buf_get_waited(struct buf_cache *c, uint64_t block, enum buf_mode mode,
 			__lru_add(c, b);
 		b = NULL;
 	}
+	ASSERT(rc || (b->b_blocknr == block && (mode == BUF_GET_PEEK ||
+						  (b->b_state & BUF_UPTODATE))));
 	rt_mutex_unlock(&c->c_lock);
 	if (fresh)
 		buf_free_one(fresh);
@@ -332,6 +352,7 @@ void buf_put(struct ujbd_buf *b)
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			return;
 	c = b->b_cache;
+	ASSERT(n == 1);
 	rt_mutex_lock(&c->c_lock);
 	__drop(c, b);
 	rt_mutex_unlock(&c->c_lock);
@@ -342,6 +363,8 @@ void buf_set_uptodate(struct ujbd_buf *b)
 	struct buf_cache *c = b->b_cache;
 
 	rt_mutex_lock(&c->c_lock);
+	ASSERT(__atomic_load_n(&b->b_count, __ATOMIC_RELAXED) > 0);
+	ASSERT(!(b->b_state & BUF_READING)); /* a read would overwrite it */
 	b->b_state |= BUF_UPTODATE;
 	rt_mutex_unlock(&c->c_lock);
 }

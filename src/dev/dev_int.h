@@ -27,10 +27,7 @@
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
 
-#ifndef ASSERT
-#include <assert.h>
-#define ASSERT(x) assert(x)
-#endif
+#include "rt/assert.h"
 
 #define DEV_NAME_MAX 160
 

@@ -35,7 +35,9 @@
 
 void __jbd_cp_append(struct ujbd *j, struct jbd_txn *t)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(t->t_state == T_FINISHED && t->t_updates == 0);
+	ASSERT(!t->t_buffers && j->j_committing != t && j->j_running != t);
 	ASSERT(!j->j_cp_last || ujbd_tid_gt(t->t_tid, j->j_cp_last->t_tid));
 	t->t_cpnext = NULL;
 	t->t_cpprev = j->j_cp_last;
@@ -44,10 +46,13 @@ void __jbd_cp_append(struct ujbd *j, struct jbd_txn *t)
 	else
 		j->j_cp_first = t;
 	j->j_cp_last = t;
+	ASSERT(j->j_cp_first && !j->j_cp_first->t_cpprev);
 }
 
 static void __cp_unlink(struct ujbd *j, struct jbd_txn *t)
 {
+	ASSERT(t->t_cpprev ? t->t_cpprev->t_cpnext == t : j->j_cp_first == t);
+	ASSERT(t->t_cpnext ? t->t_cpnext->t_cpprev == t : j->j_cp_last == t);
 	if (t->t_cpprev)
 		t->t_cpprev->t_cpnext = t->t_cpnext;
 	else
@@ -64,6 +69,7 @@ void __jbd_cp_drop_empty(struct ujbd *j)
 {
 	struct jbd_txn *t = j->j_cp_first, *next;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	for (; t; t = next) {
 		next = t->t_cpnext;
 		if (t->t_nr_ckpt)
@@ -78,17 +84,21 @@ void __jbd_cp_drop_empty(struct ujbd *j)
 			  0, 0, 0, 0, 0);
 		free(t);
 	}
+	ASSERT(!j->j_cp_first == !j->j_cp_last);
 }
 
 void __jbd_wait_ckpt_io(struct ujbd *j, struct jbd_jh *jh)
 {
 	uint64_t t0, waited;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(!rt_mutex_held(&j->j_checkpoint_mutex)); /* its holder ends the batch */
 	if (!jh->b_ckpt_busy)
 		return;
 	t0 = rt_now_ns();
 	while (jh->b_ckpt_busy)
 		rt_cond_wait(&j->j_wait_ckpt_io, &j->j_state_lock);
+	ASSERT(jh->jh_buf->b_jh == jh); /* its data list still holds it */
 	/* The kernel's report of a buffer locked for I/O over HZ/10. */
 	waited = rt_now_ns() - t0;
 	if (waited > 100 * RT_NS_PER_MS)
@@ -116,6 +126,7 @@ static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold)
 	uint64_t now = rt_now_ns();
 	uint32_t n = 0;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock) && rt_mutex_held(&j->j_checkpoint_mutex));
 	for (struct jbd_txn *t = j->j_cp_first; t && n < j->j_ckpt_n; t = t->t_cpnext) {
 		if (!t->t_ckpt_first_ns)
 			t->t_ckpt_first_ns = now;
@@ -184,6 +195,7 @@ static void __cp_done(struct ujbd *j, uint32_t n, int err)
 		struct jbd_txn *t = j->j_ckpt_txn[i];
 		struct ujbd_buf *put = NULL;
 
+		ASSERT(rt_mutex_held(&j->j_state_lock));
 		ASSERT(jh->b_ckpt_busy && t->t_state == T_FINISHED);
 		jh->b_ckpt_busy = false;
 		/* A later commit refiled it: that copy must go home too. */
@@ -205,6 +217,7 @@ int jbd_checkpoint_pass(struct ujbd *j, bool force)
 	uint32_t n;
 	int rc;
 
+	ASSERT(rt_mutex_held(&j->j_checkpoint_mutex));
 	rt_mutex_lock(&j->j_state_lock);
 	if (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)) {
 		rc = j->j_flags & JBD_F_ABORTED ? j->j_errno : 0;

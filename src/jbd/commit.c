@@ -68,6 +68,8 @@ void __jbd_request_commit(struct ujbd *j, ujbd_tid_t tid)
 {
 	bool needed = false;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(ujbd_tid_gt(j->j_transaction_sequence, tid)); /* handed out */
 	if (!ujbd_tid_geq(j->j_commit_sequence, tid) && !ujbd_tid_geq(j->j_commit_request, tid)) {
 		needed = true;
 		j->j_commit_request = tid;
@@ -76,6 +78,7 @@ void __jbd_request_commit(struct ujbd *j, ujbd_tid_t tid)
 			j->j_running->t_requested_ns = rt_now_ns();
 		}
 	}
+	ASSERT(ujbd_tid_geq(j->j_commit_request, tid) || ujbd_tid_geq(j->j_commit_sequence, tid));
 	if ((needed || j->j_opts.wake == UJBD_WAKE_ALWAYS) && j->j_kj_sleeping) {
 		j->j_kj_sleeping = false;
 		j->j_kj_woken = true;
@@ -159,6 +162,7 @@ static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
 {
 	struct jbd_txn *t = NULL;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	if (j->j_running && j->j_running->t_tid == tid)
 		t = j->j_running;
 	else if (j->j_committing && j->j_committing->t_tid == tid)
@@ -180,6 +184,7 @@ static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
 {
 	struct jbd_txn *t = j->j_running;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	if (!j->j_opts.caller_commit || j->j_commit_busy || !t || t->t_tid != tid ||
 	    (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
 		return false;
@@ -190,6 +195,7 @@ static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
 		t->t_requested_ns = rt_now_ns();
 	}
 	__commit_excl(j, true);
+	ASSERT(j->j_running != t || (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)));
 	return true;
 }
 
@@ -209,6 +215,7 @@ static int __wait_commit(struct ujbd *j, ujbd_tid_t tid, bool may_commit)
 	bool waited = false;
 	int rc = 0;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	__note_waiter(j, tid);
 	while (!ujbd_tid_geq(j->j_commit_sequence, tid)) {
 		if (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)) {
@@ -220,6 +227,7 @@ static int __wait_commit(struct ujbd *j, ujbd_tid_t tid, bool may_commit)
 		waited = true;
 		rt_cond_wait(&j->j_wait_done_commit, &j->j_state_lock);
 	}
+	ASSERT(rc || ujbd_tid_geq(j->j_commit_sequence, tid));
 	if (waited)
 		jbd_stats_lat(&j->j_stats, UJBD_LAT_WAIT_COMMIT, rt_now_ns() - t0);
 	return rc;
@@ -505,6 +513,7 @@ static int ring_wait(struct ujbd *j, struct commit_ctx *c)
 		blk_finish_plug(&c->plug);
 		c->plugged = false;
 	}
+	ASSERT(c->run_n == 0 && c->ring_base <= c->ring_used);
 	for (uint32_t i = c->ring_base; i < c->ring_used; i++) {
 		struct jbd_iobuf *io = &j->j_ring[i];
 		if (!io->io_busy)
@@ -563,6 +572,7 @@ static int ring_reserve(struct ujbd *j, struct commit_ctx *c, uint32_t n)
 	if (!rc && c->ring_used + n > j->j_ring_n)
 		rc = ring_wait_all(j, c); /* writeback data holds the room */
 	ring_plug(c);
+	ASSERT(rc || c->ring_used + n <= j->j_ring_n);
 	return rc;
 }
 
@@ -629,6 +639,8 @@ static int __phase_lock(struct ujbd *j, struct commit_ctx *c)
 	struct jbd_txn *t = c->t;
 	uint32_t nbuf;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(t == j->j_running && t->t_state == T_RUNNING && j->j_commit_busy);
 	c->start_ns = rt_now_ns();
 	JBD_TRACE(&j->j_tracer, jbd2_start_commit, t->t_tid, t->t_synchronous_commit, 0, 0, 0, 0, 0);
 	t->t_state = T_LOCKED;
@@ -646,6 +658,7 @@ static int __phase_lock(struct ujbd *j, struct commit_ctx *c)
 		rt_cond_wait(&j->j_wait_updates, &j->j_state_lock);
 	}
 	__atomic_store_n(&j->j_drain_waiting, false, __ATOMIC_SEQ_CST);
+	ASSERT(t->t_updates == 0 && __atomic_load_n(&j->j_open, __ATOMIC_RELAXED) == NULL);
 	t->t_handle_count += __jbd_slots_handles(j, t);
 	ASSERT(j->j_committing == NULL && j->j_running == t);
 	t->t_state = T_FLUSH;
@@ -794,6 +807,7 @@ static uint32_t log_copy(struct ujbd *j, struct commit_ctx *c, struct jbd_jh **p
 
 	rt_mutex_lock(&j->j_state_lock);
 	for (; jh && n < j->j_dcap; jh = jh->b_tnext) {
+		ASSERT(jh->b_transaction == c->t && !jh->b_logged);
 		if (!jh->b_dirty || jh->b_forget)
 			continue;
 		const uint8_t *src = jh->b_frozen_data ? jh->b_frozen_data : jh->jh_buf->b_data;
@@ -814,6 +828,7 @@ static uint32_t log_copy(struct ujbd *j, struct commit_ctx *c, struct jbd_jh **p
 		}
 		n++;
 	}
+	ASSERT(c->t->t_state == T_COMMIT && c->ring_used <= j->j_ring_n);
 	rt_mutex_unlock(&j->j_state_lock);
 	*pos = jh;
 	return n;
@@ -859,6 +874,7 @@ static int phase_log(struct ujbd *j, struct commit_ctx *c)
 	int rc;
 
 	rt_mutex_lock(&j->j_state_lock);
+	ASSERT(t->t_state == T_FLUSH && j->j_committing == t);
 	t->t_state = T_COMMIT;
 	c->log_ns = rt_now_ns();
 	t->t_log_start = c->blk = j->j_head;
@@ -881,9 +897,11 @@ static int phase_log(struct ujbd *j, struct commit_ctx *c)
 	}
 	c->sink.ls_put = ring_sink_put;
 	jbd_lb_begin(&c->lb, &j->j_jnl, &c->sink, t->t_tid, c->blk);
+	ASSERT(c->logged == 0 && c->blk == t->t_log_start);
 	rc = log_revokes(j, c);
 	if (!rc)
 		rc = log_buffers(j, c);
+	ASSERT(rc || c->logged + 1 == t->t_log_need); /* the commit block is left */
 	return rc;
 }
 
@@ -974,8 +992,10 @@ static void __refile_one(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 	struct ujbd_buf *put = NULL;
 	struct jbd_txn *old = jh->b_cp_transaction;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(jh->b_transaction == t && !jh->b_frozen_data);
 	ASSERT(!old || ujbd_tid_gt(t->t_tid, old->t_tid));
+	ASSERT(!jh->b_next_transaction || jh->b_next_transaction == j->j_running);
 	if ((jh->b_dirty && !jh->b_forget) || jh->b_forget) {
 		/* Logged here: the older copy need not go home. Forgotten: it
 		 * must not any more. */
@@ -1002,6 +1022,7 @@ static void __refile_one(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 		JH_SET(jh->b_transaction, nt);
 		__jbd_list_add_t(&nt->t_buffers, jh);
 		nt->t_nr_buffers++;
+		ASSERT(nt->t_state <= T_LOCKED && nt != t);
 	} else {
 		jh->jh_buf->b_jstate &= ~BUF_J_JOURNALED;
 	}
@@ -1015,6 +1036,7 @@ static void __refile(struct ujbd *j, struct jbd_txn *t)
 	struct jbd_jh *jh, *next;
 	struct ujbd_buf *put;
 
+	ASSERT(j->j_committing == t && t->t_state == T_COMMIT);
 	for (jh = t->t_buffers; jh; jh = next) {
 		next = jh->b_tnext;
 		jh->b_tnext = jh->b_tprev = NULL;
@@ -1034,6 +1056,7 @@ static void __refile(struct ujbd *j, struct jbd_txn *t)
 		if (put)
 			buf_put(put);
 	}
+	ASSERT(!t->t_buffers && !t->t_data && !t->t_retired && t->t_nr_data == 0);
 }
 
 static void __report(struct ujbd *j, struct commit_ctx *c)
@@ -1067,6 +1090,7 @@ static void __phase_done(struct ujbd *j, struct commit_ctx *c)
 	struct jbd_txn *t = c->t;
 
 	c->end_ns = rt_now_ns();
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(c->logged == t->t_log_need);
 	ASSERT(j->j_committing == t && t->t_updates == 0 && t->t_state == T_COMMIT);
 	ASSERT(jbd_log_distance(&j->j_jnl, t->t_log_start, c->blk) == c->logged % jbd_log_size(j));
@@ -1079,6 +1103,7 @@ static void __phase_done(struct ujbd *j, struct commit_ctx *c)
 	t->t_state = T_FINISHED;
 	j->j_committing = NULL;
 	__jbd_cp_append(j, t);
+	ASSERT(j->j_cp_last == t && ujbd_tid_geq(j->j_commit_sequence, t->t_tid));
 	__report(j, c);
 	/* the fsyncs woken now will likely be back: the next batch */
 	j->j_batch_target = __txn_fsyncs(t) + (j->j_running ? __txn_fsyncs(j->j_running) : 0);
@@ -1122,6 +1147,8 @@ static void __commit(struct ujbd *j, bool caller)
 	struct commit_ctx c;
 	int rc;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(j->j_commit_busy && j->j_running && !j->j_committing);
 	memset(&c, 0, sizeof(c));
 	c.j = j;
 	c.caller = caller;
@@ -1134,6 +1161,7 @@ static void __commit(struct ujbd *j, bool caller)
 		return; /* close_hard */
 	__io_policy(j, &c);
 	c.async = commit_async(j, c.t);
+	ASSERT(j->j_committing == c.t && c.t->t_state == T_FLUSH);
 	rt_mutex_unlock(&j->j_state_lock);
 	rc = phase_data(j, &c);
 	if (!rc)
@@ -1146,6 +1174,7 @@ static void __commit(struct ujbd *j, bool caller)
 		(void)dflush_wait(&c);
 	}
 	rt_mutex_lock(&j->j_state_lock);
+	ASSERT(!c.plugged && (rc || !c.run_n)); /* nothing of ours waits in a plug */
 	if (rc == -ESHUTDOWN)
 		return;
 	if (!rc && c.last_sent) {
@@ -1217,6 +1246,7 @@ static void __commit_excl(struct ujbd *j, bool caller)
 {
 	uint64_t deadline;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(!j->j_commit_busy && j->j_running);
 	j->j_commit_busy = true;
 	while (__batch_wanted(j, &deadline)) {
@@ -1226,6 +1256,7 @@ static void __commit_excl(struct ujbd *j, bool caller)
 	}
 	if (!(j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
 		__commit(j, caller);
+	ASSERT(j->j_commit_busy && !j->j_batching);
 	if (j->j_boost_tag) {
 		/* inherit: the commit ended; kjournald drops back to the
 		 * floor (an fsync's thread never left its own priority) */
@@ -1244,6 +1275,8 @@ static void __kj_sleep(struct ujbd *j)
 	const struct jbd_txn *t = j->j_running;
 	bool timed_out = false;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(!j->j_kj_sleeping && !j->j_kj_busy_wait);
 	j->j_kj_sleeping = true;
 	j->j_kj_timed = t != NULL && !(j->j_flags & JBD_F_ABORTED);
 	if (j->j_kj_timed) {

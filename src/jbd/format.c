@@ -6,15 +6,14 @@
  * by the block size and report problems as values; ASSERT-style checks are
  * only for what our own callers promise (a tag count within capacity, say).
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "jbd/base.h"
+#include "rt/assert.h"
 #include "ujbd/format.h"
-
-#define ASSERT(x) assert(x)
 
 /* ---- superblock ------------------------------------------------------- */
 
@@ -490,4 +489,91 @@ void jbd_commit_encode(const struct jbd_fmt *f, void *block, uint32_t tid,
 		c->h_chksum_size = JBD2_CRC32_CHKSUM_SIZE;
 		jbd_put_be32(&c->h_chksum[0], v1_crc);
 	}
+}
+
+/* ---- the check at the disk boundary -------------------------------------- */
+
+/* A descriptor as our writers build it: 1..capacity tags, the UUID after the
+ * first only, LAST_TAG on the last only, nothing past the tail. */
+static int desc_check_built(const struct jbd_fmt *f, const uint8_t *b,
+			    struct jbd_err *err)
+{
+	size_t size = f->f_blocksize - f->f_tail_bytes;
+	size_t p = sizeof(struct jbd2_header), n = 0;
+	struct jbd_tag t = { 0, 0, 0 };
+
+	while (p + f->f_tag_bytes <= size && !(t.t_flags & JBD2_FLAG_LAST_TAG)) {
+		tag_decode(f, b + p, &t);
+		EXPECT(!(t.t_flags & ~(JBD2_FLAG_ESCAPE | JBD2_FLAG_SAME_UUID |
+				       JBD2_FLAG_LAST_TAG)),
+		       err, -EUCLEAN, "descriptor: tag %zu: unknown flags 0x%x", n,
+		       t.t_flags);
+		EXPECT(!(t.t_flags & JBD2_FLAG_SAME_UUID) == (n == 0), err, -EUCLEAN,
+		       "descriptor: tag %zu: the UUID must follow the first tag only", n);
+		p += f->f_tag_bytes + (n == 0 ? JBD2_UUID_SIZE : 0);
+		n++;
+	}
+	EXPECT(t.t_flags & JBD2_FLAG_LAST_TAG, err, -EUCLEAN,
+	       "descriptor: no LAST_TAG within the block (%zu tags)", n);
+	EXPECT(p <= size && n <= jbd_desc_capacity(f), err, -EUCLEAN,
+	       "descriptor: %zu tags run past the block", n);
+	return 0;
+}
+
+static int revoke_check_built(const struct jbd_fmt *f, const uint8_t *b,
+			      struct jbd_err *err)
+{
+	const struct jbd2_revoke_header *rh = (const void *)b;
+	uint32_t count = jbd_get_be32(rh->r_count);
+	size_t hdr = sizeof(*rh);
+
+	EXPECT(count >= hdr && count <= f->f_blocksize - f->f_tail_bytes, err,
+	       -EUCLEAN, "revoke block: r_count %u outside [%zu, %u]", count, hdr,
+	       f->f_blocksize - f->f_tail_bytes);
+	EXPECT((count - hdr) % revoke_rec_bytes(f) == 0, err, -EUCLEAN,
+	       "revoke block: r_count %u is not a whole number of records", count);
+	return 0;
+}
+
+static int commit_check_built(const struct jbd_fmt *f, const void *b,
+			      struct jbd_err *err)
+{
+	struct jbd_commit_info ci;
+	bool v1 = f->f_csum_v1 && !f->f_csum_v23;
+
+	jbd_commit_decode(b, &ci);
+	EXPECT(ci.c_type == (v1 ? JBD2_CRC32_CHKSUM : 0) &&
+	       ci.c_size == (v1 ? JBD2_CRC32_CHKSUM_SIZE : 0), err, -EUCLEAN,
+	       "commit block: checksum type %u size %u for this journal's features",
+	       ci.c_type, ci.c_size);
+	EXPECT(ci.c_nsec < 1000000000u, err, -EUCLEAN,
+	       "commit block: commit time nanoseconds %u", ci.c_nsec);
+	return 0;
+}
+
+int jbd_logblock_check(const struct jbd_fmt *f, const void *block, uint32_t tid,
+		       enum jbd_lb_check how, struct jbd_err *err)
+{
+	uint32_t type, seq;
+	bool built = how == JBD_LB_BUILT;
+
+	EXPECT(jbd_hdr_decode(block, &type, &seq), err, -EUCLEAN,
+	       "log block: no magic number");
+	EXPECT(seq == tid, err, -EUCLEAN, "log block: sequence %u, expected %u", seq,
+	       tid);
+	if (type == JBD2_COMMIT_BLOCK) {
+		EXPECT(jbd_commit_csum_verify(f, block), err, -EUCLEAN,
+		       "transaction %u: commit block: bad checksum", tid);
+		return built ? commit_check_built(f, block, err) : 0;
+	}
+	EXPECT(type == JBD2_DESCRIPTOR_BLOCK || type == JBD2_REVOKE_BLOCK, err,
+	       -EUCLEAN, "log block: unexpected block type %u", type);
+	EXPECT(jbd_tail_csum_verify(f, block), err, -EUCLEAN,
+	       "transaction %u: %s block: bad tail checksum", tid,
+	       type == JBD2_REVOKE_BLOCK ? "revoke" : "descriptor");
+	if (!built)
+		return 0;
+	if (type == JBD2_REVOKE_BLOCK)
+		return revoke_check_built(f, block, err);
+	return desc_check_built(f, block, err);
 }

@@ -27,6 +27,7 @@ uint32_t jbd_log_size(const struct ujbd *j)
 uint32_t jbd_log_res(const struct ujbd *j, uint32_t credits)
 {
 	ASSERT(j->j_dcap > 0);
+	ASSERT(j->j_dcap > 0);
 	return credits + (credits + j->j_dcap - 1) / j->j_dcap + 1;
 }
 
@@ -34,6 +35,8 @@ uint32_t __jbd_log_used(const struct ujbd *j)
 {
 	uint32_t used = jbd_log_distance(&j->j_jnl, j->j_tail, j->j_head) + 1;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(used <= jbd_log_size(j)); /* the head never laps the tail */
 	if (j->j_committing)
 		used += j->j_committing->t_log_need;
 	if (j->j_running)
@@ -73,6 +76,7 @@ static void __sb_fill(struct ujbd *j, uint32_t start, ujbd_tid_t seq)
 	struct jbd_err e;
 	int rc;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock) && rt_mutex_held(&j->j_sb_mutex));
 	jbd_put_be32(&sb->s_start, start);
 	jbd_put_be32(&sb->s_sequence, seq);
 	if (start == 0 && jbd_sb_is_v2(sb))
@@ -94,6 +98,7 @@ static void __tail_target(const struct ujbd *j, uint32_t *start, ujbd_tid_t *seq
 {
 	const struct jbd_txn *c = j->j_committing;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(!j->j_cp_first || j->j_cp_first->t_state == T_FINISHED);
 	if (j->j_cp_first) {
 		*start = j->j_cp_first->t_log_start;
@@ -106,6 +111,8 @@ static void __tail_target(const struct ujbd *j, uint32_t *start, ujbd_tid_t *seq
 		*seq = c ? c->t_tid : j->j_running ? j->j_running->t_tid
 						   : j->j_transaction_sequence;
 	}
+	/* the tail only moves forward */
+	ASSERT(ujbd_tid_geq(*seq, j->j_tail_sequence) || j->j_sb_empty);
 }
 
 int jbd_update_tail(struct ujbd *j, bool empty)
@@ -139,6 +146,7 @@ int jbd_update_tail(struct ujbd *j, bool empty)
 		goto out;
 	}
 	old_tail = j->j_tail;
+	ASSERT(!j->j_running || ujbd_tid_geq(j->j_running->t_tid, seq));
 	j->j_sb_empty = start == 0;
 	j->j_tail = start ? start : j->j_head;
 	j->j_tail_sequence = seq;
@@ -156,6 +164,7 @@ out:
 void __jbd_abort(struct ujbd *j, int err)
 {
 	ASSERT(err < 0);
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	if (j->j_flags & JBD_F_ABORTED)
 		return;
 	__atomic_or_fetch(&j->j_flags, JBD_F_ABORTED, __ATOMIC_RELEASE); /* hard_stop reads it unlocked */
@@ -170,6 +179,7 @@ void __jbd_abort(struct ujbd *j, int err)
 	rt_cond_broadcast(&j->j_wait_batch);
 	rt_cond_broadcast(&j->j_wait_checkpoint);
 	rt_cond_broadcast(&j->j_wait_shadow);
+	ASSERT(j->j_errno < 0 && __atomic_load_n(&j->j_open, __ATOMIC_RELAXED) == NULL);
 }
 
 void jbd_abort_write_sb(struct ujbd *j)

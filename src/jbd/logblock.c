@@ -16,7 +16,8 @@
  * data blocks in that order.
  *
  * The blocks' own layouts (headers, tags, tails, commit checksums) are
- * format.c's encoders; this file only sequences them.
+ * format.c's encoders; this file only sequences them, and checks each
+ * block as built (jbd_logblock_check, the pair of the scan's check).
  */
 #include "jbd/base.h"
 
@@ -44,6 +45,7 @@ int jbd_lb_revoke(struct jbd_lb *b, void *block, const uint64_t *recs, size_t n)
 
 	ASSERT(n > 0 && n <= jbd_revoke_capacity(f));
 	jbd_revoke_encode(f, block, b->lb_tid, recs, n);
+	ASSERT(jbd_logblock_check(f, block, b->lb_tid, JBD_LB_BUILT, NULL) == 0);
 	return lb_put(b, block);
 }
 
@@ -66,6 +68,7 @@ int jbd_lb_desc(struct jbd_lb *b, void *desc, const struct jbd_tag *tags, size_t
 
 	ASSERT(n > 0 && n <= jbd_desc_capacity(f));
 	jbd_desc_encode(f, desc, b->lb_tid, tags, n, b->lb_jnl->j_sb.s_uuid);
+	ASSERT(jbd_logblock_check(f, desc, b->lb_tid, JBD_LB_BUILT, NULL) == 0);
 	if (f->f_csum_v1)
 		b->lb_v1_crc = jbd_crc32_be(b->lb_v1_crc, desc, f->f_blocksize);
 	return lb_put(b, desc);
@@ -82,6 +85,9 @@ int jbd_lb_data(struct jbd_lb *b, void *data)
 
 int jbd_lb_commit(struct jbd_lb *b, void *block, uint64_t sec, uint32_t nsec)
 {
-	jbd_commit_encode(&b->lb_jnl->j_fmt, block, b->lb_tid, sec, nsec, b->lb_v1_crc);
+	const struct jbd_fmt *f = &b->lb_jnl->j_fmt;
+
+	jbd_commit_encode(f, block, b->lb_tid, sec, nsec, b->lb_v1_crc);
+	ASSERT(jbd_logblock_check(f, block, b->lb_tid, JBD_LB_BUILT, NULL) == 0);
 	return lb_put(b, block);
 }

@@ -34,6 +34,7 @@ int jbd_revoke_table_init(struct jbd_revoke_table *rt, uint32_t cap)
 	}
 	rt->rt_cap = cap;
 	rt->rt_mask = slots - 1;
+	ASSERT(rt->rt_mask + 1 >= 2 * cap); /* at most half full: probes end */
 	memset(rt->rt_slot, 0xff, (size_t)slots * sizeof(*rt->rt_slot));
 	return 0;
 }
@@ -47,9 +48,11 @@ void jbd_revoke_table_release(struct jbd_revoke_table *rt)
 
 void jbd_revoke_table_clear(struct jbd_revoke_table *rt)
 {
+	ASSERT(rt->rt_live <= rt->rt_n && rt->rt_n <= rt->rt_cap);
 	if (rt->rt_n)
 		memset(rt->rt_slot, 0xff, ((size_t)rt->rt_mask + 1) * sizeof(*rt->rt_slot));
 	rt->rt_n = rt->rt_live = 0;
+	ASSERT(rt->rt_slot[0] < 0 && rt->rt_slot[rt->rt_mask] < 0); /* an empty index */
 }
 
 static uint32_t revoke_hash(uint64_t block, uint32_t mask)
@@ -81,6 +84,7 @@ int jbd_revoke_add(struct jbd_revoke_table *rt, uint64_t block)
 	uint32_t s;
 
 	ASSERT(block != REVOKE_CANCELLED);
+	ASSERT(rt->rt_live <= rt->rt_n && rt->rt_n <= rt->rt_cap);
 	s = revoke_find(rt, block);
 	if (rt->rt_slot[s] >= 0)
 		return 0; /* already revoked */
@@ -90,6 +94,7 @@ int jbd_revoke_add(struct jbd_revoke_table *rt, uint64_t block)
 	rt->rt_slot[s] = (int32_t)rt->rt_n;
 	rt->rt_n++;
 	rt->rt_live++;
+	ASSERT(rt->rt_slot[revoke_find(rt, block)] == (int32_t)rt->rt_n - 1);
 	return 0;
 }
 
@@ -107,6 +112,7 @@ bool jbd_revoke_cancel(struct jbd_revoke_table *rt, uint64_t block)
 	s = revoke_find(rt, block);
 	if (rt->rt_slot[s] < 0)
 		return false;
+	ASSERT((uint32_t)rt->rt_slot[s] < rt->rt_n && rt->rt_blocks[rt->rt_slot[s]] == block);
 	rt->rt_blocks[rt->rt_slot[s]] = REVOKE_CANCELLED;
 	rt->rt_live--;
 	rt->rt_slot[s] = -1;
@@ -116,6 +122,7 @@ bool jbd_revoke_cancel(struct jbd_revoke_table *rt, uint64_t block)
 		rt->rt_slot[next] = -1;
 		rt->rt_slot[revoke_find(rt, rt->rt_blocks[idx])] = idx;
 	}
+	ASSERT(rt->rt_slot[revoke_find(rt, block)] < 0); /* gone from the index */
 	return true;
 }
 
@@ -126,6 +133,7 @@ bool jbd_revoke_has(const struct jbd_revoke_table *rt, uint64_t block)
 
 struct jbd_revoke_table *__jbd_revoke_table_get(struct ujbd *j)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	for (int i = 0; i < 2; i++) {
 		if (!j->j_revoke_used[i]) {
 			j->j_revoke_used[i] = true;
@@ -139,6 +147,7 @@ struct jbd_revoke_table *__jbd_revoke_table_get(struct ujbd *j)
 
 void __jbd_revoke_table_put(struct ujbd *j, struct jbd_revoke_table *rt)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	for (int i = 0; i < 2; i++) {
 		if (rt == &j->j_revoke_tables[i]) {
 			ASSERT(j->j_revoke_used[i]);

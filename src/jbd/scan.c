@@ -145,7 +145,9 @@ static int next_block(struct scan_state *s, void *buf, uint32_t *where)
 static int scan_descriptor(struct scan_state *s, uint32_t where)
 {
 	const struct jbd_fmt *f = &s->j->j_fmt;
-	bool tail_ok = jbd_tail_csum_verify(f, s->buf);
+	/* The read half of the pair jbd_logblock_check makes with the writers;
+	 * a failure here may be a stale block, so it is judged at the commit. */
+	bool tail_ok = jbd_logblock_check(f, s->buf, s->expect, JBD_LB_READ, NULL) == 0;
 	size_t n = jbd_desc_parse(f, s->buf, s->tags, f->f_blocksize / 8);
 	struct jbd_scan_trans *t = s->cur;
 	int rc;
@@ -183,7 +185,7 @@ static int scan_revoke(struct scan_state *s, uint32_t where)
 	const struct jbd_fmt *f = &s->j->j_fmt;
 	const struct jbd2_revoke_header *rh = (const void *)s->buf;
 	struct jbd_scan_trans *t = s->cur;
-	bool tail_ok = jbd_tail_csum_verify(f, s->buf);
+	bool tail_ok = jbd_logblock_check(f, s->buf, s->expect, JBD_LB_READ, NULL) == 0;
 	int n = jbd_revoke_parse(f, s->buf, s->recs, f->f_blocksize / 4);
 
 	if (!tail_ok)
@@ -225,7 +227,7 @@ static int commit_csum_ok(struct scan_state *s, uint32_t where, bool *ok, uint8_
 		*state = with ? JBD_CSUM_GOOD : without ? JBD_CSUM_NONE : JBD_CSUM_BAD;
 		s->v1_crc = 0xFFFFFFFFu;
 	} else if (f->f_csum_v23) {
-		*ok = jbd_commit_csum_verify(f, s->buf);
+		*ok = jbd_logblock_check(f, s->buf, s->expect, JBD_LB_READ, NULL) == 0;
 		*state = *ok ? JBD_CSUM_GOOD : JBD_CSUM_BAD;
 	}
 	return 0;

@@ -53,8 +53,13 @@ uint64_t jbd_slot_new_jid(void)
 
 static void slot_unref(struct jbd_slot *s)
 {
-	if (__atomic_sub_fetch(&s->s_refs, 1, __ATOMIC_ACQ_REL) == 0)
+	uint32_t left = __atomic_sub_fetch(&s->s_refs, 1, __ATOMIC_ACQ_REL);
+
+	ASSERT(left < 2); /* two references at most: one just went */
+	if (left == 0) {
+		ASSERT(!s->s_busy && !__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED));
 		free(s);
+	}
 }
 
 /* The thread exits: drop its references. */
@@ -94,6 +99,7 @@ static struct jbd_slot *slot_claim(struct ujbd *j)
 	}
 	if (s) {
 		/* what a previous owner left is tagged with t_seq, or unused */
+		ASSERT(s->s_refs == 2 && !__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED));
 		s->s_busy = false;
 		memset(s->s_memo, 0, sizeof(s->s_memo));
 	}
@@ -128,6 +134,7 @@ struct jbd_slot *jbd_slot_self(struct ujbd *j)
 	s = slot_claim(j);
 	if (s)
 		*free_ref = (struct slot_ref){ j->j_id, s };
+	ASSERT(!s || (free_ref->r_slot == s && s->s_id > 0));
 	return s;
 }
 
@@ -135,6 +142,7 @@ struct jbd_slot *jbd_slot_self(struct ujbd *j)
 
 bool __jbd_slots_hold(const struct ujbd *j, const struct jbd_txn *t)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	for (const struct jbd_slot *s = j->j_slots; s; s = s->s_next)
 		if (__atomic_load_n(&s->s_txn, __ATOMIC_SEQ_CST) == t)
 			return true;
@@ -145,6 +153,8 @@ uint64_t __jbd_slots_handles(const struct ujbd *j, const struct jbd_txn *t)
 {
 	uint64_t n = 0;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(!__jbd_slots_hold(j, t)); /* drained: the counts are final */
 	for (const struct jbd_slot *s = j->j_slots; s; s = s->s_next)
 		if (s->s_cnt_seq == t->t_seq)
 			n += s->s_cnt;
@@ -158,6 +168,7 @@ void jbd_slots_release(struct ujbd *j)
 	for (s = j->j_slots; s; s = next) {
 		next = s->s_next;
 		ASSERT(!__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED));
+		ASSERT(!__atomic_load_n(&s->s_closed, __ATOMIC_RELAXED));
 		__atomic_store_n(&s->s_closed, true, __ATOMIC_RELEASE);
 		/* the closing thread's own reference goes now */
 		for (unsigned i = 0; i < SLOT_TLS; i++)
@@ -186,5 +197,7 @@ struct jbd_jh *jbd_memo_find(struct jbd_slot *s, uint64_t seq, uint64_t block)
 
 void jbd_memo_put(struct jbd_slot *s, uint64_t seq, uint64_t block, struct jbd_jh *jh)
 {
+	ASSERT(jh && jh->jh_buf->b_blocknr == block);
+	ASSERT(s->s_busy && s->s_handle.h_transaction->t_seq == seq);
 	*memo_at(s, block) = (struct jbd_memo){ block, jh, seq };
 }

@@ -34,8 +34,10 @@ struct jbd_jh *__jbd_jh_find(struct ujbd *j, uint64_t block)
 {
 	struct jbd_jh *jh = *__jh_bucket(j, block);
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	while (jh && jh->jh_buf->b_blocknr != block)
 		jh = jh->b_hnext;
+	ASSERT(!jh || jh->jh_buf->b_jh == jh);
 	return jh;
 }
 
@@ -43,8 +45,12 @@ struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b)
 {
 	struct jbd_jh *jh = b->b_jh, **head;
 
-	if (jh)
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	if (jh) {
+		ASSERT(jh->jh_buf == b);
 		return jh;
+	}
+	ASSERT(__jbd_jh_find(j, b->b_blocknr) == NULL); /* one head per block */
 	jh = calloc(1, sizeof(*jh));
 	if (!jh)
 		return NULL;
@@ -54,6 +60,7 @@ struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b)
 	head = __jh_bucket(j, b->b_blocknr);
 	jh->b_hnext = *head;
 	*head = jh;
+	ASSERT(__jbd_jh_find(j, b->b_blocknr) == jh);
 	return jh;
 }
 
@@ -65,10 +72,13 @@ static void jh_free(struct jbd_jh *jh)
 
 void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(jh->jh_buf->b_jh == jh);
 	if (jh->b_transaction || jh->b_next_transaction || jh->b_cp_transaction ||
 	    jh->b_data_transaction || jh->b_data_next || jh->b_ckpt_busy)
 		return;
 	ASSERT(!jh->b_tnext && !jh->b_cpnext && !jh->b_dnext);
+	ASSERT(!jh->b_tprev && !jh->b_cpprev && !jh->b_dprev);
 	__jbd_jh_unhash(j, jh, put);
 	jh_free(jh);
 }
@@ -78,6 +88,8 @@ void __jbd_jh_unhash(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put)
 	struct ujbd_buf *b = jh->jh_buf;
 	struct jbd_jh **pp;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(b->b_jh == jh);
 	for (pp = __jh_bucket(j, b->b_blocknr); *pp != jh; pp = &(*pp)->b_hnext)
 		ASSERT(*pp);
 	*pp = jh->b_hnext;
@@ -85,13 +97,16 @@ void __jbd_jh_unhash(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put)
 	b->b_jh = NULL;
 	b->b_jstate = 0;
 	*put = b;
+	ASSERT(__jbd_jh_find(j, b->b_blocknr) == NULL);
 }
 
 void __jbd_free_retired(struct jbd_txn *t)
 {
 	struct jbd_jh *jh;
 
+	ASSERT(t->t_updates == 0);
 	while ((jh = t->t_retired)) {
+		ASSERT(!jh->b_transaction && !jh->b_hnext);
 		t->t_retired = jh->b_tnext;
 		jh_free(jh);
 	}
@@ -99,6 +114,8 @@ void __jbd_free_retired(struct jbd_txn *t)
 
 void __jbd_list_add_t(struct jbd_jh **head, struct jbd_jh *jh)
 {
+	ASSERT(!jh->b_tnext && !jh->b_tprev && *head != jh);
+	ASSERT(!*head || !(*head)->b_tprev);
 	jh->b_tprev = NULL;
 	jh->b_tnext = *head;
 	if (*head)
@@ -108,6 +125,8 @@ void __jbd_list_add_t(struct jbd_jh **head, struct jbd_jh *jh)
 
 void __jbd_list_del_t(struct jbd_jh **head, struct jbd_jh *jh)
 {
+	ASSERT(jh->b_tprev ? jh->b_tprev->b_tnext == jh : *head == jh);
+	ASSERT(!jh->b_tnext || jh->b_tnext->b_tprev == jh);
 	if (jh->b_tprev)
 		jh->b_tprev->b_tnext = jh->b_tnext;
 	else
@@ -119,7 +138,8 @@ void __jbd_list_del_t(struct jbd_jh **head, struct jbd_jh *jh)
 
 void __jbd_list_add_cp(struct jbd_txn *t, struct jbd_jh *jh)
 {
-	ASSERT(!jh->b_cp_transaction);
+	ASSERT(!jh->b_cp_transaction && !jh->b_cpnext && !jh->b_cpprev);
+	ASSERT((t->t_ckpt == NULL) == (t->t_nr_ckpt == 0));
 	jh->b_cp_transaction = t;
 	jh->b_cpprev = NULL;
 	jh->b_cpnext = t->t_ckpt;
@@ -133,6 +153,7 @@ void __jbd_list_add_cp(struct jbd_txn *t, struct jbd_jh *jh)
 void __jbd_list_del_cp(struct jbd_txn *t, struct jbd_jh *jh)
 {
 	ASSERT(jh->b_cp_transaction == t && t->t_nr_ckpt > 0);
+	ASSERT(jh->b_cpprev ? jh->b_cpprev->b_cpnext == jh : t->t_ckpt == jh);
 	if (jh->b_cpprev)
 		jh->b_cpprev->b_cpnext = jh->b_cpnext;
 	else
@@ -143,11 +164,13 @@ void __jbd_list_del_cp(struct jbd_txn *t, struct jbd_jh *jh)
 	jh->b_cp_transaction = NULL;
 	t->t_nr_ckpt--;
 	jh->jh_buf->b_jstate &= ~BUF_J_DIRTY;
+	ASSERT((t->t_ckpt == NULL) == (t->t_nr_ckpt == 0));
 }
 
 void __jbd_list_add_d(struct jbd_txn *t, struct jbd_jh *jh)
 {
-	ASSERT(!jh->b_data_transaction);
+	ASSERT(!jh->b_data_transaction && !jh->b_dnext && !jh->b_dprev);
+	ASSERT((t->t_data == NULL) == (t->t_nr_data == 0));
 	jh->b_data_transaction = t;
 	jh->b_dprev = NULL;
 	jh->b_dnext = t->t_data;
@@ -161,6 +184,7 @@ void __jbd_list_add_d(struct jbd_txn *t, struct jbd_jh *jh)
 void __jbd_list_del_d(struct jbd_txn *t, struct jbd_jh *jh)
 {
 	ASSERT(jh->b_data_transaction == t && t->t_nr_data > 0);
+	ASSERT(jh->b_dprev ? jh->b_dprev->b_dnext == jh : t->t_data == jh);
 	if (jh->b_dprev)
 		jh->b_dprev->b_dnext = jh->b_dnext;
 	else
@@ -171,6 +195,7 @@ void __jbd_list_del_d(struct jbd_txn *t, struct jbd_jh *jh)
 	jh->b_data_transaction = NULL;
 	t->t_nr_data--;
 	jh->jh_buf->b_jstate &= ~BUF_J_DATA;
+	ASSERT((t->t_data == NULL) == (t->t_nr_data == 0));
 }
 
 uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t)
@@ -188,6 +213,8 @@ static struct ujbd_handle *__handle_pop(struct ujbd *j)
 {
 	struct ujbd_handle *h = j->j_free_handles;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT((h == NULL) == (j->j_nfree_handles == 0));
 	if (h) {
 		j->j_free_handles = h->h_next_free;
 		j->j_nfree_handles--;
@@ -197,6 +224,8 @@ static struct ujbd_handle *__handle_pop(struct ujbd *j)
 
 static void __handle_push(struct ujbd *j, struct ujbd_handle *h)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(h->h_slot == NULL); /* a slot's handle lives in its slot */
 	if (j->j_nfree_handles >= JBD_HANDLES_CACHED) {
 		free(h);
 		return;
@@ -210,6 +239,8 @@ static void __txn_start(struct ujbd *j, struct jbd_txn *t)
 {
 	uint64_t now = rt_now_ns();
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(j->j_running == NULL && t != j->j_committing);
 	memset(t, 0, sizeof(*t));
 	t->t_tid = j->j_transaction_sequence++;
 	t->t_seq = ++j->j_txn_seq;
@@ -217,6 +248,7 @@ static void __txn_start(struct ujbd *j, struct jbd_txn *t)
 	t->t_start_ns = now;
 	t->t_expires_ns = now + j->j_opts.commit_interval_ns;
 	t->t_revoke = __jbd_revoke_table_get(j);
+	ASSERT(t->t_revoke && t->t_revoke->rt_n == 0);
 	j->j_running = t;
 	__atomic_store_n(&j->j_open, t, __ATOMIC_SEQ_CST);
 	/* kjournald sleeps without a deadline while nothing runs: give it
@@ -230,6 +262,7 @@ static void __txn_start(struct ujbd *j, struct jbd_txn *t)
 /* Wait for log space: checkpoint, or commit what holds the space. */
 static void __wait_space(struct ujbd *j)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	/* the commit under way frees space (then its checkpoint); else the
 	 * running transaction's, asked for below */
 	if (__jbd_inherit(j, j->j_committing ? j->j_committing : j->j_running))
@@ -241,6 +274,7 @@ static void __wait_space(struct ujbd *j)
 	if (!j->j_cp_first && j->j_running && j->j_running->t_outstanding)
 		__jbd_request_commit(j, j->j_running->t_tid);
 	rt_cond_wait(&j->j_wait_space, &j->j_state_lock);
+	ASSERT(j->j_space_waiters > 0);
 	j->j_space_waiters--;
 }
 
@@ -264,6 +298,8 @@ static int __start_try(struct ujbd *j, uint32_t nblocks, struct jbd_txn **pre,
 	struct jbd_txn *t = j->j_running;
 	uint64_t t0;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(nblocks <= j->j_max_txn); /* ujbd_start said -ENOSPC */
 	if (j->j_flags & JBD_F_ABORTED)
 		return -EROFS;
 	/* The clock is read only on the slow paths: it is not free. */
@@ -296,9 +332,11 @@ static int __start_try(struct ujbd *j, uint32_t nblocks, struct jbd_txn **pre,
 		*pre = NULL;
 		__txn_start(j, t);
 	}
+	ASSERT(t == j->j_running && t->t_state == T_RUNNING);
 	t->t_updates++;
 	t->t_outstanding += nblocks;
 	t->t_handle_count++;
+	ASSERT(t->t_outstanding <= j->j_max_txn);
 	return 0;
 }
 
@@ -348,6 +386,8 @@ static int slot_refill(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t,
 	uint32_t need = nblocks - s->s_pool, want = need + j->j_pool_chunk;
 	int rc = 0;
 
+	ASSERT(s->s_pool < nblocks && s->s_pool_seq == t->t_seq);
+
 	rt_mutex_lock(&j->j_state_lock);
 	if ((j->j_flags & JBD_F_ABORTED) || t->t_state != T_RUNNING)
 		rc = -EAGAIN;
@@ -358,6 +398,7 @@ static int slot_refill(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t,
 	if (!rc) {
 		t->t_outstanding += want;
 		s->s_pool += want;
+		ASSERT(t->t_outstanding <= j->j_max_txn && s->s_pool >= nblocks);
 	}
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
@@ -387,6 +428,7 @@ static int start_slot(struct ujbd *j, struct jbd_slot *s, uint32_t nblocks,
 		slot_leave(j, s);
 		return -EAGAIN;
 	}
+	ASSERT(s->s_pool >= nblocks);
 	s->s_pool -= nblocks;
 	if (s->s_cnt_seq != t->t_seq) {
 		s->s_cnt_seq = t->t_seq;
@@ -400,6 +442,7 @@ static int start_slot(struct ujbd *j, struct jbd_slot *s, uint32_t nblocks,
 	h->h_buffer_credits = h->h_requested = nblocks;
 	h->h_seq = (uint64_t)s->s_id << 40 | ++s->s_nseq;
 	h->h_slot = s;
+	ASSERT(__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED) == t);
 	JBD_TRACE(&j->j_tracer, jbd2_handle_start, t->t_tid, 0, 0, nblocks, 0, 0, 0);
 	*out = h;
 	return 0;
@@ -410,6 +453,8 @@ static int start_slot(struct ujbd *j, struct jbd_slot *s, uint32_t nblocks,
  * look full). j_state_lock held. */
 static void __slot_pool_return(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(s->s_pool > j->j_pool_chunk && s->s_pool_seq == t->t_seq);
 	ASSERT(t->t_outstanding >= s->s_pool - j->j_pool_chunk);
 	t->t_outstanding -= s->s_pool - j->j_pool_chunk;
 	s->s_pool = j->j_pool_chunk;
@@ -423,6 +468,8 @@ static int stop_slot(struct ujbd *j, struct ujbd_handle *h)
 	struct jbd_txn *t = h->h_transaction;
 	int rc = h->h_err;
 
+	ASSERT(s && s->s_busy && h == &s->s_handle);
+	ASSERT(__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED) == t);
 	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, t->t_tid, 0, 0, 0, 0, h->h_requested,
 		  h->h_dirtied);
 	s->s_pool += h->h_buffer_credits;
@@ -469,6 +516,7 @@ static int dirty_slot(struct ujbd_handle *h, struct ujbd_buf *b)
 	if (!jh || jh->jh_buf != b || JH_GET(jh->b_transaction) != t ||
 	    JH_GET(jh->b_forget) || aborted(j) || hooked(j))
 		return -EAGAIN;
+	ASSERT(h->h_slot->s_busy && jh->jh_buf->b_jh == jh);
 	if (!JH_GET(jh->b_dirty)) {
 		JH_SET(jh->b_dirty, true);
 		h->h_dirtied++;
@@ -515,6 +563,7 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 			break;
 	}
 	if (rc == 0) {
+		ASSERT(j->j_running && j->j_running->t_updates > 0);
 		h->h_journal = j;
 		h->h_transaction = j->j_running;
 		h->h_buffer_credits = h->h_requested = nblocks;
@@ -551,9 +600,11 @@ int ujbd_extend(struct ujbd_handle *h, unsigned nblocks)
 		 !__space_for(j, nblocks))
 		rc = -EAGAIN;
 	if (!rc) {
+		ASSERT(h->h_slot || t->t_updates > 0);
 		t->t_outstanding += nblocks;
 		h->h_buffer_credits += nblocks;
 		h->h_requested += nblocks;
+		ASSERT(t->t_outstanding <= j->j_max_txn);
 	}
 	JBD_TRACE(&j->j_tracer, jbd2_handle_extend, t->t_tid, 0, 0, h->h_buffer_credits,
 		  nblocks, 0, 0);
@@ -623,6 +674,7 @@ int ujbd_stop(struct ujbd_handle *h)
 	now = h->h_start_ns ? rt_now_ns() : 0;
 	ASSERT(t->t_state == T_RUNNING || t->t_state == T_LOCKED);
 	if (s) {
+		ASSERT(s->s_busy && h == &s->s_handle);
 		s->s_pool += h->h_buffer_credits;
 		if (s->s_pool > j->j_pool_chunk)
 			__slot_pool_return(j, s, t);
@@ -672,6 +724,8 @@ static int __freeze(struct ujbd *j, struct jbd_jh *jh)
 {
 	uint64_t t0 = rt_now_ns();
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(!jh->b_frozen_data && jh->b_transaction == j->j_committing);
 	jh->b_frozen_data = malloc(j->j_blocksize);
 	if (!jh->b_frozen_data)
 		return -ENOMEM;
@@ -707,6 +761,8 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 	struct jbd_jh *jh;
 	int rc;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(t == j->j_running || h->h_slot); /* handles hold it running */
 	if (j->j_flags & JBD_F_ABORTED)
 		return -EROFS;
 	jh = __jbd_jh_get(j, b);
@@ -754,6 +810,7 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 	b->b_jstate |= BUF_J_JOURNALED;
 	h->h_buffer_credits--;
 	jh->b_join_seq = h->h_seq;
+	ASSERT(jh->b_transaction == t || jh->b_next_transaction == t);
 	return 0;
 }
 
@@ -847,6 +904,7 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
 	} else {
 		rc = -EINVAL; /* no write access in this transaction */
 	}
+	ASSERT(rc || jh->jh_buf == b);
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
 }
@@ -861,6 +919,8 @@ static void __retire(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 {
 	struct ujbd_buf *put = NULL;
 
+	ASSERT(jh->b_transaction == t && t->t_nr_buffers > 0);
+	ASSERT(!jh->b_cp_transaction && !jh->b_data_transaction && !jh->b_ckpt_busy);
 	__jbd_list_del_t(&t->t_buffers, jh);
 	t->t_nr_buffers--;
 	JH_SET(jh->b_transaction, NULL);
@@ -882,6 +942,9 @@ static void __forget(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh)
 {
 	struct jbd_txn *t = h->h_transaction;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(jh->jh_buf->b_jh == jh);
+	ASSERT(!jh->b_next_transaction || jh->b_transaction == j->j_committing);
 	if (jh->b_transaction == t) {
 		if (!jh->b_cp_transaction && !jh->b_forget)
 			h->h_buffer_credits++;
@@ -964,6 +1027,9 @@ out:
 
 static int __data_join(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(t == j->j_running);
+	ASSERT(!jh->b_data_next || jh->b_data_transaction == j->j_committing);
 	if (jh->b_data_transaction == t || jh->b_data_next == t)
 		return 0;
 	if (!jh->b_data_transaction) {

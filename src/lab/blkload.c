@@ -9,13 +9,13 @@
  * (bio queued -> its request completed, btt's Q2C), so the time a thread
  * needs to wake up after a completion is not charged to the disk.
  */
-#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lab/workload.h"
+#include "rt/assert.h"
 
 #define RING 256                 /* >= the largest iodepth */
 
@@ -59,7 +59,7 @@ static void blkload_end_io(struct blk_bio *b)
 	unsigned idx = (unsigned)(b - t->bios);
 
 	rt_mutex_lock(&t->lock);
-	assert(t->done_n < RING);
+	ASSERT(t->done_n < RING);
 	t->done_ring[(t->done_head + t->done_n) % RING] = idx;
 	t->done_n++;
 	rt_cond_signal(&t->cond);

@@ -21,7 +21,7 @@ unsigned rt_hist_bucket(uint64_t ns)
 	e = 63u - (unsigned)__builtin_clzll(ns); /* e >= RT_HIST_SUB_BITS */
 	b = (e - RT_HIST_SUB_BITS + 1) * RT_HIST_SUB +
 	    (unsigned)((ns >> (e - RT_HIST_SUB_BITS)) & (RT_HIST_SUB - 1));
-	RT_ASSERT(b < RT_HIST_BUCKETS);
+	ASSERT(b < RT_HIST_BUCKETS);
 	return b;
 }
 
@@ -30,7 +30,7 @@ uint64_t rt_hist_bucket_max(unsigned b)
 	unsigned g = b / RT_HIST_SUB, m = b % RT_HIST_SUB, shift;
 	uint64_t lo;
 
-	RT_ASSERT(b < RT_HIST_BUCKETS);
+	ASSERT(b < RT_HIST_BUCKETS);
 	if (g == 0)
 		return b;
 	shift = g - 1; /* e - RT_HIST_SUB_BITS */
@@ -67,7 +67,7 @@ uint64_t rt_hist_percentile(const struct rt_hist *h, double p)
 	uint64_t rank, seen = 0, v;
 	double r;
 
-	RT_ASSERT(p >= 0 && p <= 100);
+	ASSERT(p >= 0 && p <= 100);
 	if (h->h_count == 0)
 		return 0;
 	/* The rank of the sample at p: ceil(count * p / 100), >= 1. */
@@ -84,7 +84,7 @@ uint64_t rt_hist_percentile(const struct rt_hist *h, double p)
 			return v < h->h_max_ns ? v : h->h_max_ns;
 		}
 	}
-	RT_ASSERT(0); /* the buckets sum to h_count */
+	ASSERT(0); /* the buckets sum to h_count */
 	return h->h_max_ns;
 }
 

@@ -53,7 +53,7 @@ uint64_t rt_prng_below(struct rt_prng *p, uint64_t n)
 {
 	uint64_t threshold, r;
 
-	RT_ASSERT(n > 0);
+	ASSERT(n > 0);
 	threshold = (0 - n) % n;
 	do {
 		r = rt_prng_next(p);

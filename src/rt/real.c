@@ -51,7 +51,7 @@ static void *rt_real_trampoline(void *arg)
 
 	rt_world_lock(w);
 	t->t_exited = true;
-	RT_ASSERT(w->w_live > 0);
+	ASSERT(w->w_live > 0);
 	if (--w->w_live == 0)
 		pthread_cond_broadcast(&w->w_cond);
 	rt_world_unlock(w);

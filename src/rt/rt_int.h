@@ -22,18 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "rt/assert.h"
 #include "ujbd/rt.h"
-
-#define RT_ASSERT(cond)                                                      \
-	do {                                                                 \
-		if (!(cond))                                                 \
-			rt_assert_fail(#cond, __FILE__, __LINE__, __func__); \
-	} while (0)
-
-/* Report a broken invariant of rt's own code (or a misuse such as unlocking
- * a mutex one does not hold) and abort. */
-_Noreturn void rt_assert_fail(const char *expr, const char *file, int line,
-			      const char *func);
 
 /* What a sim thread is blocked on (for the deadlock report and timeouts). */
 enum rt_wait {

@@ -35,7 +35,7 @@ static void __sim_runq_insert(struct rt_world *w, struct rt_thread *t)
 {
 	size_t lo = 0, hi = w->w_nrunq;
 
-	RT_ASSERT(w->w_nrunq < w->w_cap);
+	ASSERT(w->w_nrunq < w->w_cap);
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
@@ -54,7 +54,7 @@ static struct rt_thread *__sim_runq_take(struct rt_world *w, size_t k)
 {
 	struct rt_thread *t = w->w_runq[k];
 
-	RT_ASSERT(k < w->w_nrunq);
+	ASSERT(k < w->w_nrunq);
 	memmove(&w->w_runq[k], &w->w_runq[k + 1],
 		(w->w_nrunq - k - 1) * sizeof(w->w_runq[0]));
 	w->w_nrunq--;
@@ -113,8 +113,8 @@ static void __sim_heap_down(struct rt_world *w, size_t i)
 
 static void __sim_timer_add(struct rt_world *w, struct rt_thread *t, uint64_t deadline)
 {
-	RT_ASSERT(t->t_heap_idx == SIZE_MAX);
-	RT_ASSERT(w->w_ntimers < w->w_cap);
+	ASSERT(t->t_heap_idx == SIZE_MAX);
+	ASSERT(w->w_ntimers < w->w_cap);
 	t->t_wait_until = deadline;
 	t->t_timer_seq = w->w_timer_seq++;
 	w->w_timers[w->w_ntimers++] = t;
@@ -126,7 +126,7 @@ static void __sim_timer_del(struct rt_world *w, struct rt_thread *t)
 	size_t i = t->t_heap_idx;
 	struct rt_thread *last;
 
-	RT_ASSERT(i < w->w_ntimers && w->w_timers[i] == t);
+	ASSERT(i < w->w_ntimers && w->w_timers[i] == t);
 	t->t_heap_idx = SIZE_MAX;
 	last = w->w_timers[--w->w_ntimers];
 	if (last == t)
@@ -177,14 +177,14 @@ static void waitq_remove(rt_waitq *q, struct rt_thread *t)
 		p->t_qnext = NULL;
 		return;
 	}
-	RT_ASSERT(!"thread not on the wait queue");
+	ASSERT(!"thread not on the wait queue");
 }
 
 /* ---- waking, blocking, switching --------------------------------------- */
 
 static void __sim_wake(struct rt_world *w, struct rt_thread *t)
 {
-	RT_ASSERT(t->t_state == RT_T_BLOCKED);
+	ASSERT(t->t_state == RT_T_BLOCKED);
 	if (t->t_heap_idx != SIZE_MAX)
 		__sim_timer_del(w, t);
 	t->t_state = RT_T_RUNNABLE;
@@ -210,7 +210,7 @@ static void __sim_advance(struct rt_world *w)
 {
 	uint64_t deadline = w->w_timers[0]->t_wait_until;
 
-	RT_ASSERT(deadline >= w->w_now);
+	ASSERT(deadline >= w->w_now);
 	if (deadline > w->w_now) {
 		w->w_now = deadline;
 		__rt_log(w, 'T', "", "time", &deadline, sizeof(deadline));
@@ -264,7 +264,7 @@ static struct rt_thread *__sim_next(struct rt_world *w)
 static void sim_wait_baton(struct rt_thread *self)
 {
 	while (sem_wait(&self->t_go) != 0)
-		RT_ASSERT(errno == EINTR);
+		ASSERT(errno == EINTR);
 }
 
 /*
@@ -277,14 +277,14 @@ static void __sim_switch(struct rt_world *w, struct rt_thread *self)
 {
 	struct rt_thread *next = __sim_next(w);
 
-	RT_ASSERT(next != NULL); /* self is alive, so w_live > 0 */
+	ASSERT(next != NULL); /* self is alive, so w_live > 0 */
 	if (next == self)
 		return;
 	rt_world_unlock(w);
 	sem_post(&next->t_go);
 	sim_wait_baton(self);
 	rt_world_lock(w);
-	RT_ASSERT(w->w_running == self && self->t_state == RT_T_RUNNING);
+	ASSERT(w->w_running == self && self->t_state == RT_T_RUNNING);
 }
 
 /*
@@ -304,7 +304,7 @@ static void __sim_let_go(struct rt_world *w)
 static void __sim_block(struct rt_world *w, struct rt_thread *self,
 			enum rt_wait why, const void *obj, uint64_t deadline)
 {
-	RT_ASSERT(self->t_state == RT_T_RUNNING && w->w_running == self);
+	ASSERT(self->t_state == RT_T_RUNNING && w->w_running == self);
 	self->t_state = RT_T_BLOCKED;
 	self->t_wait = why;
 	self->t_wait_obj = obj;
@@ -318,9 +318,9 @@ static struct rt_thread *sim_enter(void)
 {
 	struct rt_thread *self = rt_cur;
 
-	RT_ASSERT(self && self->t_world->w_kind == RT_WORLD_SIM);
+	ASSERT(self && self->t_world->w_kind == RT_WORLD_SIM);
 	rt_world_lock(self->t_world);
-	RT_ASSERT(self->t_world->w_running == self);
+	ASSERT(self->t_world->w_running == self);
 	return self;
 }
 
@@ -400,7 +400,7 @@ static void __sim_exit(struct rt_world *w, struct rt_thread *t)
 {
 	t->t_exited = true;
 	t->t_state = RT_T_EXITED;
-	RT_ASSERT(w->w_live > 0);
+	ASSERT(w->w_live > 0);
 	w->w_live--;
 	if (t->t_joiner)
 		__sim_wake(w, t->t_joiner);
@@ -449,7 +449,7 @@ int rt_sim_create(struct rt_world *w, struct rt_thread *t)
 	struct rt_thread *self = sim_enter();
 	int rc;
 
-	RT_ASSERT(self->t_world == w);
+	ASSERT(self->t_world == w);
 	rc = __sim_start(w, t);
 	sim_leave(self);
 	return rc;
@@ -471,7 +471,7 @@ int rt_sim_join(struct rt_thread *t)
 		t->t_joiner = self;
 		__sim_block(w, self, RT_WAIT_JOIN, t, UINT64_MAX);
 	}
-	RT_ASSERT(t->t_exited);
+	ASSERT(t->t_exited);
 	__rt_unlink_thread(w, t);
 	sim_leave(self);
 	/* t only has to return from its trampoline: a short real wait. */
@@ -484,9 +484,9 @@ int rt_sim_run(struct rt_world *w, struct rt_thread *t)
 {
 	int rc;
 
-	RT_ASSERT(!rt_cur || rt_cur->t_world != w);
+	ASSERT(!rt_cur || rt_cur->t_world != w);
 	rt_world_lock(w);
-	RT_ASSERT(w->w_live == 0 && w->w_running == NULL);
+	ASSERT(w->w_live == 0 && w->w_running == NULL);
 	rc = __sim_start(w, t);
 	if (rc) {
 		rt_world_unlock(w);
@@ -558,10 +558,10 @@ static void __sim_mutex_lock(struct rt_world *w, rt_mutex *m, struct rt_thread *
 		m->m_owner = self;
 		return;
 	}
-	RT_ASSERT(m->m_owner != self); /* recursive locking is a bug */
+	ASSERT(m->m_owner != self); /* recursive locking is a bug */
 	waitq_push(&m->m_waiters, self);
 	__sim_block(w, self, RT_WAIT_MUTEX, m, UINT64_MAX);
-	RT_ASSERT(m->m_owner == self);
+	ASSERT(m->m_owner == self);
 }
 
 /* Ownership passes straight to the first waiter, so no barging: FIFO. */
@@ -569,7 +569,7 @@ static void __sim_mutex_unlock(struct rt_world *w, rt_mutex *m, struct rt_thread
 {
 	struct rt_thread *next;
 
-	RT_ASSERT(m->m_owner == self);
+	ASSERT(m->m_owner == self);
 	next = waitq_pop(&m->m_waiters);
 	m->m_owner = next;
 	if (next)
@@ -613,7 +613,7 @@ int rt_sim_cond_wait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns)
 	struct rt_world *w = self->t_world;
 	int rc;
 
-	RT_ASSERT(m->m_owner == self);
+	ASSERT(m->m_owner == self);
 	__sim_adopt_cond(w, c);
 	if (deadline_ns <= w->w_now) {
 		sim_leave(self);

@@ -177,6 +177,33 @@ int rt_at_thread_exit(void (*fn)(void *), void *arg)
 
 /* ---- mutexes and condition variables ---------------------------------- */
 
+/*
+ * Who holds a mutex, for rt_mutex_held: the address of a thread-local byte is
+ * a token unique to each live thread, rt or foreign. The holder stores its
+ * token right after taking the lock and clears it right before giving it up
+ * (a condition wait gives it up too), so the only thread that can ever load
+ * its own token from m_holder is the one that holds m; relaxed atomics are
+ * enough because no other thread's answer depends on the value it reads.
+ */
+static _Thread_local char rt_holder_token;
+
+static void rt_holder_set(rt_mutex *m)
+{
+	__atomic_store_n(&m->m_holder, (const void *)&rt_holder_token,
+			 __ATOMIC_RELAXED);
+}
+
+static void rt_holder_clear(rt_mutex *m)
+{
+	ASSERT(rt_mutex_held(m)); /* unlocking a mutex one does not hold */
+	__atomic_store_n(&m->m_holder, (const void *)NULL, __ATOMIC_RELAXED);
+}
+
+bool rt_mutex_held(const rt_mutex *m)
+{
+	return __atomic_load_n(&m->m_holder, __ATOMIC_RELAXED) == &rt_holder_token;
+}
+
 int rt_mutex_init(rt_mutex *m, const char *name)
 {
 	int rc;
@@ -192,39 +219,51 @@ int rt_mutex_init(rt_mutex *m, const char *name)
 
 void rt_mutex_release(rt_mutex *m)
 {
-	RT_ASSERT(m->m_owner == NULL && m->m_waiters.first == NULL);
+	ASSERT(m->m_owner == NULL && m->m_waiters.first == NULL);
+	ASSERT(__atomic_load_n(&m->m_holder, __ATOMIC_RELAXED) == NULL);
 	pthread_mutex_destroy(&m->m_real);
 }
 
 void rt_mutex_lock(rt_mutex *m)
 {
+	ASSERT(!rt_mutex_held(m)); /* recursive locking is a bug */
 	if (rt_in_sim()) {
 		rt_sim_mutex_lock(m);
-		return;
-	}
-	rt_real_use(m->m_world, "mutex", m->m_name);
-	int rc = pthread_mutex_lock(&m->m_real);
+	} else {
+		rt_real_use(m->m_world, "mutex", m->m_name);
+		int rc = pthread_mutex_lock(&m->m_real);
 
-	RT_ASSERT(rc == 0);
+		ASSERT(rc == 0);
+	}
+	rt_holder_set(m);
 }
 
 int rt_mutex_trylock(rt_mutex *m)
 {
-	if (rt_in_sim())
-		return rt_sim_mutex_trylock(m);
-	rt_real_use(m->m_world, "mutex", m->m_name);
-	return pthread_mutex_trylock(&m->m_real) ? -EBUSY : 0;
+	int rc;
+
+	ASSERT(!rt_mutex_held(m));
+	if (rt_in_sim()) {
+		rc = rt_sim_mutex_trylock(m);
+	} else {
+		rt_real_use(m->m_world, "mutex", m->m_name);
+		rc = pthread_mutex_trylock(&m->m_real) ? -EBUSY : 0;
+	}
+	if (rc == 0)
+		rt_holder_set(m);
+	return rc;
 }
 
 void rt_mutex_unlock(rt_mutex *m)
 {
+	rt_holder_clear(m);
 	if (rt_in_sim()) {
 		rt_sim_mutex_unlock(m);
 		return;
 	}
 	int rc = pthread_mutex_unlock(&m->m_real);
 
-	RT_ASSERT(rc == 0);
+	ASSERT(rc == 0);
 }
 
 int rt_cond_init(rt_cond *c, const char *name)
@@ -246,20 +285,22 @@ int rt_cond_init(rt_cond *c, const char *name)
 
 void rt_cond_release(rt_cond *c)
 {
-	RT_ASSERT(c->c_waiters.first == NULL);
+	ASSERT(c->c_waiters.first == NULL);
 	pthread_cond_destroy(&c->c_real);
 }
 
 void rt_cond_wait(rt_cond *c, rt_mutex *m)
 {
+	rt_holder_clear(m);
 	if (rt_in_sim()) {
 		rt_sim_cond_wait(c, m, UINT64_MAX);
-		return;
-	}
-	rt_real_use(c->c_world, "cond", c->c_name);
-	int rc = pthread_cond_wait(&c->c_real, &m->m_real);
+	} else {
+		rt_real_use(c->c_world, "cond", c->c_name);
+		int rc = pthread_cond_wait(&c->c_real, &m->m_real);
 
-	RT_ASSERT(rc == 0);
+		ASSERT(rc == 0);
+	}
+	rt_holder_set(m);
 }
 
 int rt_cond_timedwait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns)
@@ -267,13 +308,17 @@ int rt_cond_timedwait(rt_cond *c, rt_mutex *m, uint64_t deadline_ns)
 	struct timespec ts;
 	int rc;
 
-	if (rt_in_sim())
-		return rt_sim_cond_wait(c, m, deadline_ns);
-	rt_real_use(c->c_world, "cond", c->c_name);
-	ts.tv_sec = (time_t)(deadline_ns / RT_NS_PER_S);
-	ts.tv_nsec = (long)(deadline_ns % RT_NS_PER_S);
-	rc = pthread_cond_timedwait(&c->c_real, &m->m_real, &ts);
-	RT_ASSERT(rc == 0 || rc == ETIMEDOUT);
+	rt_holder_clear(m);
+	if (rt_in_sim()) {
+		rc = -rt_sim_cond_wait(c, m, deadline_ns);
+	} else {
+		rt_real_use(c->c_world, "cond", c->c_name);
+		ts.tv_sec = (time_t)(deadline_ns / RT_NS_PER_S);
+		ts.tv_nsec = (long)(deadline_ns % RT_NS_PER_S);
+		rc = pthread_cond_timedwait(&c->c_real, &m->m_real, &ts);
+		ASSERT(rc == 0 || rc == ETIMEDOUT);
+	}
+	rt_holder_set(m);
 	return -rc;
 }
 

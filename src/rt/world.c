@@ -20,26 +20,18 @@ static pthread_once_t rt_default_once = PTHREAD_ONCE_INIT;
 #define RT_FNV_OFFSET 0xcbf29ce484222325ull
 #define RT_FNV_PRIME 0x100000001b3ull
 
-_Noreturn void rt_assert_fail(const char *expr, const char *file, int line,
-			      const char *func)
-{
-	fprintf(stderr, "ujbd rt: assertion failed: %s (%s:%d, %s)\n", expr, file,
-		line, func);
-	abort();
-}
-
 void rt_world_lock(const struct rt_world *w)
 {
 	int rc = pthread_mutex_lock((pthread_mutex_t *)&w->w_lock);
 
-	RT_ASSERT(rc == 0);
+	ASSERT(rc == 0);
 }
 
 void rt_world_unlock(const struct rt_world *w)
 {
 	int rc = pthread_mutex_unlock((pthread_mutex_t *)&w->w_lock);
 
-	RT_ASSERT(rc == 0);
+	ASSERT(rc == 0);
 }
 
 static int rt_world_setup(struct rt_world *w, const struct rt_world_opts *opts)
@@ -76,7 +68,7 @@ static void rt_default_init(void)
 	struct rt_world_opts o = { .kind = RT_WORLD_REAL, .seed = 0 };
 	int rc = rt_world_setup(&rt_default, &o);
 
-	RT_ASSERT(rc == 0);
+	ASSERT(rc == 0);
 	rt_default.w_static = true;
 }
 
@@ -121,7 +113,7 @@ void rt_world_free(rt_world *w)
 {
 	if (!w || w->w_static)
 		return;
-	RT_ASSERT(w->w_live == 0);
+	ASSERT(w->w_live == 0);
 	while (w->w_all_first) {
 		struct rt_thread *t = w->w_all_first;
 

@@ -4,12 +4,9 @@
 #ifndef UJBD_STACK_INT_H
 #define UJBD_STACK_INT_H
 
-#include <assert.h>
-
+#include "rt/assert.h"
 #include "ujbd/param.h"
 #include "ujbd/stack.h"
-
-#define ASSERT(x) assert(x)
 
 enum stack_disk_kind { STACK_DISK_MODEL, STACK_DISK_MEM, STACK_DISK_FILE };
 

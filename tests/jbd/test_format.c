@@ -304,6 +304,55 @@ static void test_commit_round_trip(void)
 	T_EQ(blk[48 + 7], 5); /* be64 seconds */
 }
 
+/* The pair at the disk boundary: what the encoders build passes both
+ * checks; a flipped bit fails the read check; a layout only our writers
+ * promise (LAST_TAG, a whole revoke record) fails only the built one. */
+static void test_logblock_check(void)
+{
+	static uint8_t blk[1024];
+	struct jbd_tag tags[2] = { { 10, 0, 0 }, { 11, JBD2_FLAG_ESCAPE, 0 } };
+	uint64_t recs[3] = { 7, 8, 9 };
+	struct jbd_err err = { 0, "" };
+	struct jbd2_sb sb;
+	struct jbd_fmt f;
+
+	make_sb(&sb, 1024, 1024, JBD2_FEATURE_INCOMPAT_CSUM_V3);
+	jbd_fmt_from_sb(&sb, &f);
+	jbd_desc_encode(&f, blk, 4, tags, 2, uuid1);
+	T_EQ(jbd_logblock_check(&f, blk, 4, JBD_LB_BUILT, &err), 0);
+	T_EQ(jbd_logblock_check(&f, blk, 4, JBD_LB_READ, &err), 0);
+	T_EQ(jbd_logblock_check(&f, blk, 5, JBD_LB_READ, &err), -EUCLEAN);
+	T_CHECK(strstr(err.msg, "sequence 4, expected 5") != NULL);
+	blk[100] ^= 1;
+	T_EQ(jbd_logblock_check(&f, blk, 4, JBD_LB_READ, &err), -EUCLEAN);
+	T_CHECK(strstr(err.msg, "descriptor block: bad tail checksum") != NULL);
+	/* the second tag without LAST_TAG (byte 7 of tag3 at 12 + 16 + 16):
+	 * readers accept it by the fit rule; our writers never build it */
+	blk[100] ^= 1;
+	blk[12 + 16 + 16 + 7] &= (uint8_t)~JBD2_FLAG_LAST_TAG;
+	jbd_tail_csum_set(&f, blk);
+	T_EQ(jbd_logblock_check(&f, blk, 4, JBD_LB_READ, &err), 0);
+	T_EQ(jbd_logblock_check(&f, blk, 4, JBD_LB_BUILT, &err), -EUCLEAN);
+	T_CHECK(strstr(err.msg, "descriptor: tag 2:") != NULL); /* parsed on */
+
+	jbd_revoke_encode(&f, blk, 4, recs, 3);
+	T_EQ(jbd_logblock_check(&f, blk, 4, JBD_LB_BUILT, &err), 0);
+	blk[15] += 1; /* r_count: half a record more */
+	jbd_tail_csum_set(&f, blk);
+	T_EQ(jbd_logblock_check(&f, blk, 4, JBD_LB_READ, &err), 0);
+	T_EQ(jbd_logblock_check(&f, blk, 4, JBD_LB_BUILT, &err), -EUCLEAN);
+	T_CHECK(strstr(err.msg, "whole number of records") != NULL);
+
+	jbd_commit_encode(&f, blk, 4, 5, 6, 0);
+	T_EQ(jbd_logblock_check(&f, blk, 4, JBD_LB_BUILT, &err), 0);
+	blk[1000] ^= 1;
+	T_EQ(jbd_logblock_check(&f, blk, 4, JBD_LB_READ, &err), -EUCLEAN);
+	T_CHECK(strstr(err.msg, "commit block: bad checksum") != NULL);
+	jbd_hdr_encode(blk, 9, 4);
+	T_EQ(jbd_logblock_check(&f, blk, 4, JBD_LB_READ, &err), -EUCLEAN);
+	T_CHECK(strstr(err.msg, "unexpected block type 9") != NULL);
+}
+
 static void test_sb_check(void)
 {
 	struct jbd2_sb sb;
@@ -366,6 +415,7 @@ int main(int argc, char **argv)
 	T_RUN(test_escape);
 	T_RUN(test_revoke_round_trip);
 	T_RUN(test_commit_round_trip);
+	T_RUN(test_logblock_check);
 	T_RUN(test_sb_check);
 	T_RUN(test_tid_compare);
 	return t_done(argv[0]);
