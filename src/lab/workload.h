@@ -12,7 +12,7 @@
  *
  * Contents, one file each:
  *   threads.c   lab_threads_run: run a body on N rt threads
- *   report.c    lab_lat (avg/p50/p99/max in us from an rt_hist) and its JSON
+ *   lat.c       lab_lat (avg/p50/p99/max in us from an rt_hist) and its JSON
  *   blkload.c   lab_blkload_*: iodepth bios in flight per thread over a
  *               block queue (Q2C latency), per-thread results
  *   devload.c   lab_devload_*: devbench's loops: one I/O at a time per

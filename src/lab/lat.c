@@ -1,5 +1,5 @@
 /*
- * report.c: the latency figures every workload prints, from its histogram.
+ * lat.c: the latency figures every workload prints, from its histogram.
  *
  * The one idea: one summary (avg, p50, p99, max in microseconds) read from
  * an rt_hist, so bench, devbench and the load generators report the same
