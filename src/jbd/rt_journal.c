@@ -61,6 +61,8 @@ static int opts_check(const struct jbd_loc *loc, const struct ujbd_opts *o,
 		return jbd_err_set(err, -EINVAL, "invalid option value");
 	if (o->commit_interval_ns == 0)
 		return jbd_err_set(err, -EINVAL, "commit_interval must be positive");
+	if (o->wakeup_cpu_ns > RT_NS_PER_S)
+		return jbd_err_set(err, -EINVAL, "wakeup_cpu_ns above 1 s");
 	if (o->min_batch_time_ns > o->max_batch_time_ns && o->max_batch_time_ns)
 		return jbd_err_set(err, -EINVAL, "min_batch_time above max_batch_time");
 	if (o->commit_ioprio != UJBD_IOPRIO_INHERIT &&
