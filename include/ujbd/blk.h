@@ -100,6 +100,9 @@ struct blk_bio {
 	 */
 	blk_end_io_fn b_end_io;
 	void *b_private;
+	/* Who may raise this bio's priority while it waits in the queue
+	 * (blk_boost): a tag its owner chose, 0 = nobody. */
+	uint64_t b_boost_tag;
 	int b_error;             /* out: 0 or a negative errno */
 
 	/* ---- owned by the block layer from blk_submit to completion ---- */
@@ -136,6 +139,20 @@ int blk_flush(struct blk_queue *q);
 /* Run the queue-level unplug now (the 2.6.29 blk_unplug): dispatch what the
  * queue holds back. Does not touch per-thread plugs. */
 void blk_unplug(struct blk_queue *q);
+/*
+ * Priority inheritance for queued I/O: every request still waiting in the
+ * elevator (not yet dispatched) that holds a bio with b_boost_tag == tag
+ * and a lower priority than ioprio takes ioprio (its bios' recorded prio
+ * too, so blktrace events and the class statistics show it). The elevator
+ * may move it: CFQ re-queues it in the queue of the higher class and level
+ * (see cfq.c); noop and deadline only record it. Bios with that tag
+ * submitted later (a plug still holds some) are raised as they reach the
+ * elevator; the queue remembers the last BLK_BOOST_TAGS tags. tag 0 and
+ * priorities that are not higher do nothing. Returns the number of
+ * requests raised, or -EINVAL (tag 0, q NULL). Any rt thread of the world.
+ */
+#define BLK_BOOST_TAGS 4
+int blk_boost(struct blk_queue *q, uint64_t tag, uint16_t ioprio);
 
 /* ---- per-thread plugging ---------------------------------------------- */
 
@@ -229,6 +246,9 @@ struct blk_queue_opts {
 	blk_trace_fn trace_fn;
 	void *trace_arg;
 	unsigned trace_major, trace_minor; /* 254, 0 */
+	/* Tunables of an elevator that has no field above (see the elevator
+	 * registry); copied at blk_queue_new. NULL = its table's defaults. */
+	const void *elevator_tunables;
 };
 
 /* Fill opts with the defaults above. */
@@ -244,7 +264,39 @@ void blk_queue_free(struct blk_queue *q);
 void blk_drain(struct blk_queue *q);
 struct dev *blk_queue_dev(const struct blk_queue *q);
 
-/* Names for tools: "noop", "deadline", "cfq"; "explicit", "implicit-sync". */
+/*
+ * The elevator registry. Every elevator is a row: name, help, its hooks
+ * (private to src/blk) and its tunables' table (param.h). A value of enum
+ * blk_elevator is a row's index in the registry (the named constants are
+ * the built-in rows), so blk_elevator_parse resolves any registered name
+ * and an elevator added later needs no constant here. Its tunables: the
+ * built-in ones live in blk_queue_opts (deadline, cfq; e_opts_offset says
+ * where); an elevator without a field there (e_opts_offset SIZE_MAX) reads
+ * opts->elevator_tunables, a struct its table describes (NULL = the
+ * table's defaults). Adding an elevator = its file (src/blk/NAME.c, with
+ * its `const struct blk_elevator_type blk_elevator_NAME`) and one row in
+ * src/blk/elevators.c.
+ */
+struct blk_elv_ops;      /* src/blk/blk_int.h */
+struct rt_param_table;
+struct blk_elevator_type {
+	const char *e_name;                       /* "cfq": also its group name */
+	const char *e_help;                       /* one line */
+	const struct blk_elv_ops *e_ops;
+	const struct rt_param_table *e_tunables;  /* NULL: no tunables */
+	size_t e_opts_offset;                     /* in blk_queue_opts, or SIZE_MAX */
+};
+size_t blk_elevator_count(void);
+/* Row i (its enum blk_elevator value), or NULL past the end. */
+const struct blk_elevator_type *blk_elevator_at(size_t i);
+/* The row called name, or NULL. */
+const struct blk_elevator_type *blk_elevator_find(const char *name);
+/* The "queue" group: a table over struct blk_queue_opts (nr_requests,
+ * max_sectors, queue_depth, queue_plug, unplug_thresh, unplug_delay_ms). */
+const struct rt_param_table *blk_queue_params(void);
+
+/* Names for tools: "noop", "deadline", "cfq" (any registered elevator);
+ * "explicit", "implicit-sync". */
 int blk_elevator_parse(const char *s, enum blk_elevator *out);
 const char *blk_elevator_name(enum blk_elevator e);
 int blk_plug_policy_parse(const char *s, enum blk_plug_policy *out);
@@ -316,6 +368,12 @@ struct blk_queue_stats {
 	uint64_t queued, merges, dispatched, completed, errors;
 	uint64_t plugs, unplugs_io, unplugs_timer;
 	unsigned in_flight_max;
+	/* blk_boost: calls that raised something, requests raised while
+	 * queued (each counted once, at its first raise), and for those the
+	 * time from insertion to that raise and from it to dispatch. */
+	uint64_t boosts, boosted_rqs;
+	uint64_t boost_wait_before_ns_sum, boost_wait_before_ns_max;
+	uint64_t boost_wait_after_ns_sum, boost_wait_after_ns_max;
 };
 void blk_queue_stats(struct blk_queue *q, struct blk_queue_stats *out);
 /* A btt-like summary table (per process, per class: counts, Q2C and D2C

@@ -195,6 +195,36 @@ int dev_sim_ssd_new(const struct dev_ssd_params *p, struct dev **out);
  * device stays usable (as after power comes back). -EINVAL if not a sim. */
 int dev_sim_power_cut(struct dev *d);
 
+/* ---- the disk-model registry ------------------------------------------ */
+
+/*
+ * Every simulated disk model is a row: its name, its parameter table (the
+ * struct its constructor reads, every field that shapes a result described
+ * with unit, default, range and source: param.h) and its constructor.
+ * Tools and the stack resolve model names only through here, so adding a
+ * model is its file (src/dev/sim_NAME.c, with its `const struct dev_model
+ * dev_model_NAME`) and one row in src/dev/models.c; nothing else names it.
+ */
+struct rt_param_table;
+struct dev_model {
+	const char *m_name;                     /* "hdd": also its group name */
+	const char *m_help;                     /* one line */
+	const struct rt_param_table *m_params;  /* t_size = sizeof its params */
+	/* Fill a params struct (m_params->t_size bytes): the table's defaults
+	 * and any field outside the table. */
+	void (*m_defaults)(void *params);
+	/* Create the device from a filled params struct. */
+	int (*m_new)(const void *params, struct dev **out);
+	size_t m_size_offset;                   /* offsetof the uint64_t size (bytes) */
+};
+extern const struct dev_model dev_model_hdd;
+extern const struct dev_model dev_model_ssd;
+size_t dev_model_count(void);
+/* Row i (registry order), or NULL past the end. */
+const struct dev_model *dev_model_at(size_t i);
+/* The row called name, or NULL. */
+const struct dev_model *dev_model_find(const char *name);
+
 /* ---- rec: record every write and flush, build crash images ------------ */
 
 /*

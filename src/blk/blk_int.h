@@ -83,6 +83,7 @@ struct blk_request {
 	uint64_t rq_start_ns;     /* G: request allocated */
 	uint64_t rq_i_ns, rq_d_ns;
 	uint64_t rq_fifo_time;    /* elevator deadline (deadline, cfq) */
+	uint64_t rq_boost_ns;     /* first blk_boost that raised it, 0 none */
 	struct blk_link rq_qlink; /* q_queued / q_dispatch / free list */
 	struct blk_link rq_slink; /* elevator: sorted by sector */
 	struct blk_link rq_flink; /* elevator: FIFO */
@@ -139,6 +140,10 @@ struct blk_elv_ops {
 	void (*merged)(struct blk_queue *q, struct blk_request *rq, int front);
 	struct blk_request *(*dispatch)(struct blk_queue *q);
 	void (*completed)(struct blk_queue *q, struct blk_request *rq);
+	/* blk_boost raised rq's rq_ioprio from old (queued, in the
+	 * elevator): move it where its new priority belongs. NULL = the
+	 * order does not depend on priority. */
+	void (*boost)(struct blk_queue *q, struct blk_request *rq, uint16_t old);
 	/* Earliest pending timer (rt_now_ns scale), 0 = none; fire it. */
 	uint64_t (*timer_at)(struct blk_queue *q);
 	void (*timer)(struct blk_queue *q);
@@ -198,6 +203,11 @@ struct blk_queue {
 	size_t q_nprocs;
 	struct blk_stat q_classes[BLK_NCLASSES];
 	struct blk_queue_stats q_stats;
+	/* blk_boost's tags, for bios that reach the elevator later: a ring
+	 * of the last BLK_BOOST_TAGS [q_lock] */
+	uint64_t q_boost_tag[BLK_BOOST_TAGS];
+	uint16_t q_boost_prio[BLK_BOOST_TAGS];
+	unsigned q_boost_next;
 };
 
 /* core.c */

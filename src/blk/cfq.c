@@ -17,6 +17,20 @@
  * Timers: only the idle timer, run by the queue's kblockd thread
  * (timer_at/timer hooks). Everything is under q_lock.
  *
+ * blk_boost (priority inheritance of queued requests, the journal's
+ * `inherit`): CFQ schedules queues, not requests, and a thread's sync
+ * queue has one class and level, as a process's io context has one
+ * ioprio. So a raised sync request moves its owner's whole sync queue to
+ * the new class and level (what CFQ does when it notices a task's ioprio
+ * changed: cfq_requeue_prio): the owner is the thread whose I/O is being
+ * waited for (kjournald, or the fsync that commits), and its other queued
+ * requests are that same commit's in practice. When the owner next
+ * submits at its base priority, its queue drops back the same way. A
+ * raised async request (or a sync one that shares an async queue because
+ * the sync table was full) leaves its queue for the async queue of the new
+ * class and level, keeping its FIFO deadline. Either way the raised queue
+ * may preempt the active one by the usual rules (RT over BE ...).
+ *
  * Differences from the kernel are listed in the README ("Differences from the kernel of that era").
  */
 #include <errno.h>
@@ -765,6 +779,48 @@ static void cfq_idle_timer(struct blk_queue *q)
 	cfq_slice_expired(cd, 1);
 }
 
+/* ---- blk_boost ---------------------------------------------------------- */
+
+/* rq is queued in cq: link it into cq's structures (as cfq_add, without
+ * the arrival detectors and with its FIFO deadline kept). */
+static void cfq_link_request(struct cfq_data *cd, struct cfqq *cq, struct blk_request *rq)
+{
+	rq->rq_elv = cq;
+	cfq_sort_insert(cq, rq);
+	struct blk_link *l;
+	for (l = cq->cq_fifo.next; l != &cq->cq_fifo; l = l->next)
+		if (BLK_CONTAINER_OF(l, struct blk_request, rq_flink)->rq_fifo_time >
+		    rq->rq_fifo_time)
+			break;
+	blk_list_insert_before(l, &rq->rq_flink);
+	cq->cq_queued++;
+	if (blk_rq_is_meta(rq))
+		cq->cq_meta_pending++;
+	if (!cq->cq_on_rr)
+		cfq_add_cfqq_rr(cd, cq);
+	cq->cq_next_rq = cfq_choose_req(cd, cq->cq_next_rq, rq);
+}
+
+static void cfq_boost(struct blk_queue *q, struct blk_request *rq, uint16_t old)
+{
+	struct cfq_data *cd = cfqd_of(q);
+	struct cfqq *cq = rq->rq_elv, *newq = cq;
+	(void)old;
+	ASSERT(cq && cq->cq_queued > 0);
+	if (cq->cq_sync) {
+		if (cq->cq_ioprio != rq->rq_ioprio)
+			cfq_requeue_prio(cd, cq, rq->rq_ioprio);
+	} else {
+		newq = cfq_async_queue(cd, rq->rq_ioprio);
+		if (newq == cq)
+			return;
+		cfq_remove_request(cd, rq);
+		cfq_link_request(cd, newq, rq);
+	}
+	if (newq != cd->cd_active && newq->cq_on_rr && cfq_should_preempt(cd, newq, rq))
+		cfq_preempt_queue(cd, newq);
+}
+
 const struct blk_elv_ops blk_elv_cfq = {
 	.name = "cfq",
 	.init = cfq_init,
@@ -774,6 +830,7 @@ const struct blk_elv_ops blk_elv_cfq = {
 	.merged = cfq_merged,
 	.dispatch = cfq_dispatch,
 	.completed = cfq_completed,
+	.boost = cfq_boost,
 	.timer_at = cfq_timer_at,
 	.timer = cfq_idle_timer,
 };

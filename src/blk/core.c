@@ -271,6 +271,110 @@ static int __blk_try_merge(struct blk_queue *q, struct blk_bio *b)
 	return 0;
 }
 
+/* ---- priority inheritance (blk_boost) ------------------------------- */
+
+/* Is a served before b (effective class, then level)? */
+static int blk_ioprio_above(uint16_t a, uint16_t b)
+{
+	unsigned ca = blk_ioprio_class(a), cb = blk_ioprio_class(b);
+	if (ca != cb)
+		return ca < cb;
+	return blk_ioprio_level(a) < blk_ioprio_level(b);
+}
+
+/* A bio of a boosted tag reaching the elevator late takes the boost. */
+static void __blk_boost_bio(struct blk_queue *q, struct blk_bio *b)
+{
+	if (!b->b_boost_tag)
+		return;
+	for (unsigned i = 0; i < BLK_BOOST_TAGS; i++)
+		if (q->q_boost_tag[i] == b->b_boost_tag &&
+		    blk_ioprio_above(q->q_boost_prio[i], b->b_prio))
+			b->b_prio = q->q_boost_prio[i];
+}
+
+static void __blk_boost_remember(struct blk_queue *q, uint64_t tag, uint16_t ioprio)
+{
+	for (unsigned i = 0; i < BLK_BOOST_TAGS; i++) {
+		if (q->q_boost_tag[i] == tag) {
+			if (blk_ioprio_above(ioprio, q->q_boost_prio[i]))
+				q->q_boost_prio[i] = ioprio;
+			return;
+		}
+	}
+	q->q_boost_tag[q->q_boost_next] = tag;
+	q->q_boost_prio[q->q_boost_next] = ioprio;
+	q->q_boost_next = (q->q_boost_next + 1) % BLK_BOOST_TAGS;
+}
+
+static int blk_rq_has_tag(const struct blk_request *rq, uint64_t tag)
+{
+	for (const struct blk_bio *b = rq->rq_bio; b; b = b->b_next)
+		if (b->b_boost_tag == tag)
+			return 1;
+	return 0;
+}
+
+/* Raise one queued request; 1 if it was raised. */
+static int __blk_boost_rq(struct blk_queue *q, struct blk_request *rq, uint16_t ioprio,
+			  uint64_t now)
+{
+	uint16_t old = rq->rq_ioprio;
+
+	ASSERT(rq->rq_state == BLK_RQ_QUEUED);
+	if (!blk_ioprio_above(ioprio, old))
+		return 0;
+	rq->rq_ioprio = ioprio;
+	for (struct blk_bio *b = rq->rq_bio; b; b = b->b_next)
+		b->b_prio = ioprio;
+	if (!rq->rq_boost_ns) {
+		uint64_t before = now - rq->rq_i_ns;
+		rq->rq_boost_ns = now ? now : 1;
+		q->q_stats.boosted_rqs++;
+		q->q_stats.boost_wait_before_ns_sum += before;
+		if (before > q->q_stats.boost_wait_before_ns_max)
+			q->q_stats.boost_wait_before_ns_max = before;
+	}
+	if (q->q_elv->boost)
+		q->q_elv->boost(q, rq, old);
+	return 1;
+}
+
+int blk_boost(struct blk_queue *q, uint64_t tag, uint16_t ioprio)
+{
+	int n = 0;
+
+	if (!q || !tag)
+		return -EINVAL;
+	rt_mutex_lock(&q->q_lock);
+	uint64_t now = rt_now_ns();
+	__blk_boost_remember(q, tag, ioprio);
+	for (struct blk_link *l = q->q_queued.next; l != &q->q_queued; l = l->next) {
+		struct blk_request *rq = BLK_CONTAINER_OF(l, struct blk_request, rq_qlink);
+		if (blk_rq_has_tag(rq, tag))
+			n += __blk_boost_rq(q, rq, ioprio, now);
+	}
+	if (n) {
+		q->q_stats.boosts++;
+		__blk_run_queue(q); /* a class that now preempts may go first */
+	}
+	blk_unlock(q);
+	return n;
+}
+
+/* Dispatch of a raised request: how long it waited after the raise. */
+static void __blk_boost_dispatched(struct blk_queue *q, const struct blk_request *rq)
+{
+	uint64_t after;
+
+	if (!rq->rq_boost_ns)
+		return;
+	after = rq->rq_d_ns - rq->rq_boost_ns;
+	q->q_stats.boost_wait_after_ns_sum += after;
+	if (after > q->q_stats.boost_wait_after_ns_max)
+		q->q_stats.boost_wait_after_ns_max = after;
+}
+
 /*
  * Hand one bio to the elevator: merge it, or make it a request. When the
  * request pool is empty the thread sleeps (event S), after unplugging so
@@ -278,6 +382,7 @@ static int __blk_try_merge(struct blk_queue *q, struct blk_bio *b)
  */
 void __blk_insert_bio(struct blk_queue *q, struct blk_bio *b)
 {
+	__blk_boost_bio(q, b);
 	for (;;) {
 		if (__blk_try_merge(q, b))
 			return;
@@ -353,6 +458,7 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 	if (q->q_in_flight > q->q_stats.in_flight_max)
 		q->q_stats.in_flight_max = q->q_in_flight;
 	q->q_stats.dispatched++;
+	__blk_boost_dispatched(q, rq);
 	__blk_trace_rq(q, 'D', rq);
 
 	struct dev_req *r = &rq->rq_dev;
