@@ -69,6 +69,7 @@ struct bench_cfg {
 	bool use_fsync;           /* baseline: fsync(2), not fdatasync(2) */
 	enum ujbd_data_mode data_mode;
 	enum ujbd_wake_policy wake;
+	enum ujbd_under_commit under_commit;
 	enum bench_layout layout;
 	uint64_t journal_mb;
 	unsigned clean_fsyncs;    /* extra fsyncs of an already committed tid */
@@ -252,6 +253,7 @@ static int bench_open_journal(struct bench *b)
 	ujbd_opts_default(&o);
 	o.data_mode = c->data_mode;
 	o.wake = c->wake;
+	o.under_commit = c->under_commit;
 	o.async_commit = c->async_commit;
 	o.caller_commit = c->caller_commit;
 	o.format = true;
@@ -502,6 +504,7 @@ static const char *const lat_causes[UJBD_LAT_NR] = {
 	[UJBD_LAT_WAIT_COMMIT] = "Waiting for a journal commit (fsync)",
 	[UJBD_LAT_WAIT_LOG_SPACE] = "Waiting for journal space",
 	[UJBD_LAT_WAIT_FROZEN] = "Waiting on a buffer under commit",
+	[UJBD_LAT_WAIT_SHADOW] = "Waiting for a buffer's log write (wait-io)",
 };
 
 /* The info file, then latency per cause in latencytop's text output form:
@@ -536,6 +539,14 @@ static void report_stats(const struct ujbd_stats *s)
 	       " waits %" PRIu64 " (longest %.1f ms)\n", s->checkpoint_written,
 	       s->checkpoint_dropped, s->log_space_waits,
 	       (double)s->log_space_stall_ns_max / 1e6);
+	if (s->inherit_boosts || s->boosted_rqs)
+		printf("inherit: %" PRIu64 " raises; %" PRIu64 " queued requests raised,"
+		       " waited %.1f ms before (max %.1f), %.1f ms after (max %.1f)\n",
+		       s->inherit_boosts, s->boosted_rqs,
+		       (double)s->boost_wait_before_ns_sum / 1e6,
+		       (double)s->boost_wait_before_ns_max / 1e6,
+		       (double)s->boost_wait_after_ns_sum / 1e6,
+		       (double)s->boost_wait_after_ns_max / 1e6);
 }
 
 static void report(struct bench *b)
@@ -620,6 +631,9 @@ static void usage(FILE *f)
 "  --fsync            the baseline calls fsync(2) instead of fdatasync(2) (on\n"
 "                     ext4 that commits the mtime change through jbd2)\n"
 "  --wake=POLICY      commit-thread wakeups: needed (default) or always\n"
+"  --under-commit=P   a buffer the commit is logging: copy (default: the\n"
+"                     running transaction changes it at once) or wait-io\n"
+"                     (jbd2's: wait for its log write to complete)\n"
 "  --async-commit     commit block with the log blocks (checksummed, v3)\n"
 "  --caller-commit    an fsync commits on its own thread when no commit runs\n"
 "                     (ujbd_opts.caller_commit) instead of through kjournald\n"
@@ -694,6 +708,11 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 			return c->wake = (enum ujbd_wake_policy)k, 0;
 		cli_err(verb, "unknown wake policy '%s' (needed or always)", optarg);
 		return -EINVAL;
+	case 'U':
+		if (ujbd_under_commit_parse(optarg, &c->under_commit) == 0)
+			return 0;
+		cli_err(verb, "unknown under-commit policy '%s' (copy or wait-io)", optarg);
+		return -EINVAL;
 	case 'L':
 		if ((k = pick(optarg, layout_names, 2)) >= 0)
 			return c->layout = (enum bench_layout)k, 0;
@@ -729,6 +748,7 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "data-mode", required_argument, NULL, 'm' },
 		{ "wake", required_argument, NULL, 'w' },
+		{ "under-commit", required_argument, NULL, 'U' },
 		{ "layout", required_argument, NULL, 'L' },
 		{ "journal-mb", required_argument, NULL, 'J' },
 		{ "json", no_argument, NULL, 'j' },

@@ -99,6 +99,24 @@ enum ujbd_sync_policy {
 /* Commit I/O priority (seed 000): a fixed ioprio, or inherit. */
 #define UJBD_IOPRIO_INHERIT 0xffffu
 
+/* What a handle does with a buffer the commit is logging (issue 11). */
+enum ujbd_under_commit {
+	/* "copy": the running transaction modifies the live buffer at once;
+	 * the commit logs a frozen copy (or its own I/O copy): nobody waits
+	 * for log I/O. */
+	UJBD_UNDER_COMMIT_COPY = 0,
+	/* "wait-io": jbd's and jbd2's way. A buffer the commit has not yet
+	 * started to write is still frozen-copied, but a handle that needs a
+	 * buffer whose journal copy is in flight (BJ_Shadow) waits until that
+	 * log write completes (UJBD_LAT_WAIT_SHADOW). Gives up: a foreground
+	 * write access may wait for the disk (the atime stalls of today's
+	 * kernels). */
+	UJBD_UNDER_COMMIT_WAIT_IO = 1,
+};
+/* "copy", "wait-io" (NULL for an unknown value); parse: 0 or -EINVAL. */
+const char *ujbd_under_commit_name(enum ujbd_under_commit p);
+int ujbd_under_commit_parse(const char *s, enum ujbd_under_commit *out);
+
 struct ujbd_opts {
 	enum ujbd_data_mode data_mode;      /* ORDERED */
 	uint64_t commit_interval_ns;        /* 5 s */
@@ -107,8 +125,16 @@ struct ujbd_opts {
 	/* Commit thread I/O priority, kernel encoding (rt.h), or
 	 * UJBD_IOPRIO_INHERIT: the highest priority among the threads waiting
 	 * on the committing transaction, with be:4 as floor. Default be:3, the
-	 * kernel's journal_ioprio default. */
+	 * kernel's journal_ioprio default. Under inherit every wait on a
+	 * transaction being committed (its commit: ujbd_wait_tid, ujbd_sync, a
+	 * sync stop; a buffer it logs, under wait-io; a handle start while it
+	 * is locked; log space while it commits) raises it at the moment of
+	 * the wait: the commit's later bios carry the raised priority and
+	 * those already queued are raised in the block layer (blk_boost, its
+	 * bios tagged with a journal-unique tag); kjournald drops back to be:4
+	 * when the commit ends. Counted in ujbd_stats (inherit_boosts ...). */
 	uint16_t commit_ioprio;
+	enum ujbd_under_commit under_commit; /* COPY */
 	bool journal_meta;                  /* tag journal writes META: true */
 	enum ujbd_sync_policy journal_sync; /* FSYNC_ONLY */
 	enum ujbd_wake_policy wake;         /* NEEDED */
@@ -299,7 +325,9 @@ enum ujbd_lat_cause {
 	UJBD_LAT_WAIT_TRANSACTION = 0, /* handle start waited (locked/full) */
 	UJBD_LAT_WAIT_COMMIT = 1,      /* ujbd_wait_tid / sync stop */
 	UJBD_LAT_WAIT_LOG_SPACE = 2,   /* start waited for checkpointing */
-	UJBD_LAT_WAIT_FROZEN = 3,      /* write access waited on a frozen buffer */
+	UJBD_LAT_WAIT_FROZEN = 3,      /* write access made a frozen copy */
+	UJBD_LAT_WAIT_SHADOW = 4,      /* wait-io: write access waited for the
+					* log write of the buffer's journal copy */
 	UJBD_LAT_NR
 };
 
@@ -327,9 +355,32 @@ struct ujbd_stats {
 	struct ujbd_lat lat[UJBD_LAT_NR];
 	uint64_t checkpoint_written, checkpoint_dropped;
 	uint64_t log_space_waits, log_space_stall_ns_max;
+	/* commit_ioprio = inherit: raises of a commit's priority by a waiter
+	 * with a higher one; then, for the requests the block layer raised
+	 * while queued (blk_boost; the journal's and the data queue's
+	 * counters, so another user's blk_boost on a shared queue counts
+	 * too), how many and how long they had waited in the queue before
+	 * the raise and from it to dispatch. */
+	uint64_t inherit_boosts;
+	uint64_t boosted_rqs;
+	uint64_t boost_wait_before_ns_sum, boost_wait_before_ns_max;
+	uint64_t boost_wait_after_ns_sum, boost_wait_after_ns_max;
 };
 
 int ujbd_stats(struct ujbd *j, struct ujbd_stats *out);
+
+/*
+ * Per-thread latency by cause: the journal adds every wait the calling
+ * thread suffers in it (the UJBD_LAT_* causes, the same waits as the
+ * journal-wide lat[]) to the accumulator attached to that thread, in every
+ * journal it uses, as well. Thread-local; NULL detaches. The accumulator
+ * is the caller's memory, written only by its thread while attached (read
+ * it after detaching, or from that thread). Zero it before attaching.
+ */
+struct ujbd_lat_acct {
+	uint64_t count[UJBD_LAT_NR], sum_ns[UJBD_LAT_NR], max_ns[UJBD_LAT_NR];
+};
+void ujbd_lat_attach(struct ujbd_lat_acct *acc);
 /* The kernel's info file text, byte for byte in layout. `name` is unused
  * today (reserved). Returns the length, as snprintf. */
 int ujbd_stats_format(const struct ujbd_stats *s, char *buf, size_t len);

@@ -96,11 +96,66 @@ static void __batch_note(struct ujbd *j, const struct jbd_txn *t)
 		rt_cond_signal(&j->j_wait_batch);
 }
 
-/* The waiter's ioprio, for UJBD_IOPRIO_INHERIT. */
+/* ---- priority inheritance (commit_ioprio = inherit) ----------------------- */
+
+#define JBD_INHERIT_FLOOR RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4)
+
+/* The calling thread's ioprio; class NONE is best effort at its level. */
+static uint16_t waiter_prio(void)
+{
+	uint16_t prio = rt_ioprio_get();
+
+	if (RT_IOPRIO_CLASS(prio) == RT_IOPRIO_CLASS_NONE)
+		prio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, RT_IOPRIO_LEVEL(prio));
+	return prio;
+}
+
+/* The commit's priority for the best waiter's p (0: none): the floor. */
+static uint16_t inherit_prio(uint16_t p)
+{
+	return p && jbd_ioprio_higher(p, JBD_INHERIT_FLOOR) ? p : JBD_INHERIT_FLOOR;
+}
+
+/*
+ * A raise of a transaction that is not committing yet is only recorded:
+ * its commit takes it in __io_policy (a T_LOCKED transaction's waiters
+ * are all in before that). One that commits has its later bios carry it
+ * (j_commit_prio) and its queued ones raised, with the lock dropped:
+ * blk_boost may run bio completions on this thread, the commit's among
+ * them, which take j_state_lock.
+ */
+bool __jbd_inherit(struct ujbd *j, struct jbd_txn *t)
+{
+	struct blk_queue *jq = j->j_jq, *dq = j->j_dq;
+	uint16_t prio = waiter_prio(), old;
+	uint64_t tag;
+
+	if (!t)
+		return false;
+	old = inherit_prio(t->t_waiter_prio);
+	if (!t->t_waiter_prio || jbd_ioprio_higher(prio, t->t_waiter_prio))
+		t->t_waiter_prio = prio;
+	if (j->j_opts.commit_ioprio != UJBD_IOPRIO_INHERIT || !jbd_ioprio_higher(prio, old))
+		return false;
+	jbd_stats_inherit_boost(&j->j_stats);
+	if (t != j->j_committing || !j->j_boost_tag)
+		return false;
+	ASSERT(t->t_state == T_FLUSH || t->t_state == T_COMMIT);
+	__atomic_store_n(&j->j_commit_prio, prio, __ATOMIC_RELEASE);
+	tag = j->j_boost_tag;
+	rt_mutex_unlock(&j->j_state_lock);
+	(void)blk_boost(jq, tag, prio);
+	if (dq != jq)
+		(void)blk_boost(dq, tag, prio);
+	rt_mutex_lock(&j->j_state_lock);
+	return true;
+}
+
+/* An fsync-like waiter of tid: the batch window counts it, its commit
+ * becomes synchronous, and it raises the commit's priority (inherit). */
 static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
 {
 	struct jbd_txn *t = NULL;
-	uint16_t prio = rt_ioprio_get();
 
 	if (j->j_running && j->j_running->t_tid == tid)
 		t = j->j_running;
@@ -111,10 +166,7 @@ static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
 	t->t_nr_fsync_waits++;
 	__batch_note(j, t);
 	t->t_synchronous_commit = true;
-	if (RT_IOPRIO_CLASS(prio) == RT_IOPRIO_CLASS_NONE)
-		prio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, RT_IOPRIO_LEVEL(prio));
-	if (!t->t_waiter_prio || jbd_ioprio_higher(prio, t->t_waiter_prio))
-		t->t_waiter_prio = prio;
+	(void)__jbd_inherit(j, t); /* the caller's loop re-checks after it */
 }
 
 static void __commit_excl(struct ujbd *j, bool caller);
@@ -268,6 +320,7 @@ struct commit_ctx {
 	uint32_t logged;       /* log blocks written, commit block included */
 	uint32_t v1_crc;
 	uint16_t prio;         /* b_ioprio of this commit's bios (0: thread's) */
+	uint64_t tag;          /* inherit: its bios' b_boost_tag (j_boost_tag) */
 	uint32_t jflags;       /* journal write flags */
 	/* The log blocks not yet submitted: a run of ring slots that follow
 	 * each other in memory and on the journal device, sent as one bio
@@ -299,11 +352,19 @@ static bool hard_stop(struct ujbd *j)
 static struct jbd_iobuf *ring_slot(struct ujbd *j, struct commit_ctx *c)
 {
 	ASSERT(c->ring_used < j->j_ring_n);
+	ASSERT(!j->j_ring[c->ring_used].io_jh);
 	return &j->j_ring[c->ring_used++];
 }
 
+/* The priority of the commit's next bio: raised by waiters meanwhile
+ * under inherit (j_commit_prio), else fixed. */
+static uint16_t commit_prio(struct ujbd *j, const struct commit_ctx *c)
+{
+	return c->tag ? __atomic_load_n(&j->j_commit_prio, __ATOMIC_ACQUIRE) : c->prio;
+}
+
 static int io_submit(struct blk_queue *q, struct jbd_iobuf *io, uint64_t sector,
-		     uint32_t nsec, uint32_t flags, uint16_t prio)
+		     uint32_t nsec, uint32_t flags, uint16_t prio, uint64_t tag)
 {
 	memset(&io->io_bio, 0, sizeof(io->io_bio));
 	io->io_bio.b_op = BLK_OP_WRITE;
@@ -312,6 +373,7 @@ static int io_submit(struct blk_queue *q, struct jbd_iobuf *io, uint64_t sector,
 	io->io_bio.b_nr_sectors = nsec;
 	io->io_bio.b_buf = io->io_data;
 	io->io_bio.b_ioprio = prio;
+	io->io_bio.b_boost_tag = tag;
 	int rc = blk_submit(q, &io->io_bio);
 	io->io_busy = rc == 0;
 	return rc;
@@ -330,7 +392,7 @@ static int run_submit(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
 		return 0;
 	ASSERT(c->run_slot + c->run_n <= c->ring_used);
 	rc = io_submit(j->j_jq, &j->j_ring[c->run_slot], c->run_off >> BLK_SECTOR_SHIFT,
-		       c->run_n * nsec, flags, c->prio);
+		       c->run_n * nsec, flags, commit_prio(j, c), c->tag);
 	c->run_n = 0;
 	c->runs++;
 	return rc;
@@ -368,7 +430,8 @@ static int run_submit_last(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
 	b->b_sector = c->run_off >> BLK_SECTOR_SHIFT;
 	b->b_nr_sectors = c->run_n * (j->j_blocksize >> BLK_SECTOR_SHIFT);
 	b->b_buf = io->io_data;
-	b->b_ioprio = c->prio;
+	b->b_ioprio = commit_prio(j, c);
+	b->b_boost_tag = c->tag;
 	b->b_end_io = commit_end_io;
 	b->b_private = c;
 	io->io_busy = false;   /* not for blk_wait: see __commit */
@@ -394,6 +457,29 @@ static int run_submit_last(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
 	return rc;
 }
 
+/* wait-io: the log writes of slots [from, to) completed (or failed: the
+ * journal aborts then): their buffers are no longer shadowed. */
+static void ring_unshadow(struct ujbd *j, uint32_t from, uint32_t to)
+{
+	bool any = false;
+
+	if (j->j_opts.under_commit != UJBD_UNDER_COMMIT_WAIT_IO)
+		return;
+	rt_mutex_lock(&j->j_state_lock);
+	for (uint32_t i = from; i < to; i++) {
+		struct jbd_iobuf *io = &j->j_ring[i];
+		if (!io->io_jh)
+			continue;
+		ASSERT(io->io_jh->b_shadow);
+		io->io_jh->b_shadow = false;
+		io->io_jh = NULL;
+		any = true;
+	}
+	if (any)
+		rt_cond_broadcast(&j->j_wait_shadow);
+	rt_mutex_unlock(&j->j_state_lock);
+}
+
 /* Finish the plug (the explicit unplug), wait for the slots from ring_base
  * on, free them (writeback data below ring_base stays in flight). */
 static int ring_wait(struct ujbd *j, struct commit_ctx *c)
@@ -413,6 +499,7 @@ static int ring_wait(struct ujbd *j, struct commit_ctx *c)
 		if (r && !rc)
 			rc = r;
 	}
+	ring_unshadow(j, c->ring_base, c->ring_used);
 	c->ring_used = c->ring_base;
 	return rc;
 }
@@ -563,8 +650,11 @@ static void __io_policy(struct ujbd *j, struct commit_ctx *c)
 		c->prio = c->caller ? o->commit_ioprio : 0;
 		return;
 	}
-	uint16_t floor = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4), p = c->t->t_waiter_prio;
-	c->prio = p && jbd_ioprio_higher(p, floor) ? p : floor;
+	c->prio = inherit_prio(c->t->t_waiter_prio);
+	/* waiters from now on raise it, queued bios included (__jbd_inherit) */
+	c->tag = 1ull << 63 | j->j_id << 32 | c->t->t_tid;
+	j->j_boost_tag = c->tag;
+	__atomic_store_n(&j->j_commit_prio, c->prio, __ATOMIC_RELEASE);
 	/* the bios carry it; kjournald's own syscalls follow it too, but an
 	 * fsync's thread keeps its priority */
 	if (!c->caller && rt_ioprio_get() != c->prio)
@@ -628,7 +718,8 @@ static int phase_data(struct ujbd *j, struct commit_ctx *c)
 		jh = first;
 		for (uint32_t i = 0; i < n && !rc; i++, jh = jh->b_dnext) {
 			struct jbd_iobuf *io = ring_slot(j, c);
-			rc = io_submit(j->j_dq, io, jh->jh_buf->b_blocknr * nsec, nsec, dflags, c->prio);
+			rc = io_submit(j->j_dq, io, jh->jh_buf->b_blocknr * nsec, nsec, dflags,
+				       commit_prio(j, c), c->tag);
 		}
 		/* more to copy: the ring is reused, this batch must end */
 		if (jh || rc) {
@@ -684,6 +775,12 @@ static uint32_t log_copy(struct ujbd *j, struct commit_ctx *c, struct jbd_jh **p
 		memcpy(slots[n]->io_data, src, j->j_blocksize);
 		c->tags[n] = (struct jbd_tag){ jh->jh_buf->b_blocknr, 0, 0 };
 		jh->b_logged = true;
+		if (j->j_opts.under_commit == UJBD_UNDER_COMMIT_WAIT_IO) {
+			/* its journal copy is in flight from now to ring_wait
+			 * (or, sent as the commit's last write, to phase 6) */
+			jh->b_shadow = true;
+			slots[n]->io_jh = jh;
+		}
 		if (jh->b_frozen_data) {
 			free(jh->b_frozen_data);
 			jh->b_frozen_data = NULL;
@@ -883,6 +980,7 @@ static void __refile_one(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 	}
 	JH_SET(jh->b_transaction, NULL);
 	jh->b_logged = false;
+	jh->b_shadow = false; /* sent with the commit block: done now */
 	JH_SET(jh->b_dirty, false);
 	JH_SET(jh->b_forget, false);
 	if (jh->b_next_transaction) {
@@ -979,6 +1077,12 @@ static void __phase_done(struct ujbd *j, struct commit_ctx *c)
 	j->j_batch_from_ns = c->end_ns;
 	rt_cond_broadcast(&j->j_wait_done_commit);
 	rt_cond_broadcast(&j->j_wait_space);
+	if (j->j_opts.under_commit == UJBD_UNDER_COMMIT_WAIT_IO) {
+		/* slots sent as the last write: __refile_one cleared them */
+		for (uint32_t i = 0; i < c->ring_used; i++)
+			j->j_ring[i].io_jh = NULL;
+		rt_cond_broadcast(&j->j_wait_shadow);
+	}
 	if (j->j_space_waiters ||
 	    jbd_log_distance(&j->j_jnl, j->j_tail, j->j_head) > jbd_log_size(j) / 2) {
 		j->j_ckpt_want++;
@@ -1114,6 +1218,13 @@ static void __commit_excl(struct ujbd *j, bool caller)
 	}
 	if (!(j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
 		__commit(j, caller);
+	if (j->j_boost_tag) {
+		/* inherit: the commit ended; kjournald drops back to the
+		 * floor (an fsync's thread never left its own priority) */
+		j->j_boost_tag = 0;
+		if (!caller && rt_ioprio_get() != JBD_INHERIT_FLOOR)
+			rt_ioprio_set(JBD_INHERIT_FLOOR);
+	}
 	j->j_commit_busy = false;
 	if (j->j_kj_busy_wait)
 		rt_cond_signal(&j->j_wait_commit);

@@ -38,6 +38,8 @@
  *   j_wait_checkpoint    the checkpoint thread sleeps here
  *   j_wait_ckpt_io       a checkpoint batch ended: its b_ckpt_busy flags
  *                        were cleared (see "Home writes" below)
+ *   j_wait_shadow        wait-io: log writes of shadowed buffers ended
+ *                        (their b_shadow cleared), or abort / hard stop
  *
  * Buffer data rule: a buffer's bytes are modified only by the holder of a
  * handle with write access (or by write_data under j_state_lock), and read
@@ -123,6 +125,8 @@ struct jbd_jh {
 	bool b_dirty;       /* dirty_metadata in b_transaction */
 	bool b_next_dirty;  /* dirty_metadata in b_next_transaction */
 	bool b_logged;      /* the commit copied it into the log ring */
+	bool b_shadow;      /* wait-io: that copy's log write is in flight
+			     * (jbd2's BJ_Shadow); write access waits */
 	bool b_ckpt_busy;   /* a checkpoint write of it is in flight: from
 			     * __cp_collect to __cp_done (no other home
 			     * write of the block meanwhile) */
@@ -203,6 +207,7 @@ struct jbd_iobuf {
 	struct blk_bio io_bio;
 	uint8_t *io_data;
 	bool io_busy;
+	struct jbd_jh *io_jh; /* wait-io: the shadowed buffer it logs [j_state_lock] */
 };
 
 /* ---- the journal --------------------------------------------------------- */
@@ -230,7 +235,7 @@ struct ujbd {
 	rt_mutex j_sb_mutex;
 	rt_cond j_wait_commit, j_wait_updates, j_wait_transaction_locked;
 	rt_cond j_wait_done_commit, j_wait_space, j_wait_checkpoint;
-	rt_cond j_wait_ckpt_io, j_wait_batch;
+	rt_cond j_wait_ckpt_io, j_wait_batch, j_wait_shadow;
 
 	uint32_t j_flags;                 /* [j_state_lock] JBD_F_*; set atomically (hard_stop reads it unlocked) */
 	int j_errno;                      /* [j_state_lock] first error (negative) */
@@ -272,6 +277,11 @@ struct ujbd {
 	uint64_t j_batch_from_ns;         /* [j_state_lock] */
 	bool j_batching;                  /* [j_state_lock] the committer is in it */
 	uint32_t j_ckpt_want;             /* [j_state_lock] checkpoint thread asked */
+	/* commit_ioprio = inherit: the committing transaction's bio tag
+	 * (blk_boost; 0 while nothing commits) and its I/O priority now,
+	 * raised by waiters; the commit reads it at each submission. */
+	uint64_t j_boost_tag;             /* [j_state_lock] */
+	uint16_t j_commit_prio;           /* [j_state_lock] writes; atomic loads */
 	uint32_t j_space_waiters;         /* [j_state_lock] */
 
 	/* the committing thread's (j_commit_busy) */
@@ -398,6 +408,16 @@ uint32_t __jbd_log_used(const struct ujbd *j);
 uint32_t jbd_log_size(const struct ujbd *j);
 /* Compare I/O priorities: true if a is served before b. */
 bool jbd_ioprio_higher(uint16_t a, uint16_t b);
+/*
+ * commit_ioprio = inherit: the calling thread is about to wait on t (its
+ * commit, its lock, a buffer it logs, the space it frees). Raise t's
+ * priority to the thread's if higher (floor be:4); if t is committing,
+ * its queued bios too (blk_boost), which is done with j_state_lock
+ * dropped: returns true when the lock was dropped (the caller re-checks
+ * what it was about to wait for), false when it was held throughout.
+ * Nothing under any other commit_ioprio. j_state_lock held.
+ */
+bool __jbd_inherit(struct ujbd *j, struct jbd_txn *t);
 
 /* ---- transaction.c ------------------------------------------------------ */
 

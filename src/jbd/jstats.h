@@ -23,6 +23,11 @@
  *   jbd_stats_wakeup          wakeups, useless_wakeups
  *   jbd_stats_checkpoint      checkpoint_written, checkpoint_dropped
  *   jbd_stats_log_space_wait  log_space_waits, log_space_stall_ns_max
+ *   jbd_stats_inherit_boost   inherit_boosts (the block layer's boost
+ *                             counters are added by ujbd_stats)
+ *
+ * jbd_stats_lat also adds the wait to the calling thread's accumulator
+ * (ujbd_lat_attach): it is always called on the thread that waited.
  */
 #ifndef UJBD_JBD_JSTATS_H
 #define UJBD_JBD_JSTATS_H
@@ -83,6 +88,8 @@ void jbd_stats_fsync(struct jbd_stats *s, uint64_t ns);
 void jbd_stats_wakeup(struct jbd_stats *s, bool useless);
 /* A wait of ns for cause c (latencytop-style). */
 void jbd_stats_lat(struct jbd_stats *s, enum ujbd_lat_cause c, uint64_t ns);
+/* A waiter raised a commit's priority (commit_ioprio = inherit). */
+void jbd_stats_inherit_boost(struct jbd_stats *s);
 /* A checkpointed transaction left the list: buffers written, dropped. */
 void jbd_stats_checkpoint(struct jbd_stats *s, uint64_t written,
 			  uint64_t dropped);

@@ -37,6 +37,27 @@ void ujbd_opts_default(struct ujbd_opts *o)
 	o->format_opts.csum = JBD_CSUM_KIND_V3;
 }
 
+static const char *const under_commit_names[] = {
+	[UJBD_UNDER_COMMIT_COPY] = "copy",
+	[UJBD_UNDER_COMMIT_WAIT_IO] = "wait-io",
+};
+
+const char *ujbd_under_commit_name(enum ujbd_under_commit p)
+{
+	return (unsigned)p <= UJBD_UNDER_COMMIT_WAIT_IO ? under_commit_names[p] : NULL;
+}
+
+int ujbd_under_commit_parse(const char *s, enum ujbd_under_commit *out)
+{
+	for (unsigned i = 0; s && i <= UJBD_UNDER_COMMIT_WAIT_IO; i++) {
+		if (!strcmp(s, under_commit_names[i])) {
+			*out = (enum ujbd_under_commit)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 const char *ujbd_strerror(int err)
 {
 	switch (-err) {
@@ -57,7 +78,8 @@ static int opts_check(const struct jbd_loc *loc, const struct ujbd_opts *o,
 	if (!loc || !loc->j_dev || !loc->j_data)
 		return jbd_err_set(err, -EINVAL, "a journal device and a data device are needed");
 	if ((unsigned)o->data_mode > UJBD_DATA_WRITEBACK || (unsigned)o->wake > UJBD_WAKE_ALWAYS ||
-	    (unsigned)o->journal_sync > UJBD_SYNC_OFF)
+	    (unsigned)o->journal_sync > UJBD_SYNC_OFF ||
+	    (unsigned)o->under_commit > UJBD_UNDER_COMMIT_WAIT_IO)
 		return jbd_err_set(err, -EINVAL, "invalid option value");
 	if (o->commit_interval_ns == 0)
 		return jbd_err_set(err, -EINVAL, "commit_interval must be positive");
@@ -236,6 +258,7 @@ void __jbd_abort(struct ujbd *j, int err)
 	rt_cond_broadcast(&j->j_wait_commit);
 	rt_cond_broadcast(&j->j_wait_batch);
 	rt_cond_broadcast(&j->j_wait_checkpoint);
+	rt_cond_broadcast(&j->j_wait_shadow);
 }
 
 void jbd_abort_write_sb(struct ujbd *j)
@@ -448,6 +471,7 @@ static void open_sync_init(struct ujbd *j)
 	rt_cond_init(&j->j_wait_checkpoint, "j_wait_checkpoint");
 	rt_cond_init(&j->j_wait_ckpt_io, "j_wait_ckpt_io");
 	rt_cond_init(&j->j_wait_batch, "j_wait_batch");
+	rt_cond_init(&j->j_wait_shadow, "j_wait_shadow");
 	jbd_stats_init(&j->j_stats, j->j_max_txn);
 	jbd_tracer_init(&j->j_tracer);
 	j->j_sync_init = true;
@@ -477,6 +501,7 @@ static void jbd_free(struct ujbd *j)
 		jbd_revoke_table_release(&j->j_revoke_tables[i]);
 	if (j->j_sync_init) {
 		jbd_stats_release(&j->j_stats);
+		rt_cond_release(&j->j_wait_shadow);
 		rt_cond_release(&j->j_wait_batch);
 		rt_cond_release(&j->j_wait_ckpt_io);
 		rt_cond_release(&j->j_wait_checkpoint);
@@ -523,6 +548,7 @@ static void stop_threads(struct ujbd *j, uint32_t flags)
 		rt_cond_broadcast(&j->j_wait_updates);
 		rt_cond_broadcast(&j->j_wait_space);
 		rt_cond_broadcast(&j->j_wait_transaction_locked);
+		rt_cond_broadcast(&j->j_wait_shadow);
 	}
 	rt_mutex_unlock(&j->j_state_lock);
 	if (j->j_ckpt_task && (flags & JBD_F_STOP_CKPT)) {
@@ -693,9 +719,26 @@ uint64_t ujbd_data_blocks(const struct ujbd *j)
 	return j->j_data_blocks;
 }
 
+static void stats_add_boosts(struct ujbd_stats *out, struct blk_queue *q)
+{
+	struct blk_queue_stats qs;
+
+	blk_queue_stats(q, &qs);
+	out->boosted_rqs += qs.boosted_rqs;
+	out->boost_wait_before_ns_sum += qs.boost_wait_before_ns_sum;
+	out->boost_wait_after_ns_sum += qs.boost_wait_after_ns_sum;
+	if (qs.boost_wait_before_ns_max > out->boost_wait_before_ns_max)
+		out->boost_wait_before_ns_max = qs.boost_wait_before_ns_max;
+	if (qs.boost_wait_after_ns_max > out->boost_wait_after_ns_max)
+		out->boost_wait_after_ns_max = qs.boost_wait_after_ns_max;
+}
+
 int ujbd_stats(struct ujbd *j, struct ujbd_stats *out)
 {
 	jbd_stats_snapshot(&j->j_stats, out);
+	stats_add_boosts(out, j->j_jq);
+	if (j->j_dq != j->j_jq)
+		stats_add_boosts(out, j->j_dq);
 	return 0;
 }
 

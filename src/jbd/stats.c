@@ -174,11 +174,40 @@ void jbd_stats_wakeup(struct jbd_stats *s, bool useless)
 	rt_mutex_unlock(&s->s_lock);
 }
 
+/* The calling thread's accumulator (ujbd_lat_attach), or NULL. Every
+ * jbd_stats_lat is made on the thread that waited. */
+static _Thread_local struct ujbd_lat_acct *lat_acct;
+
+void ujbd_lat_attach(struct ujbd_lat_acct *acc)
+{
+	lat_acct = acc;
+}
+
+static void lat_acct_add(enum ujbd_lat_cause c, uint64_t ns)
+{
+	struct ujbd_lat_acct *a = lat_acct;
+
+	if (!a)
+		return;
+	a->count[c]++;
+	a->sum_ns[c] += ns;
+	if (ns > a->max_ns[c])
+		a->max_ns[c] = ns;
+}
+
+void jbd_stats_inherit_boost(struct jbd_stats *s)
+{
+	rt_mutex_lock(&s->s_lock);
+	s->s_sum.inherit_boosts++;
+	rt_mutex_unlock(&s->s_lock);
+}
+
 void jbd_stats_lat(struct jbd_stats *s, enum ujbd_lat_cause c, uint64_t ns)
 {
 	struct ujbd_lat *l;
 
 	ASSERT((unsigned)c < UJBD_LAT_NR);
+	lat_acct_add(c, ns);
 	rt_mutex_lock(&s->s_lock);
 	l = &s->s_sum.lat[c];
 	l->count++;
@@ -300,6 +329,7 @@ static const char *const lat_names[UJBD_LAT_NR] = {
 	[UJBD_LAT_WAIT_COMMIT] = "wait_commit",
 	[UJBD_LAT_WAIT_LOG_SPACE] = "wait_log_space",
 	[UJBD_LAT_WAIT_FROZEN] = "wait_frozen",
+	[UJBD_LAT_WAIT_SHADOW] = "wait_shadow",
 };
 
 static void json_hist(struct jbd_out *o, const char *name,
@@ -363,8 +393,14 @@ int ujbd_stats_json(const struct ujbd_stats *s, char *buf, size_t len)
 		     s->lat[c].max_ns);
 	jout(&o, "},\"checkpoint\":{\"written\":%" PRIu64 ",\"dropped\":%"
 	     PRIu64 "},\"log_space\":{\"waits\":%" PRIu64
-	     ",\"stall_max_ns\":%" PRIu64 "}}", s->checkpoint_written,
+	     ",\"stall_max_ns\":%" PRIu64 "},", s->checkpoint_written,
 	     s->checkpoint_dropped, s->log_space_waits,
 	     s->log_space_stall_ns_max);
+	jout(&o, "\"inherit\":{\"boosts\":%" PRIu64 ",\"boosted_rqs\":%" PRIu64
+	     ",\"wait_before_boost_ns_sum\":%" PRIu64 ",\"wait_before_boost_ns_max\":%"
+	     PRIu64 ",\"wait_after_boost_ns_sum\":%" PRIu64
+	     ",\"wait_after_boost_ns_max\":%" PRIu64 "}}", s->inherit_boosts,
+	     s->boosted_rqs, s->boost_wait_before_ns_sum, s->boost_wait_before_ns_max,
+	     s->boost_wait_after_ns_sum, s->boost_wait_after_ns_max);
 	return (int)o.pos;
 }

@@ -8,7 +8,12 @@
  * still has to log is frozen first (a copy of the committed bytes), so the
  * running transaction may change the live buffer at once: nobody waits for
  * the commit's I/O (the wait the kernel calls a frozen-buffer stall is the
- * time spent copying, reported as UJBD_LAT_WAIT_FROZEN).
+ * time spent copying, reported as UJBD_LAT_WAIT_FROZEN). That is the
+ * `copy` policy; under `wait-io` (jbd2's) a buffer whose journal copy is
+ * in flight (b_shadow) is waited for instead, until its log write ends
+ * (UJBD_LAT_WAIT_SHADOW); one not yet copied is still frozen. The slot
+ * path never meets a shadowed buffer (it only reuses buffers of its own
+ * running transaction), so it needs no wait of its own.
  *
  * Handles do not nest: a thread holding a handle must not start another
  * (it could wait for log space that only its own open handle keeps from
@@ -225,6 +230,10 @@ static void __txn_start(struct ujbd *j, struct jbd_txn *t)
 /* Wait for log space: checkpoint, or commit what holds the space. */
 static void __wait_space(struct ujbd *j)
 {
+	/* the commit under way frees space (then its checkpoint); else the
+	 * running transaction's, asked for below */
+	if (__jbd_inherit(j, j->j_committing ? j->j_committing : j->j_running))
+		return; /* the lock was dropped: the caller looks again */
 	j->j_space_waiters++;
 	j->j_ckpt_want++;
 	rt_cond_signal(&j->j_wait_checkpoint);
@@ -259,6 +268,8 @@ static int __start_try(struct ujbd *j, uint32_t nblocks, struct jbd_txn **pre,
 		return -EROFS;
 	/* The clock is read only on the slow paths: it is not free. */
 	if (t && t->t_state == T_LOCKED) {
+		if (__jbd_inherit(j, t))
+			return 1; /* the lock was dropped: look again */
 		t0 = rt_now_ns();
 		rt_cond_wait(&j->j_wait_transaction_locked, &j->j_state_lock);
 		*wait_ns += rt_now_ns() - t0;
@@ -267,6 +278,7 @@ static int __start_try(struct ujbd *j, uint32_t nblocks, struct jbd_txn **pre,
 	if (t && t->t_outstanding + nblocks > j->j_max_txn) {
 		t0 = rt_now_ns();
 		__jbd_request_commit(j, t->t_tid);
+		(void)__jbd_inherit(j, t); /* not committing: lock kept */
 		rt_cond_wait(&j->j_wait_transaction_locked, &j->j_state_lock);
 		*wait_ns += rt_now_ns() - t0;
 		return 1;
@@ -669,6 +681,26 @@ static int __freeze(struct ujbd *j, struct jbd_jh *jh)
 	return 0;
 }
 
+/*
+ * wait-io: the journal copy of jh (b's head, of the committing
+ * transaction) is in flight; wait until its log write ends (or the
+ * journal stops), raising the commit's priority under inherit. Returns 1:
+ * the caller starts over (jh may be gone, or another handle may have taken
+ * the buffer for the running transaction meanwhile).
+ */
+static int __wait_shadow(struct ujbd *j, struct ujbd_buf *b, struct jbd_jh *jh)
+{
+	uint64_t t0 = rt_now_ns();
+
+	if (__jbd_inherit(j, jh->b_transaction))
+		return 1;
+	while (b->b_jh == jh && jh->b_shadow && !(j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
+		rt_cond_wait(&j->j_wait_shadow, &j->j_state_lock);
+	jbd_stats_lat(&j->j_stats, UJBD_LAT_WAIT_SHADOW, rt_now_ns() - t0);
+	return 1;
+}
+
+/* 0, 1: waited (start over), or -errno. */
 static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf *b)
 {
 	struct jbd_txn *t = h->h_transaction;
@@ -709,6 +741,8 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 		t->t_nr_buffers++;
 	} else {
 		ASSERT(jh->b_transaction == j->j_committing && !jh->b_next_transaction);
+		if (jh->b_shadow)
+			return __wait_shadow(j, b, jh);
 		if (jh->b_dirty && !jh->b_logged && !jh->b_frozen_data) {
 			rc = __freeze(j, jh);
 			if (rc)
@@ -753,7 +787,8 @@ static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
 			return rc;
 		rt_mutex_lock(&j->j_state_lock);
 	}
-	rc = __write_access(j, h, b);
+	while ((rc = __write_access(j, h, b)) == 1)
+		;
 	if (!rc && create)
 		memset(b->b_data, 0, j->j_blocksize);
 	if (!rc && h->h_slot)
