@@ -418,7 +418,8 @@ static const char *const cause_name[UJBD_LAT_NR] = {
 	[UJBD_LAT_WAIT_TRANSACTION] = "transaction",
 	[UJBD_LAT_WAIT_COMMIT] = "commit",
 	[UJBD_LAT_WAIT_LOG_SPACE] = "log_space",
-	[UJBD_LAT_WAIT_FROZEN] = "buffer",
+	[UJBD_LAT_WAIT_FROZEN] = NULL, /* a copy made, not a wait */
+	[UJBD_LAT_WAIT_SHADOW] = "buffer",
 };
 
 int lab_reader_report(const struct lab_reader *rd, struct lab_result *r)
@@ -448,20 +449,26 @@ int lab_reader_report(const struct lab_reader *rd, struct lab_result *r)
 
 /* ---- journal and queue figures ------------------------------------------------ */
 
-int lab_report_journal(struct ujbd *j, struct lab_result *r)
+int lab_report_journal(struct ujbd *j, const struct ujbd_stats *base, struct lab_result *r)
 {
-	struct ujbd_stats st;
-	double n;
+	struct ujbd_stats st, zero;
+	double n, cn, csum;
 	int rc = ujbd_stats(j, &st);
 
 	if (rc)
 		return rc;
-	n = (double)st.ts_tid;
+	if (!base) {
+		memset(&zero, 0, sizeof(zero));
+		base = &zero;
+	}
+	n = (double)(st.ts_tid - base->ts_tid);
+	cn = (double)(st.commit_time.count - base->commit_time.count);
+	csum = (double)(st.commit_time.sum_ns - base->commit_time.sum_ns);
 	rc = lab_result_metric(r, "commits", n);
-	rc = rc ? rc : lab_result_metric(r, "commit_ms_avg",
-					  st.commit_time.count ? (double)st.commit_time.sum_ns / (double)st.commit_time.count / 1e6 : 0);
-	rc = rc ? rc : lab_result_metric(r, "wakeups", (double)st.wakeups);
-	rc = rc ? rc : lab_result_metric(r, "useless_wakeups", (double)st.useless_wakeups);
+	rc = rc ? rc : lab_result_metric(r, "commit_ms_avg", cn > 0 ? csum / cn / 1e6 : 0);
+	rc = rc ? rc : lab_result_metric(r, "wakeups", (double)(st.wakeups - base->wakeups));
+	rc = rc ? rc : lab_result_metric(r, "useless_wakeups",
+					  (double)(st.useless_wakeups - base->useless_wakeups));
 	return rc;
 }
 

@@ -154,8 +154,9 @@ int lab_reader_report(const struct lab_reader *rd, struct lab_result *r);
 
 /* ---- journal and queue figures -------------------------------------------- */
 
-/* commits, commit_ms_avg, wakeups, useless_wakeups of the journal. */
-int lab_report_journal(struct ujbd *j, struct lab_result *r);
+/* commits, commit_ms_avg, wakeups, useless_wakeups of the journal since
+ * base (a ujbd_stats snapshot; NULL = since open). */
+int lab_report_journal(struct ujbd *j, const struct ujbd_stats *base, struct lab_result *r);
 
 /* Seeks: dispatched requests that did not start where the previous one
  * ended, from the queue's trace (the stack must trace). */
