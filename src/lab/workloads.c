@@ -122,6 +122,8 @@ static int rig_spec(const struct lab_ctx *c, const struct lab_rig_spec *rs,
 	sp->disks[0].model = model;
 	sp->queues[0].elevator = rs->elevator;
 	sp->queues[0].trace = rs->trace;
+	sp->queues[0].trace_fn = rs->trace_fn;
+	sp->queues[0].trace_arg = rs->trace_arg;
 	sp->journal = true;
 	sp->journal_start = LAB_RIG_JOURNAL_START;
 	sp->journal_blocks = LAB_RIG_JOURNAL_BLOCKS;
@@ -489,6 +491,20 @@ uint64_t lab_trace_seeks(struct blk_queue *q)
 		at += got;
 	}
 	return seeks;
+}
+
+void lab_seek_count_fn(void *arg, const struct blk_trace_event *ev)
+{
+	struct lab_seek_count *sc = arg;
+
+	if (ev->action != 'D' || !ev->nr_sectors)
+		return;
+	if (atomic_load(&sc->on)) {
+		sc->dispatched++;
+		if (ev->sector != sc->end)
+			sc->seeks++;
+	}
+	sc->end = ev->sector + ev->nr_sectors;
 }
 
 const char *lab_fmt(char *buf, size_t n, double v, const char *unit)

@@ -54,6 +54,8 @@ struct lab_rig_spec {
 	const char *disk_model;      /* NULL = lab_ctx_disk */
 	const char *disk_params;     /* the scenario's disk list, NULL = none */
 	bool trace;                  /* keep blktrace events */
+	blk_trace_fn trace_fn;       /* passed every event (q_lock held), NULL = none */
+	void *trace_arg;
 	unsigned ncpus;              /* 0 = rt's default */
 	struct ujbd_opts jopts;      /* from lab_rig_spec_init, then the scenario's */
 	struct lab_fs_params fsp;    /* the era's: from lab_rig_spec_init, then the scenario's */
@@ -159,8 +161,15 @@ int lab_reader_report(const struct lab_reader *rd, struct lab_result *r);
 int lab_report_journal(struct ujbd *j, const struct ujbd_stats *base, struct lab_result *r);
 
 /* Seeks: dispatched requests that did not start where the previous one
- * ended, from the queue's trace (the stack must trace). */
+ * ended, from the queue's kept trace (the stack must trace). */
 uint64_t lab_trace_seeks(struct blk_queue *q);
+/* The same counted live, as a trace_fn (for runs longer than the kept
+ * trace): counts only while on is set. */
+struct lab_seek_count {
+	atomic_bool on;
+	uint64_t seeks, dispatched, end;
+};
+void lab_seek_count_fn(void *arg, const struct blk_trace_event *ev);
 
 /* Format for summaries: "%.3g" of v with unit. */
 const char *lab_fmt(char *buf, size_t n, double v, const char *unit);
