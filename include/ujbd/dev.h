@@ -149,8 +149,11 @@ int dev_mem_new(uint64_t size, uint32_t block_size, struct dev **out);
 /*
  * Data is kept in memory, sparse. Timing is modelled (spec/block-layer.md
  * §6) and realised as a wait on the device's completion thread: a virtual
- * timer in the sim world, a real sleep in the real world. Defaults and
- * their sources are in the README and in src/dev/sim_*.c.
+ * timer in the sim world, a real sleep in the real world. Every field is a
+ * row of the model's parameter table (dev_model_hdd.m_params,
+ * dev_model_ssd.m_params in src/dev/sim_*.c: unit, default, range and
+ * source); `ujbd devbench --params` prints them. The defaults are listed
+ * here for the reader.
  */
 struct dev_hdd_params {
 	uint64_t size;            /* bytes, default 500 GB */
@@ -172,6 +175,15 @@ struct dev_hdd_params {
 	/* per command served from the drive's buffer without the head (a
 	 * read-ahead hit, a cached write), 0.02; overhead_ms is for the rest */
 	double hit_overhead_ms;
+	/* The data sheet's average seek, 8.5: the whole seek curve (t1, a..e)
+	 * is scaled by seek_avg_ms / seek_fit_avg_ms, the average of the
+	 * fitted curve (8.5), so the defaults give exactly the fit. */
+	double seek_avg_ms, seek_fit_avg_ms;
+	/* A FLUSH (or PREFLUSH) costs this beyond the command overhead and
+	 * the destage of the dirty cache, 0 */
+	double flush_ms;
+	/* The drive reorders its destage among this many dirty extents, 128 */
+	unsigned destage_window;
 };
 struct dev_ssd_params {
 	uint64_t size;            /* 80 GB */
@@ -186,7 +198,10 @@ struct dev_ssd_params {
 	uint64_t cache_bytes;     /* 16 MiB; 0 = none */
 	bool power_loss_protection; /* flush costs only the command */
 	unsigned queue_depth;     /* 32 */
+	double flush_us;          /* a FLUSH costs this beyond the command and
+				   * the programs it waits for, 0 */
 };
+/* The table's defaults (rt_param_defaults of the model's table). */
 void dev_hdd_defaults(struct dev_hdd_params *p);
 void dev_ssd_defaults(struct dev_ssd_params *p);
 int dev_sim_hdd_new(const struct dev_hdd_params *p, struct dev **out);
