@@ -30,8 +30,8 @@ void lab_era_2007(struct lab_rig_spec *rs);
 
 /* The atime experiment: a background tree-copy loop and the foreground
  * "build" reader, for duration_ns of virtual time after setup. Fills the
- * reader's and the journal's metrics and copy_mb_s into out. fg_max_ms, if
- * not NULL, gets the foreground's max latency. */
+ * reader's and the journal's metrics and copy_mb_s into out (NULL: none).
+ * fg_max, if not NULL, gets the foreground's max latency (ms). */
 struct lab_atime_opts {
 	unsigned copy_files, build_files;  /* trees: 2000 files of 4-64 KiB each */
 	uint64_t duration_ns;
@@ -39,7 +39,7 @@ struct lab_atime_opts {
 };
 void lab_atime_opts_init(struct lab_atime_opts *o, const struct lab_ctx *c);
 int lab_atime_experiment(const struct lab_ctx *c, struct lab_rig_spec *rs,
-			 const struct lab_atime_opts *o, struct lab_result *out);
+			 const struct lab_atime_opts *o, struct lab_result *out, double *fg_max);
 
 /* Parse a commit priority variant ("be:4", "rt:4", "inherit"). */
 int lab_variant_ioprio(const char *v, uint16_t *out);

@@ -64,7 +64,8 @@ void lab_atime_opts_init(struct lab_atime_opts *o, const struct lab_ctx *c)
 
 struct atime_run {
 	const struct lab_atime_opts *o;
-	struct lab_result *out;
+	struct lab_result *out;   /* NULL: only fg_max */
+	double fg_max;
 	uint64_t seed;
 };
 
@@ -121,14 +122,15 @@ static int atime_fn(struct lab_rig *r, void *arg)
 		rd.ioprio = a->o->fg_ioprio;
 		rc = atime_threads(r, a, &k, &rd);
 	}
-	if (!rc)
+	a->fg_max = lab_samples_max(&rd.lat);
+	if (!rc && a->out)
 		rc = lab_reader_report(&rd, a->out);
-	if (!rc) {
+	if (!rc && a->out) {
 		double s = (double)(k.end_ns - k.start_ns) / 1e9;
 
 		rc = lab_result_metric(a->out, "copy_mb_s", s > 0 ? (double)k.bytes / 1e6 / s : 0);
+		rc = rc ? rc : lab_report_journal(r->r_j, &base, a->out);
 	}
-	rc = rc ? rc : lab_report_journal(r->r_j, &base, a->out);
 	lab_samples_release(&rd.lat);
 	lab_tree_release(&src);
 	lab_tree_release(&build);
@@ -136,11 +138,14 @@ static int atime_fn(struct lab_rig *r, void *arg)
 }
 
 int lab_atime_experiment(const struct lab_ctx *c, struct lab_rig_spec *rs,
-			 const struct lab_atime_opts *o, struct lab_result *out)
+			 const struct lab_atime_opts *o, struct lab_result *out, double *fg_max)
 {
 	struct atime_run a = { .o = o, .out = out, .seed = lab_ctx_seed(c) };
+	int rc = lab_rig_run(c, rs, atime_fn, &a);
 
-	return lab_rig_run(c, rs, atime_fn, &a);
+	if (fg_max)
+		*fg_max = a.fg_max;
+	return rc;
 }
 
 static const char *const atime_variants[] = { "be:4", "rt:4", "inherit", NULL };
@@ -159,7 +164,7 @@ static int atime_run(const struct lab_ctx *c, const char *variant, struct lab_re
 	lab_atime_opts_init(&o, c);
 	lab_progress(c, "atime %s: copy %u files, build %u files, %.0f s", variant, o.copy_files,
 		     o.build_files, (double)o.duration_ns / 1e9);
-	return lab_atime_experiment(c, &rs, &o, out);
+	return lab_atime_experiment(c, &rs, &o, out, NULL);
 }
 
 /* The journal cause that took most of the foreground's time in r. */

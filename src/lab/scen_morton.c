@@ -48,7 +48,7 @@ struct morton_run {
 	struct morton_sizes z;
 	struct lab_result *out;
 	uint64_t seed;
-	struct lab_seek_count *sc;
+	struct lab_qwatch *sc;
 };
 
 /* Write a file of bytes in 1 MiB buffered writes. */
@@ -219,7 +219,7 @@ static const char *const morton_variants[] = { "be:4", "rt:4", "inherit", NULL }
 
 static int morton_run(const struct lab_ctx *c, const char *variant, struct lab_result *out)
 {
-	struct lab_seek_count sc = { 0 };
+	struct lab_qwatch sc = { 0 };
 	struct morton_run m = { .out = out, .seed = lab_ctx_seed(c), .sc = &sc };
 	struct lab_rig_spec rs;
 	int rc;
@@ -230,7 +230,7 @@ static int morton_run(const struct lab_ctx *c, const char *variant, struct lab_r
 	if (rc)
 		return rc;
 	morton_sizes(c, &m.z);
-	rs.trace_fn = lab_seek_count_fn;
+	rs.trace_fn = lab_qwatch_fn;
 	rs.trace_arg = &sc;
 	lab_progress(c, "morton %s: copy loop beside a linear read, a tree read, O_DIRECT", variant);
 	return lab_rig_run(c, &rs, morton_fn, &m);

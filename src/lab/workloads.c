@@ -493,18 +493,42 @@ uint64_t lab_trace_seeks(struct blk_queue *q)
 	return seeks;
 }
 
-void lab_seek_count_fn(void *arg, const struct blk_trace_event *ev)
+static void qwatch_flush(struct lab_qwatch *w, const struct blk_trace_event *ev)
 {
-	struct lab_seek_count *sc = arg;
+	for (int i = 0; i < LAB_QWATCH_PENDING; i++) {
+		if (ev->action == 'D' && !w->pend[i].busy) {
+			w->pend[i].busy = true;
+			w->pend[i].sector = ev->sector;
+			w->pend[i].t_ns = ev->time_ns;
+			return;
+		}
+		if (ev->action == 'C' && w->pend[i].busy && w->pend[i].sector == ev->sector) {
+			uint64_t ns = ev->time_ns - w->pend[i].t_ns;
 
+			w->pend[i].busy = false;
+			w->flushes++;
+			w->flush_sum_ns += ns;
+			if (ns > w->flush_max_ns)
+				w->flush_max_ns = ns;
+			return;
+		}
+	}
+}
+
+void lab_qwatch_fn(void *arg, const struct blk_trace_event *ev)
+{
+	struct lab_qwatch *w = arg;
+
+	if (!atomic_load(&w->on) || (ev->action != 'D' && ev->action != 'C'))
+		return;
+	if (ev->rwbs[0] == 'F')
+		qwatch_flush(w, ev);
 	if (ev->action != 'D' || !ev->nr_sectors)
 		return;
-	if (atomic_load(&sc->on)) {
-		sc->dispatched++;
-		if (ev->sector != sc->end)
-			sc->seeks++;
-	}
-	sc->end = ev->sector + ev->nr_sectors;
+	w->dispatched++;
+	if (ev->sector != w->end)
+		w->seeks++;
+	w->end = ev->sector + ev->nr_sectors;
 }
 
 const char *lab_fmt(char *buf, size_t n, double v, const char *unit)

@@ -163,13 +163,20 @@ int lab_report_journal(struct ujbd *j, const struct ujbd_stats *base, struct lab
 /* Seeks: dispatched requests that did not start where the previous one
  * ended, from the queue's kept trace (the stack must trace). */
 uint64_t lab_trace_seeks(struct blk_queue *q);
-/* The same counted live, as a trace_fn (for runs longer than the kept
- * trace): counts only while on is set. */
-struct lab_seek_count {
+/*
+ * The queue watched live, as a trace_fn (for runs longer than the kept
+ * trace), while on is set: seeks among dispatches, and the service time
+ * (dispatch to completion) of requests that flush the disk's cache (a
+ * PREFLUSH write or a bare flush: RWBS starting with F).
+ */
+#define LAB_QWATCH_PENDING 16
+struct lab_qwatch {
 	atomic_bool on;
 	uint64_t seeks, dispatched, end;
+	uint64_t flushes, flush_sum_ns, flush_max_ns;
+	struct { uint64_t sector, t_ns; bool busy; } pend[LAB_QWATCH_PENDING];
 };
-void lab_seek_count_fn(void *arg, const struct blk_trace_event *ev);
+void lab_qwatch_fn(void *arg, const struct blk_trace_event *ev);
 
 /* Format for summaries: "%.3g" of v with unit. */
 const char *lab_fmt(char *buf, size_t n, double v, const char *unit);
