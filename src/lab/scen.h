@@ -22,6 +22,10 @@ extern const struct lab_scenario lab_scen_aim7;
 extern const struct lab_scenario lab_scen_smallfile;
 extern const struct lab_scenario lab_scen_fsync_loop;
 
+/* The parameter groups the scenarios add (--aim7=LIST): for the runner's
+ * --params and --GROUP options. */
+extern const struct rt_param_table lab_aim7_param_table;
+
 /* Seed 000's era (2.6.23-rc9, ext3 data=ordered): jbd wrote log blocks as
  * plain WRITE (the commit block by sync_dirty_buffer), no META tag, commit
  * thread at the default be:4, jbd's wait on a buffer being logged
