@@ -48,6 +48,16 @@ static const struct lab_group *group_find(const char *name)
 	return NULL;
 }
 
+size_t lab_group_count(void)
+{
+	return NGROUPS;
+}
+
+const char *lab_group_at(size_t i)
+{
+	return i < NGROUPS ? groups[i].g_name : NULL;
+}
+
 bool lab_group_known(const char *group)
 {
 	return group_find(group) != NULL;

@@ -45,6 +45,9 @@ const char *lab_ctx_group_at(const struct lab_ctx *c, size_t i);
 
 /* ---- parameter groups (params.c) ------------------------------------- */
 
+/* The groups, in print order (for the tool's --GROUP options). */
+size_t lab_group_count(void);
+const char *lab_group_at(size_t i);
 /* Is group a parameter group the lab knows? */
 bool lab_group_known(const char *group);
 /* Check list against group's table. 0, or -EINVAL with err. */
