@@ -217,8 +217,16 @@ struct blk_cfq_tunables {
 	unsigned slice_async_rq;     /* 2 */
 	uint64_t slice_idle_ns;      /* 8 ms (HZ=250); 0 disables idling */
 	/* Does the device queue commands (CFQ's hw_tag)? -1 = from the
-	 * device's queue depth (>= 5: yes), 0 = no, 1 = yes. */
+	 * device's queue depth (>= hw_queue_min: yes), 0 = no, 1 = yes. */
 	int hw_tag;
+	/* The 2.6.29 code's fixed constants, tunable here. */
+	unsigned slice_scale;        /* 5: slice = base + base/scale * (4 - level) */
+	uint64_t idle_delay_ns;      /* 200 ms: an idle-class queue's service-tree offset */
+	uint64_t min_tt_ns;          /* 2 ms: idle wait for a seeky thread */
+	unsigned hw_queue_min;       /* 5: queue depth from which hw_tag is assumed */
+	uint64_t seeky_sectors;      /* 8192: mean seek above this = seeky */
+	unsigned sample_valid;       /* 80: samples before a mean counts */
+	uint64_t front_backoff_ns;   /* 1 s: a front insertion's key offset */
 };
 
 struct blk_trace_event;
