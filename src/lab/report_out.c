@@ -363,6 +363,7 @@ static void plot_flush(struct out *o, size_t si)
 		first = !item_of(sr->sr_res[k], "flush_ms", LAB_ARRAY);
 	if (first || !(f = out_open(o, dat)))
 		return;
+	first = true;
 	snprintf(title, sizeof(title), "%s: foreground max latency against the flush cost", s);
 	gp_head(f, gp, title, "cache flush cost (ms)", "foreground max latency (ms)");
 	for (size_t k = 0; k < sr->sr_nvariants; k++) {

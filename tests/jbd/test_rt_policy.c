@@ -1,0 +1,624 @@
+/*
+ * The journal policies of issue 11, in the sim world (deterministic):
+ *   - under_commit: under wait-io a handle that needs a buffer whose
+ *     journal copy is being written waits until that log write completes
+ *     (in virtual time: at least until the request's C event), under copy
+ *     it does not wait at all; after a crash both recover the same blocks;
+ *   - inherit: an rt:4 fsync arriving while a commit's log writes wait in
+ *     CFQ behind a be:4 reader raises them (blk_boost: the D events of the
+ *     commit's writes are RT, the counters say so), and the next commit,
+ *     with nobody waiting at rt, runs at the floor again;
+ *   - the per-thread accumulator (ujbd_lat_attach) sees its thread's waits.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jbd/rt_rig.h"
+
+#define BS 4096u
+#define JBLOCKS 1024u
+#define DBLOCKS 4096u
+#define MAXEV 65536
+
+static bool log_write(const struct blk_trace_event *ev)
+{
+	return ev->rwbs[0] == 'W' && ev->sector > 0 && ev->sector < (uint64_t)JBLOCKS * BS / 512;
+}
+
+/* ---- under_commit: copy and wait-io ------------------------------------- */
+
+struct uc {
+	enum ujbd_under_commit policy;
+	/* out */
+	int rc;
+	uint64_t t_access, t_done;    /* the second handle's write access */
+	uint64_t c_first;             /* first log write C after t_access */
+	uint64_t d_first;             /* ... and its request's D */
+	struct ujbd_lat_acct acc;     /* the accessing thread's */
+	struct ujbd_stats st;
+	uint8_t data[4][BS];          /* blocks 10..13 recovered */
+	struct ujbd *j;
+};
+
+/* The second handle: write access to block 10 while the commit of the
+ * first is logging it. */
+static void uc_access(void *arg)
+{
+	struct uc *u = arg;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	int rc;
+
+	rt_sleep_ns(300 * RT_NS_PER_US); /* the log write is in flight then */
+	ujbd_lat_attach(&u->acc);
+	rc = ujbd_start(u->j, 4, &h);
+	if (rc) {
+		u->rc = rc;
+		return;
+	}
+	ujbd_handle_set_sync(h, true);
+	u->t_access = rt_now_ns();
+	rc = ujbd_get_write_access(h, 10, &b);
+	u->t_done = rt_now_ns();
+	if (!rc) {
+		rig_fill(ujbd_buf_data(b), BS, 10, 3);
+		rc = ujbd_dirty_metadata(h, b);
+		ujbd_buf_put(b);
+	}
+	int s = ujbd_stop(h);
+	ujbd_lat_attach(NULL);
+	u->rc = rc ? rc : s;
+}
+
+static void uc_main(void *arg)
+{
+	struct uc *u = arg;
+	struct dev_hdd_params hp;
+	struct blk_queue_opts qo;
+	struct blk_queue *jq = NULL, *dq = NULL;
+	struct ujbd_opts o;
+	struct dev *d;
+	struct rig r;
+	rt_thread *t;
+	ujbd_tid_t tid;
+
+	dev_hdd_defaults(&hp);
+	hp.size = 1ull << 30;
+	hp.cache_bytes = 0; /* a log write takes the media's time */
+	if ((u->rc = dev_sim_hdd_new(&hp, &d)) ||
+	    (u->rc = rig_devs(&r, BS, JBLOCKS, DBLOCKS, d, NULL)))
+		return;
+	blk_queue_opts_default(&qo);
+	qo.trace = true;
+	qo.trace_max_events = MAXEV;
+	if ((u->rc = blk_queue_new(r.jd, &qo, &jq)) || (u->rc = blk_queue_new(r.dd, NULL, &dq)))
+		goto out;
+	rig_opts(&o, true);
+	o.journal_queue = jq;
+	o.data_queue = dq;
+	o.under_commit = u->policy;
+	if ((u->rc = rig_open(&r, &o)))
+		goto out;
+	u->j = r.j;
+	/* a first commit: the log is not empty (no superblock write) */
+	if ((u->rc = rig_write(r.j, 10, 4, 1, true, NULL)))
+		goto out;
+	if ((u->rc = rig_write(r.j, 10, 4, 2, false, &tid)) || (u->rc = ujbd_commit_tid(r.j, tid)))
+		goto out;
+	rt_thread_create(&t, "access", uc_access, u);
+	rt_thread_join(t);
+	if (u->rc)
+		goto out;
+	ujbd_stats(r.j, &u->st);
+	ujbd_close_hard(r.j); /* a crash: recovery replays the log */
+	r.j = NULL;
+	size_t n = blk_trace_count(jq);
+	struct blk_trace_event *ev = calloc(n, sizeof(*ev));
+	n = blk_trace_events(jq, 0, ev, n);
+	for (size_t i = 0; i < n && !u->c_first; i++) {
+		if (ev[i].action != 'C' || !log_write(&ev[i]) || ev[i].time_ns <= u->t_access)
+			continue;
+		u->c_first = ev[i].time_ns;
+		for (size_t k = 0; k < i; k++)
+			if (ev[k].action == 'D' && ev[k].sector == ev[i].sector)
+				u->d_first = ev[k].time_ns;
+	}
+	free(ev);
+	if ((u->rc = rig_recover(&r)))
+		goto out;
+	for (unsigned i = 0; i < 4 && !u->rc; i++)
+		u->rc = rig_data(&r, 10 + i, u->data[i]);
+out:
+	if (r.j)
+		ujbd_close_hard(r.j);
+	r.j = NULL;
+	if (jq)
+		blk_queue_free(jq);
+	if (dq)
+		blk_queue_free(dq);
+	rig_free(&r);
+}
+
+static struct uc *uc_run(enum ujbd_under_commit p)
+{
+	struct uc *u = calloc(1, sizeof(*u));
+
+	u->policy = p;
+	int rc = rig_sim_run(5, uc_main, u);
+	if (rc && !u->rc)
+		u->rc = rc;
+	return u;
+}
+
+static void t_under_commit(void)
+{
+	struct uc *c = uc_run(UJBD_UNDER_COMMIT_COPY), *w = uc_run(UJBD_UNDER_COMMIT_WAIT_IO);
+	uint8_t *want = malloc(BS);
+
+	T_EQ(c->rc, 0);
+	T_EQ(w->rc, 0);
+	/* the same timeline up to the access: the log write was in flight */
+	T_EQ_U64(c->t_access, w->t_access);
+	T_CHECK(c->c_first > c->t_access);
+	T_CHECK(c->d_first > 0 && c->d_first <= c->t_access);
+	/* copy: no wait at all (virtual time does not move) */
+	T_EQ_U64(c->t_done, c->t_access);
+	T_EQ_U64(c->acc.count[UJBD_LAT_WAIT_SHADOW], 0);
+	T_EQ_U64(c->st.lat[UJBD_LAT_WAIT_SHADOW].count, 0);
+	/* wait-io: until the log write completed, accounted by cause, in the
+	 * journal and in the thread's accumulator */
+	T_CHECK(w->t_done >= w->c_first);
+	T_CHECK(w->t_done - w->t_access >= w->c_first - w->t_access);
+	/* it came 300 us after the write was issued: it waited the rest of
+	 * that write's latency (D to C), a few ms on this disk */
+	T_CHECK(w->t_done - w->t_access + 300 * RT_NS_PER_US >= w->c_first - w->d_first);
+	T_CHECK(w->c_first - w->d_first > 1 * RT_NS_PER_MS);
+	T_EQ_U64(w->st.lat[UJBD_LAT_WAIT_SHADOW].count, 1);
+	T_EQ_U64(w->acc.count[UJBD_LAT_WAIT_SHADOW], 1);
+	T_EQ_U64(w->acc.sum_ns[UJBD_LAT_WAIT_SHADOW], w->t_done - w->t_access);
+	T_EQ_U64(w->acc.max_ns[UJBD_LAT_WAIT_SHADOW], w->st.lat[UJBD_LAT_WAIT_SHADOW].max_ns);
+	/* both: the sync stop waited for its commit, seen by the thread */
+	T_EQ_U64(c->acc.count[UJBD_LAT_WAIT_COMMIT], 1);
+	T_EQ_U64(w->acc.count[UJBD_LAT_WAIT_COMMIT], 1);
+	/* recovered contents: identical, the last committed generation */
+	T_CHECK(memcmp(c->data, w->data, sizeof(c->data)) == 0);
+	rig_fill(want, BS, 10, 3);
+	T_CHECK(memcmp(w->data[0], want, BS) == 0);
+	rig_fill(want, BS, 11, 2);
+	T_CHECK(memcmp(w->data[1], want, BS) == 0);
+	free(want);
+	free(c);
+	free(w);
+}
+
+static void t_names(void)
+{
+	enum ujbd_under_commit p;
+
+	T_STREQ(ujbd_under_commit_name(UJBD_UNDER_COMMIT_COPY), "copy");
+	T_STREQ(ujbd_under_commit_name(UJBD_UNDER_COMMIT_WAIT_IO), "wait-io");
+	T_CHECK(ujbd_under_commit_name((enum ujbd_under_commit)7) == NULL);
+	T_EQ(ujbd_under_commit_parse("wait-io", &p), 0);
+	T_EQ(p, UJBD_UNDER_COMMIT_WAIT_IO);
+	T_EQ(ujbd_under_commit_parse("copy", &p), 0);
+	T_EQ(p, UJBD_UNDER_COMMIT_COPY);
+	T_EQ(ujbd_under_commit_parse("shadow", &p), -EINVAL);
+	T_EQ(ujbd_under_commit_parse(NULL, &p), -EINVAL);
+	struct ujbd_opts o;
+	ujbd_opts_default(&o);
+	T_EQ(o.under_commit, UJBD_UNDER_COMMIT_COPY);
+}
+
+/* ---- inherit ------------------------------------------------------------- */
+
+/* How the rt thread waits on the commit. */
+enum inh_mode {
+	INH_FSYNC,   /* ujbd_wait_tid, once the log writes are queued */
+	INH_SHADOW,  /* wait-io: write access to a buffer being logged */
+	INH_LOCKED,  /* a handle start while the transaction is locked */
+};
+
+struct inh {
+	bool inherit;
+	enum inh_mode mode;
+	uint16_t q_prio_first;        /* the first commit's first log write's Q prio */
+	/* out */
+	int rc, rpid;
+	bool stop;
+	struct blk_queue *jq;
+	struct ujbd *j;
+	ujbd_tid_t tid;
+	uint64_t t_wait, t_waited;    /* the rt waiter's fsync */
+	struct ujbd_lat_acct acc;
+	struct ujbd_stats st;
+	unsigned kj_d, kj_d_rt;       /* kjournald's log-write D events, RT ones */
+	uint64_t rt_before, rt_after; /* ... of the first commit: before/after the wait */
+	uint16_t last_prio;           /* the last commit's log writes' Q prio */
+	uint64_t first_end_ns;
+	uint64_t t0_ns;               /* the first commit was asked for */
+};
+
+/* A be:4 reader keeping the disk busy with far-apart sync reads. */
+static void inh_reader(void *arg)
+{
+	struct inh *s = arg;
+	uint8_t *buf = malloc(BS);
+	struct blk_bio b;
+
+	rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4));
+	s->rpid = rt_self_pid();
+	for (unsigned i = 0; !__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) && i < 4000; i++) {
+		memset(&b, 0, sizeof(b));
+		b.b_op = BLK_OP_READ;
+		b.b_sector = (16ull << 20) / 512 + (uint64_t)((i * 2654435761u) % 1500000u) * 8;
+		b.b_nr_sectors = BS / 512;
+		b.b_buf = buf;
+		if (blk_submit_wait(s->jq, &b)) {
+			s->rc = -EIO;
+			break;
+		}
+	}
+	free(buf);
+}
+
+/* wait-io: write access to block 100, which the commit is logging. */
+static int inh_access(struct inh *s)
+{
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	int rc = ujbd_start(s->j, 1, &h);
+
+	if (rc)
+		return rc;
+	rc = ujbd_get_write_access(h, 100, &b);
+	if (!rc) {
+		rc = ujbd_dirty_metadata(h, b);
+		ujbd_buf_put(b);
+	}
+	int st = ujbd_stop(h);
+	return rc ? rc : st;
+}
+
+/* A handle start while the transaction is locked (its commit waits for
+ * the main thread's open handle). */
+static int inh_start(struct inh *s)
+{
+	struct ujbd_handle *h;
+	int rc = ujbd_start(s->j, 1, &h);
+
+	return rc ? rc : ujbd_stop(h);
+}
+
+/* The rt:4 thread, arriving once the commit's log writes are queued (or,
+ * INH_LOCKED, while it is locked). */
+static void inh_waiter(void *arg)
+{
+	struct inh *s = arg;
+	int rc;
+
+	rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_RT, 4));
+	rt_sleep_ns(3 * RT_NS_PER_MS);
+	ujbd_lat_attach(&s->acc);
+	s->t_wait = rt_now_ns();
+	rc = s->mode == INH_SHADOW ? inh_access(s)
+	     : s->mode == INH_LOCKED ? inh_start(s) : ujbd_wait_tid(s->j, s->tid);
+	s->t_waited = rt_now_ns() - s->t_wait;
+	ujbd_lat_attach(NULL);
+	if (rc && !s->rc)
+		s->rc = rc;
+}
+
+/* The first commit of INH_LOCKED: its transaction is held locked by an
+ * open handle of this (be:7) thread while the rt thread starts. */
+static int inh_locked_commit(struct inh *s, rt_thread **wt)
+{
+	struct ujbd_handle *h;
+	int rc = rig_write(s->j, 100, 32, 2, false, &s->tid);
+
+	if (!rc)
+		rc = ujbd_start(s->j, 1, &h);
+	if (rc)
+		return rc;
+	rc = ujbd_commit_tid(s->j, s->tid);
+	rt_thread_create(wt, "rtsync", inh_waiter, s);
+	rt_sleep_ns(6 * RT_NS_PER_MS); /* the rt start waits meanwhile */
+	int st = ujbd_stop(h);
+	return rc ? rc : st;
+}
+
+static void inh_trace(struct inh *s)
+{
+	size_t n = blk_trace_count(s->jq);
+	struct blk_trace_event *ev = calloc(n, sizeof(*ev));
+
+	n = blk_trace_events(s->jq, 0, ev, n);
+	for (size_t i = 0; i < n; i++) {
+		if (!log_write(&ev[i])) /* only commits write the log area */
+			continue;
+		bool rt = RT_IOPRIO_CLASS(ev[i].ioprio) == RT_IOPRIO_CLASS_RT;
+		if (ev[i].action == 'D' && ev[i].time_ns < s->first_end_ns) {
+			s->kj_d++;
+			s->kj_d_rt += rt;
+			if (rt && ev[i].time_ns < s->t_wait)
+				s->rt_before++;
+			if (rt && ev[i].time_ns >= s->t_wait)
+				s->rt_after++;
+		}
+		if (ev[i].action == 'Q' && ev[i].time_ns >= s->first_end_ns)
+			s->last_prio = ev[i].ioprio;
+		if (ev[i].action == 'Q' && ev[i].time_ns > s->t0_ns && !s->q_prio_first)
+			s->q_prio_first = ev[i].ioprio;
+	}
+	free(ev);
+}
+
+static void inh_main(void *arg)
+{
+	struct inh *s = arg;
+	struct dev_hdd_params hp;
+	struct blk_queue_opts qo;
+	struct blk_queue *dq = NULL;
+	struct ujbd_opts o;
+	struct dev *d;
+	struct rig r;
+	rt_thread *rd, *wt;
+	ujbd_tid_t tid2;
+
+	rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_BE, 7));
+	dev_hdd_defaults(&hp);
+	hp.size = 8ull << 30;
+	hp.cache_bytes = 0;
+	if ((s->rc = dev_sim_hdd_new(&hp, &d)) ||
+	    (s->rc = rig_devs(&r, BS, JBLOCKS, DBLOCKS, d, NULL)))
+		return;
+	blk_queue_opts_default(&qo);
+	qo.elevator = BLK_ELV_CFQ;
+	qo.trace = true;
+	qo.trace_max_events = MAXEV;
+	if ((s->rc = blk_queue_new(r.jd, &qo, &s->jq)) || (s->rc = blk_queue_new(r.dd, NULL, &dq)))
+		goto out;
+	rig_opts(&o, true);
+	o.journal_queue = s->jq;
+	o.data_queue = dq;
+	o.commit_ioprio = s->inherit ? UJBD_IOPRIO_INHERIT : RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
+	o.journal_meta = false; /* META would preempt the reader by itself */
+	o.under_commit = s->mode == INH_SHADOW ? UJBD_UNDER_COMMIT_WAIT_IO : UJBD_UNDER_COMMIT_COPY;
+	if ((s->rc = rig_open(&r, &o)))
+		goto out;
+	s->j = r.j;
+	if ((s->rc = rig_write(r.j, 100, 8, 1, true, NULL))) /* log not empty */
+		goto out;
+	rt_thread_create(&rd, "reader", inh_reader, s);
+	rt_sleep_ns(20 * RT_NS_PER_MS); /* the reader owns the disk */
+	s->t0_ns = rt_now_ns();
+	if (s->mode == INH_LOCKED) {
+		s->rc = inh_locked_commit(s, &wt);
+		rt_thread_join(wt);
+		if (!s->rc)
+			s->rc = ujbd_wait_tid(r.j, s->tid);
+	} else {
+		if ((s->rc = rig_write(r.j, 100, 32, 2, false, &s->tid)) ||
+		    (s->rc = ujbd_commit_tid(r.j, s->tid)))
+			goto stop;
+		rt_thread_create(&wt, "rtsync", inh_waiter, s);
+		rt_thread_join(wt);
+		if (!s->rc && s->mode == INH_SHADOW)
+			s->rc = ujbd_wait_tid(r.j, s->tid);
+	}
+	s->first_end_ns = rt_now_ns();
+	/* the next commit: only this be:7 thread waits for it */
+	if (!s->rc && !(s->rc = rig_write(r.j, 200, 8, 3, false, &tid2)) &&
+	    !(s->rc = ujbd_commit_tid(r.j, tid2)))
+		s->rc = ujbd_wait_tid(r.j, tid2);
+	ujbd_stats(r.j, &s->st);
+stop:
+	__atomic_store_n(&s->stop, true, __ATOMIC_RELEASE);
+	rt_thread_join(rd);
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	inh_trace(s);
+out:
+	if (r.j)
+		ujbd_close_hard(r.j);
+	r.j = NULL;
+	if (s->jq)
+		blk_queue_free(s->jq);
+	if (dq)
+		blk_queue_free(dq);
+	rig_free(&r);
+}
+
+static struct inh *inh_run_mode(bool inherit, enum inh_mode mode)
+{
+	struct inh *s = calloc(1, sizeof(*s));
+
+	s->inherit = inherit;
+	s->mode = mode;
+	int rc = rig_sim_run(3, inh_main, s);
+	if (rc && !s->rc)
+		s->rc = rc;
+	return s;
+}
+
+static struct inh *inh_run(bool inherit)
+{
+	return inh_run_mode(inherit, INH_FSYNC);
+}
+
+static void t_inherit(void)
+{
+	struct inh *f = inh_run(false), *s = inh_run(true);
+	const uint16_t be4 = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
+
+	T_EQ(f->rc, 0);
+	T_EQ(s->rc, 0);
+	/* fixed be:4: nothing raised, the fsync waits out the reader */
+	T_EQ_U64(f->st.inherit_boosts, 0);
+	T_EQ_U64(f->st.boosted_rqs, 0);
+	T_EQ(f->kj_d_rt, 0);
+	/* inherit: the rt waiter raised the commit once; the log writes
+	 * already queued moved to RT (their D events say rt), none of them
+	 * had gone out as RT before the wait */
+	T_EQ_U64(s->st.inherit_boosts, 1);
+	T_CHECK(s->st.boosted_rqs >= 1);
+	T_CHECK(s->st.boost_wait_before_ns_sum > 0);
+	T_CHECK(s->st.boost_wait_after_ns_max > 0 || s->st.boost_wait_after_ns_sum == 0);
+	T_EQ(s->rt_before, 0);
+	T_CHECK(s->rt_after >= 1);
+	T_CHECK(s->kj_d_rt >= s->st.boosted_rqs);
+	/* ... and its fsync ended sooner than behind the be:4 reader */
+	T_CHECK(s->t_waited < f->t_waited);
+	/* the waiter's own accumulator: one commit wait, the one it timed */
+	T_EQ_U64(s->acc.count[UJBD_LAT_WAIT_COMMIT], 1);
+	T_EQ_U64(s->acc.sum_ns[UJBD_LAT_WAIT_COMMIT], s->t_waited);
+	T_EQ_U64(s->acc.count[UJBD_LAT_WAIT_TRANSACTION], 0);
+	/* the next commit, nobody at rt waiting: back at the floor */
+	T_EQ(s->last_prio, be4);
+	free(f);
+	free(s);
+}
+
+/* wait-io and inherit: the write access to a buffer being logged raises
+ * the commit as an fsync does. */
+static void t_inherit_shadow(void)
+{
+	struct inh *f = inh_run_mode(false, INH_SHADOW), *s = inh_run_mode(true, INH_SHADOW);
+
+	T_EQ(f->rc, 0);
+	T_EQ(s->rc, 0);
+	T_EQ_U64(f->acc.count[UJBD_LAT_WAIT_SHADOW], 1);
+	T_EQ_U64(f->st.inherit_boosts, 0);
+	T_EQ_U64(s->acc.count[UJBD_LAT_WAIT_SHADOW], 1);
+	T_EQ_U64(s->acc.count[UJBD_LAT_WAIT_COMMIT], 0);
+	T_EQ_U64(s->st.inherit_boosts, 1);
+	T_CHECK(s->st.boosted_rqs >= 1);
+	T_EQ(s->rt_before, 0);
+	T_CHECK(s->rt_after >= 1);
+	T_CHECK(s->t_waited < f->t_waited);
+	free(f);
+	free(s);
+}
+
+/* inherit: a handle start blocked by the locked transaction raises the
+ * commit before its first log write (nothing queued to move yet). */
+static void t_inherit_locked(void)
+{
+	struct inh *f = inh_run_mode(false, INH_LOCKED), *s = inh_run_mode(true, INH_LOCKED);
+	const uint16_t rt4 = RT_IOPRIO(RT_IOPRIO_CLASS_RT, 4);
+
+	T_EQ(f->rc, 0);
+	T_EQ(s->rc, 0);
+	T_EQ_U64(f->acc.count[UJBD_LAT_WAIT_TRANSACTION], 1);
+	T_EQ_U64(s->acc.count[UJBD_LAT_WAIT_TRANSACTION], 1);
+	T_EQ_U64(f->st.inherit_boosts, 0);
+	T_EQ_U64(s->st.inherit_boosts, 1);
+	T_EQ_U64(s->st.boosted_rqs, 0);
+	T_EQ(f->q_prio_first, RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4));
+	T_EQ(s->q_prio_first, rt4);
+	T_EQ(s->last_prio, RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4));
+	free(f);
+	free(s);
+}
+
+static void t_deterministic(void)
+{
+	struct inh *a = inh_run(true), *b = inh_run(true);
+
+	T_EQ(a->rc, 0);
+	T_EQ(b->rc, 0);
+	T_EQ_U64(a->t_waited, b->t_waited);
+	T_EQ_U64(a->st.boosted_rqs, b->st.boosted_rqs);
+	T_EQ_U64(a->st.boost_wait_after_ns_sum, b->st.boost_wait_after_ns_sum);
+	free(a);
+	free(b);
+}
+
+/* ---- the real world: wait-io and inherit under contention ---------------- */
+
+struct rw {
+	struct ujbd *j;
+	rt_mutex *shared_lock;        /* writers of block 50 take turns (the
+				       * caller serialises a buffer's bytes) */
+	unsigned id;
+	uint32_t gen[8];
+	int rc;
+	struct ujbd_lat_acct acc;
+};
+
+/* Each thread rewrites its own 8 blocks and a block all share (50): the
+ * shared one is often being logged when another thread wants it. */
+static void rw_worker(void *arg)
+{
+	struct rw *w = arg;
+
+	rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_BE, w->id % 2 ? 7 : 0));
+	ujbd_lat_attach(&w->acc);
+	for (uint32_t k = 1; k <= 300 && !w->rc; k++) {
+		uint64_t blk = 200 + w->id * 8 + k % 8;
+		w->rc = rig_write(w->j, blk, 1, k, k % 3 == 0, NULL);
+		w->gen[k % 8] = k;
+		if (w->rc)
+			break;
+		rt_mutex_lock(w->shared_lock);
+		w->rc = rig_write(w->j, 50, 1, k, k % 5 == 0, NULL);
+		rt_mutex_unlock(w->shared_lock);
+	}
+	ujbd_lat_attach(NULL);
+}
+
+static void t_real_contention(void)
+{
+	struct blk_queue_opts qo;
+	struct ujbd_stats st;
+	struct ujbd_opts o;
+	struct rw w[4];
+	rt_thread *t[4];
+	struct rig r;
+	uint64_t mine = 0;
+	rt_mutex lock;
+
+	rig_opts(&o, true);
+	blk_queue_opts_default(&qo);
+	qo.elevator = BLK_ELV_CFQ;
+	o.blk_opts = &qo;
+	o.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
+	o.commit_ioprio = UJBD_IOPRIO_INHERIT;
+	o.commit_interval_ns = 2 * RT_NS_PER_MS;
+	T_EQ(rig_devs(&r, BS, 128, DBLOCKS, NULL, NULL), 0); /* small: log space waits */
+	T_EQ(rig_open(&r, &o), 0);
+	rt_mutex_init(&lock, "shared");
+	for (unsigned i = 0; i < 4; i++) {
+		w[i] = (struct rw){ .j = r.j, .id = i, .shared_lock = &lock };
+		T_EQ(rt_thread_create(&t[i], "rw", rw_worker, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		rt_thread_join(t[i]);
+		T_EQ(w[i].rc, 0);
+		mine += w[i].acc.count[UJBD_LAT_WAIT_SHADOW];
+	}
+	rt_mutex_release(&lock);
+	T_EQ(ujbd_stats(r.j, &st), 0);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	for (unsigned i = 0; i < 4; i++)
+		for (unsigned b = 0; b < 8; b++)
+			T_CHECK(rig_has(&r, 200 + i * 8 + b, w[i].gen[b]));
+	/* the threads' accumulators hold exactly the journal's shadow waits */
+	T_EQ_U64(mine, st.lat[UJBD_LAT_WAIT_SHADOW].count);
+	T_CHECK(st.ts_tid > 0);
+	rig_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	T_RUN(t_names);
+	T_RUN(t_under_commit);
+	T_RUN(t_inherit);
+	T_RUN(t_inherit_shadow);
+	T_RUN(t_inherit_locked);
+	T_RUN(t_deterministic);
+	T_RUN(t_real_contention);
+	return t_done(argv[0]);
+}
