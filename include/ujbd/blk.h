@@ -200,8 +200,16 @@ struct blk_cfq_tunables {
 	unsigned slice_async_rq;     /* 2 */
 	uint64_t slice_idle_ns;      /* 8 ms (HZ=250); 0 disables idling */
 	/* Does the device queue commands (CFQ's hw_tag)? -1 = from the
-	 * device's queue depth (>= 5: yes), 0 = no, 1 = yes. */
+	 * device's queue depth (>= hw_queue_min: yes), 0 = no, 1 = yes. */
 	int hw_tag;
+	/* The 2.6.29 code's fixed constants, tunable here. */
+	unsigned slice_scale;        /* 5: slice = base + base/scale * (4 - level) */
+	uint64_t idle_delay_ns;      /* 200 ms: an idle-class queue's service-tree offset */
+	uint64_t min_tt_ns;          /* 2 ms: idle wait for a seeky thread */
+	unsigned hw_queue_min;       /* 5: queue depth from which hw_tag is assumed */
+	uint64_t seeky_sectors;      /* 8192: mean seek above this = seeky */
+	unsigned sample_valid;       /* 80: samples before a mean counts */
+	uint64_t front_backoff_ns;   /* 1 s: a front insertion's key offset */
 };
 
 struct blk_trace_event;
@@ -229,6 +237,9 @@ struct blk_queue_opts {
 	blk_trace_fn trace_fn;
 	void *trace_arg;
 	unsigned trace_major, trace_minor; /* 254, 0 */
+	/* Tunables of an elevator that has no field above (see the elevator
+	 * registry); copied at blk_queue_new. NULL = its table's defaults. */
+	const void *elevator_tunables;
 };
 
 /* Fill opts with the defaults above. */
@@ -244,7 +255,39 @@ void blk_queue_free(struct blk_queue *q);
 void blk_drain(struct blk_queue *q);
 struct dev *blk_queue_dev(const struct blk_queue *q);
 
-/* Names for tools: "noop", "deadline", "cfq"; "explicit", "implicit-sync". */
+/*
+ * The elevator registry. Every elevator is a row: name, help, its hooks
+ * (private to src/blk) and its tunables' table (param.h). A value of enum
+ * blk_elevator is a row's index in the registry (the named constants are
+ * the built-in rows), so blk_elevator_parse resolves any registered name
+ * and an elevator added later needs no constant here. Its tunables: the
+ * built-in ones live in blk_queue_opts (deadline, cfq; e_opts_offset says
+ * where); an elevator without a field there (e_opts_offset SIZE_MAX) reads
+ * opts->elevator_tunables, a struct its table describes (NULL = the
+ * table's defaults). Adding an elevator = its file (src/blk/NAME.c, with
+ * its `const struct blk_elevator_type blk_elevator_NAME`) and one row in
+ * src/blk/elevators.c.
+ */
+struct blk_elv_ops;      /* src/blk/blk_int.h */
+struct rt_param_table;
+struct blk_elevator_type {
+	const char *e_name;                       /* "cfq": also its group name */
+	const char *e_help;                       /* one line */
+	const struct blk_elv_ops *e_ops;
+	const struct rt_param_table *e_tunables;  /* NULL: no tunables */
+	size_t e_opts_offset;                     /* in blk_queue_opts, or SIZE_MAX */
+};
+size_t blk_elevator_count(void);
+/* Row i (its enum blk_elevator value), or NULL past the end. */
+const struct blk_elevator_type *blk_elevator_at(size_t i);
+/* The row called name, or NULL. */
+const struct blk_elevator_type *blk_elevator_find(const char *name);
+/* The "queue" group: a table over struct blk_queue_opts (nr_requests,
+ * max_sectors, queue_depth, queue_plug, unplug_thresh, unplug_delay_ms). */
+const struct rt_param_table *blk_queue_params(void);
+
+/* Names for tools: "noop", "deadline", "cfq" (any registered elevator);
+ * "explicit", "implicit-sync". */
 int blk_elevator_parse(const char *s, enum blk_elevator *out);
 const char *blk_elevator_name(enum blk_elevator e);
 int blk_plug_policy_parse(const char *s, enum blk_plug_policy *out);

@@ -149,8 +149,11 @@ int dev_mem_new(uint64_t size, uint32_t block_size, struct dev **out);
 /*
  * Data is kept in memory, sparse. Timing is modelled (spec/block-layer.md
  * §6) and realised as a wait on the device's completion thread: a virtual
- * timer in the sim world, a real sleep in the real world. Defaults and
- * their sources are in the README and in src/dev/sim_*.c.
+ * timer in the sim world, a real sleep in the real world. Every field is a
+ * row of the model's parameter table (dev_model_hdd.m_params,
+ * dev_model_ssd.m_params in src/dev/sim_*.c: unit, default, range and
+ * source); `ujbd devbench --params` prints them. The defaults are listed
+ * here for the reader.
  */
 struct dev_hdd_params {
 	uint64_t size;            /* bytes, default 500 GB */
@@ -172,6 +175,15 @@ struct dev_hdd_params {
 	/* per command served from the drive's buffer without the head (a
 	 * read-ahead hit, a cached write), 0.02; overhead_ms is for the rest */
 	double hit_overhead_ms;
+	/* The data sheet's average seek, 8.5: the whole seek curve (t1, a..e)
+	 * is scaled by seek_avg_ms / seek_fit_avg_ms, the average of the
+	 * fitted curve (8.5), so the defaults give exactly the fit. */
+	double seek_avg_ms, seek_fit_avg_ms;
+	/* A FLUSH (or PREFLUSH) costs this beyond the command overhead and
+	 * the destage of the dirty cache, 0 */
+	double flush_ms;
+	/* The drive reorders its destage among this many dirty extents, 128 */
+	unsigned destage_window;
 };
 struct dev_ssd_params {
 	uint64_t size;            /* 80 GB */
@@ -186,7 +198,10 @@ struct dev_ssd_params {
 	uint64_t cache_bytes;     /* 16 MiB; 0 = none */
 	bool power_loss_protection; /* flush costs only the command */
 	unsigned queue_depth;     /* 32 */
+	double flush_us;          /* a FLUSH costs this beyond the command and
+				   * the programs it waits for, 0 */
 };
+/* The table's defaults (rt_param_defaults of the model's table). */
 void dev_hdd_defaults(struct dev_hdd_params *p);
 void dev_ssd_defaults(struct dev_ssd_params *p);
 int dev_sim_hdd_new(const struct dev_hdd_params *p, struct dev **out);
@@ -194,6 +209,36 @@ int dev_sim_ssd_new(const struct dev_ssd_params *p, struct dev **out);
 /* Simulate a power cut: dirty data in the volatile cache is lost. The
  * device stays usable (as after power comes back). -EINVAL if not a sim. */
 int dev_sim_power_cut(struct dev *d);
+
+/* ---- the disk-model registry ------------------------------------------ */
+
+/*
+ * Every simulated disk model is a row: its name, its parameter table (the
+ * struct its constructor reads, every field that shapes a result described
+ * with unit, default, range and source: param.h) and its constructor.
+ * Tools and the stack resolve model names only through here, so adding a
+ * model is its file (src/dev/sim_NAME.c, with its `const struct dev_model
+ * dev_model_NAME`) and one row in src/dev/models.c; nothing else names it.
+ */
+struct rt_param_table;
+struct dev_model {
+	const char *m_name;                     /* "hdd": also its group name */
+	const char *m_help;                     /* one line */
+	const struct rt_param_table *m_params;  /* t_size = sizeof its params */
+	/* Fill a params struct (m_params->t_size bytes): the table's defaults
+	 * and any field outside the table. */
+	void (*m_defaults)(void *params);
+	/* Create the device from a filled params struct. */
+	int (*m_new)(const void *params, struct dev **out);
+	size_t m_size_offset;                   /* offsetof the uint64_t size (bytes) */
+};
+extern const struct dev_model dev_model_hdd;
+extern const struct dev_model dev_model_ssd;
+size_t dev_model_count(void);
+/* Row i (registry order), or NULL past the end. */
+const struct dev_model *dev_model_at(size_t i);
+/* The row called name, or NULL. */
+const struct dev_model *dev_model_find(const char *name);
 
 /* ---- rec: record every write and flush, build crash images ------------ */
 

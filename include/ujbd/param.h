@@ -66,6 +66,12 @@ struct rt_param_table {
 #define RT_PARAM(st, field, type, unit, scale, def, min, max, source, help) \
 	{ #field, (type), offsetof(st, field), (unit), (scale), (def), (min), (max), \
 	  (source), (help) }
+/* A row whose given name differs from the field's (the unit is not the
+ * stored one: "cache_mib" over cache_bytes, "slice_idle_ms" over
+ * slice_idle_ns). */
+#define RT_PARAM_AS(name, st, field, type, unit, scale, def, min, max, source, help) \
+	{ (name), (type), offsetof(st, field), (unit), (scale), (def), (min), (max), \
+	  (source), (help) }
 #define RT_PARAM_TABLE(name, help, rows, st) \
 	{ (name), (help), (rows), sizeof(rows) / sizeof((rows)[0]), sizeof(st) }
 

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "ujbd/blk.h"
+#include "ujbd/param.h"
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
 
@@ -148,6 +149,12 @@ extern const struct blk_elv_ops blk_elv_noop;
 extern const struct blk_elv_ops blk_elv_deadline;
 extern const struct blk_elv_ops blk_elv_cfq;
 
+/* The registry's rows (src/blk/elevators.c); an elevator added later
+ * declares its row in elevators.c only. */
+extern const struct blk_elevator_type blk_elevator_noop;
+extern const struct blk_elevator_type blk_elevator_deadline;
+extern const struct blk_elevator_type blk_elevator_cfq;
+
 /* ---- the queue ---------------------------------------------------------- */
 
 #define BLK_NCLASSES 3 /* RT, BE, IDLE */
@@ -165,6 +172,11 @@ struct blk_queue {
 	int q_rotational;
 	unsigned q_depth;
 	const struct blk_elv_ops *q_elv;
+	/* The elevator's tunables (a struct its table describes): inside
+	 * q_opts for the built-in ones, else q_elv_own (a copy made at
+	 * creation). Set before init, constant after. */
+	const void *q_elv_tunables;
+	void *q_elv_own;
 	void *q_elv_data;         /* [q_lock] */
 
 	struct blk_request *q_pool;  /* nr_requests, allocated at creation */

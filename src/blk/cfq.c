@@ -26,13 +26,10 @@
 #include "blk/blk_int.h"
 
 #define CFQ_MAX_SYNC_QUEUES 128    /* a limit on threads with sync I/O */
-#define CFQ_SLICE_SCALE 5
-#define CFQ_IDLE_DELAY_NS (200 * RT_NS_PER_MS)
-#define CFQ_MIN_TT_NS (2 * RT_NS_PER_MS)
-#define CFQ_HW_QUEUE_MIN 5
-#define CFQ_SEEKY_SECTORS (8 * 1024)   /* mean seek > 4 MiB */
-#define CFQ_SAMPLE_VALID(n) ((n) > 80)
-#define CFQ_FRONT_BACKOFF_NS ((int64_t)RT_NS_PER_S)
+/* The kernel's fixed constants are tunables here too (the lab moves every
+ * one): slice_scale, idle_delay_ns, min_tt_ns, hw_queue_min, seeky_sectors,
+ * sample_valid, front_backoff_ns; see cfq_rows below. */
+#define CFQ_SAMPLE_VALID(cd, n) ((n) > (cd)->cd_t.sample_valid)
 
 struct cfqq {
 	int cq_used;
@@ -98,7 +95,7 @@ static int cfq_class_idle(const struct cfqq *cq)
 static uint64_t cfq_prio_slice(const struct cfq_data *cd, int sync, unsigned level)
 {
 	int64_t base = (int64_t)(sync ? cd->cd_t.slice_sync_ns : cd->cd_t.slice_async_ns);
-	int64_t s = base + base / CFQ_SLICE_SCALE * (4 - (int64_t)level);
+	int64_t s = base + base / cd->cd_t.slice_scale * (4 - (int64_t)level);
 	return s > 0 ? (uint64_t)s : 1;
 }
 
@@ -146,7 +143,7 @@ static int cfq_init(struct blk_queue *q)
 	cfq_init_queue_struct(&cd->cd_async_idle, -1, 0, RT_IOPRIO(RT_IOPRIO_CLASS_IDLE, 7));
 	cd->cd_nonrot = !q->q_rotational;
 	cd->cd_hw_tag = cd->cd_t.hw_tag >= 0 ? cd->cd_t.hw_tag != 0
-					      : q->q_depth >= CFQ_HW_QUEUE_MIN;
+					      : q->q_depth >= cd->cd_t.hw_queue_min;
 	q->q_elv_data = cd;
 	return 0;
 }
@@ -188,7 +185,7 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, int add_f
 		struct blk_link *last = cd->cd_rr.prev;
 		if (last == &cq->cq_rr)
 			last = last->prev;
-		key = (int64_t)CFQ_IDLE_DELAY_NS +
+		key = (int64_t)cd->cd_t.idle_delay_ns +
 		      (last != &cd->cd_rr ? cfq_rr_entry(last)->cq_rb_key : now);
 	} else if (!add_front) {
 		/* 2.6.33: time left in the slice moves the queue forward. */
@@ -199,7 +196,7 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, int add_f
 		if (first == &cq->cq_rr)
 			first = first->next;
 		key = (first != &cd->cd_rr ? cfq_rr_entry(first)->cq_rb_key : now) -
-		      CFQ_FRONT_BACKOFF_NS;
+		      (int64_t)cd->cd_t.front_backoff_ns;
 	}
 	if (!blk_list_empty(&cq->cq_rr)) {
 		if (key == cq->cq_rb_key)
@@ -588,9 +585,10 @@ static void cfq_update_seektime(struct cfqq *cq, const struct blk_request *rq)
 	cq->cq_seek_mean = (cq->cq_seek_total + cq->cq_seek_samples / 2) / cq->cq_seek_samples;
 }
 
-static int cfq_seeky(const struct cfqq *cq)
+static int cfq_seeky(const struct cfq_data *cd, const struct cfqq *cq)
 {
-	return CFQ_SAMPLE_VALID(cq->cq_seek_samples) && cq->cq_seek_mean > CFQ_SEEKY_SECTORS;
+	return CFQ_SAMPLE_VALID(cd, cq->cq_seek_samples) &&
+	       cq->cq_seek_mean > cd->cd_t.seeky_sectors;
 }
 
 static void cfq_update_idle_window(const struct cfq_data *cd, struct cfqq *cq)
@@ -598,9 +596,9 @@ static void cfq_update_idle_window(const struct cfq_data *cd, struct cfqq *cq)
 	if (!cq->cq_sync || cfq_class_idle(cq))
 		return;
 	int enable = cq->cq_idle_window;
-	if (!cd->cd_t.slice_idle_ns || (cd->cd_hw_tag && cfq_seeky(cq)))
+	if (!cd->cd_t.slice_idle_ns || (cd->cd_hw_tag && cfq_seeky(cd, cq)))
 		enable = 0;
-	else if (CFQ_SAMPLE_VALID(cq->cq_ttime_samples))
+	else if (CFQ_SAMPLE_VALID(cd, cq->cq_ttime_samples))
 		enable = cq->cq_ttime_mean <= cd->cd_t.slice_idle_ns;
 	cq->cq_idle_window = enable;
 }
@@ -627,7 +625,7 @@ static int cfq_should_preempt(const struct cfq_data *cd, const struct cfqq *newq
 	if (!cq->cq_wait_request)
 		return 0;
 	/* Close to where the active thread's I/O is going: serve it now. */
-	if (cq->cq_sync && CFQ_SAMPLE_VALID(cq->cq_seek_samples)) {
+	if (cq->cq_sync && CFQ_SAMPLE_VALID(cd, cq->cq_seek_samples)) {
 		uint64_t pos = rq->rq_sector, head = cd->cd_last_position;
 		uint64_t dist = pos >= head ? pos - head : head - pos;
 		if (dist <= cq->cq_seek_mean)
@@ -703,12 +701,12 @@ static void cfq_arm_slice_timer(struct blk_queue *q, struct cfq_data *cd, struct
 		return;
 	uint64_t sl = cd->cd_t.slice_idle_ns;
 	/* 2.6.33: no point waiting longer than the slice has left. */
-	if (CFQ_SAMPLE_VALID(cq->cq_ttime_samples) && cq->cq_slice_end > now &&
+	if (CFQ_SAMPLE_VALID(cd, cq->cq_ttime_samples) && cq->cq_slice_end > now &&
 	    cq->cq_slice_end - now < cq->cq_ttime_mean)
 		return;
 	/* 2.6.29: a seeky thread gets only a short wait. */
-	if (cfq_seeky(cq) && sl > CFQ_MIN_TT_NS)
-		sl = CFQ_MIN_TT_NS;
+	if (cfq_seeky(cd, cq) && sl > cd->cd_t.min_tt_ns)
+		sl = cd->cd_t.min_tt_ns;
 	cq->cq_wait_request = 1;
 	cd->cd_idle_timer_at = now + sl;
 	__blk_timers_changed(q);
@@ -776,4 +774,61 @@ const struct blk_elv_ops blk_elv_cfq = {
 	.completed = cfq_completed,
 	.timer_at = cfq_timer_at,
 	.timer = cfq_idle_timer,
+};
+
+/* ---- tunables ----------------------------------------------------------- */
+
+/* Sources: the 2.6.29 cfq-iosched.c defaults (HZ = 250), spec §1.9; the
+ * fixed constants of that file are rows too. */
+#define CFQ_P(field, type, unit, scale, def, min, max, src, help) \
+	RT_PARAM(struct blk_cfq_tunables, field, type, unit, scale, def, min, max, src, help)
+#define CFQ_PA(name, field, type, unit, scale, def, min, max, src, help) \
+	RT_PARAM_AS(name, struct blk_cfq_tunables, field, type, unit, scale, def, min, max, \
+		    src, help)
+#define CFQ_SRC "2.6.29 cfq-iosched.c"
+static const struct rt_param cfq_rows[] = {
+	CFQ_P(quantum, RT_PARAM_UINT, "rq", 0, 4, 1, 1024, CFQ_SRC " cfq_quantum",
+	      "in-flight cap of one queue when others are busy"),
+	CFQ_PA("fifo_expire_sync_ms", fifo_expire_sync_ns, RT_PARAM_U64, "ms", 1e6, 125, 1, 60000,
+	       CFQ_SRC " cfq_fifo_expire[1]", "deadline of a sync request"),
+	CFQ_PA("fifo_expire_async_ms", fifo_expire_async_ns, RT_PARAM_U64, "ms", 1e6, 250, 1,
+	       60000, CFQ_SRC " cfq_fifo_expire[0]", "deadline of an async request"),
+	CFQ_P(back_seek_max_kib, RT_PARAM_U32, "KiB", 0, 16384, 0, 1 << 30,
+	      CFQ_SRC " cfq_back_max", "longest backward seek taken as forward"),
+	CFQ_P(back_seek_penalty, RT_PARAM_UINT, "", 0, 2, 1, 1024, CFQ_SRC " cfq_back_penalty",
+	      "cost factor of a backward seek"),
+	CFQ_PA("slice_sync_ms", slice_sync_ns, RT_PARAM_U64, "ms", 1e6, 100, 1, 60000,
+	       CFQ_SRC " cfq_slice_sync", "time slice of a sync queue"),
+	CFQ_PA("slice_async_ms", slice_async_ns, RT_PARAM_U64, "ms", 1e6, 40, 1, 60000,
+	       CFQ_SRC " cfq_slice_async", "time slice of an async queue"),
+	CFQ_P(slice_async_rq, RT_PARAM_UINT, "rq", 0, 2, 1, 1024, CFQ_SRC " cfq_slice_async_rq",
+	      "async requests per slice (scaled by priority)"),
+	CFQ_PA("slice_idle_ms", slice_idle_ns, RT_PARAM_U64, "ms", 1e6, 8, 0, 1000,
+	       CFQ_SRC " cfq_slice_idle (HZ/125)", "idle wait after a sync request, 0 = none"),
+	CFQ_P(hw_tag, RT_PARAM_INT, "", 0, -1, -1, 1, CFQ_SRC " hw_tag detection",
+	      "device queues commands: -1 = from its depth, 0 no, 1 yes"),
+	CFQ_P(slice_scale, RT_PARAM_UINT, "", 0, 5, 1, 1000, CFQ_SRC " CFQ_SLICE_SCALE",
+	      "slice = base + base/scale * (4 - level)"),
+	CFQ_PA("idle_delay_ms", idle_delay_ns, RT_PARAM_U64, "ms", 1e6, 200, 0, 60000,
+	       CFQ_SRC " CFQ_IDLE_DELAY", "service-tree offset of an idle-class queue"),
+	CFQ_PA("min_tt_ms", min_tt_ns, RT_PARAM_U64, "ms", 1e6, 2, 0, 1000,
+	       CFQ_SRC " CFQ_MIN_TT", "idle wait for a seeky thread"),
+	CFQ_P(hw_queue_min, RT_PARAM_UINT, "rq", 0, 5, 1, 4096, CFQ_SRC " CFQ_HW_QUEUE_MIN",
+	      "device depth from which hw_tag is assumed"),
+	CFQ_P(seeky_sectors, RT_PARAM_U64, "sectors", 0, 8192, 0, 1ull << 40,
+	      CFQ_SRC " CFQQ_SEEKY (mean seek > 4 MiB)", "a mean seek above this is seeky"),
+	CFQ_P(sample_valid, RT_PARAM_UINT, "", 0, 80, 0, 256, CFQ_SRC " sample_valid()",
+	      "decayed samples before a mean counts"),
+	CFQ_PA("front_backoff_ms", front_backoff_ns, RT_PARAM_U64, "ms", 1e6, 1000, 0, 60000,
+	       CFQ_SRC " front insertion (HZ)", "key offset of a queue added at the front"),
+};
+static const struct rt_param_table cfq_table =
+	RT_PARAM_TABLE("cfq", "CFQ tunables (2.6.29 defaults)", cfq_rows, struct blk_cfq_tunables);
+
+const struct blk_elevator_type blk_elevator_cfq = {
+	.e_name = "cfq",
+	.e_help = "complete fair queueing: per-thread queues, classes, time slices, idling",
+	.e_ops = &blk_elv_cfq,
+	.e_tunables = &cfq_table,
+	.e_opts_offset = offsetof(struct blk_queue_opts, cfq),
 };

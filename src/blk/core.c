@@ -22,42 +22,55 @@
 
 /* ---- options -------------------------------------------------------- */
 
+/* The "queue" group: the generic queue's own tunables. */
+#define Q_P(field, type, unit, scale, def, min, max, src, help) \
+	RT_PARAM(struct blk_queue_opts, field, type, unit, scale, def, min, max, src, help)
+static const struct rt_param blk_queue_rows[] = {
+	Q_P(nr_requests, RT_PARAM_UINT, "rq", 0, 128, 1, 65536, "2.6.29 BLKDEV_MAX_RQ",
+	    "request pool of the queue"),
+	Q_P(max_sectors, RT_PARAM_U32, "sectors", 0, 1024, 1, 1 << 22,
+	    "2.6.29 SAFE_MAX_SECTORS-era default (512 KiB)", "largest merged request"),
+	Q_P(queue_depth, RT_PARAM_UINT, "rq", 0, 0, 0, 4096, "the device's (dev_queue_depth)",
+	    "requests in the device at once, 0 = the device's"),
+	Q_P(queue_plug, RT_PARAM_BOOL, "", 0, 0, 0, 1, "off: per-thread plugging of 2.6.39+",
+	    "2.6.29 queue-level plugging"),
+	Q_P(unplug_thresh, RT_PARAM_UINT, "rq", 0, 4, 1, 65536, "2.6.29 blk-settings.c unplug_thresh",
+	    "queued requests that unplug the queue"),
+	RT_PARAM_AS("unplug_delay_ms", struct blk_queue_opts, unplug_delay_ns, RT_PARAM_U64, "ms",
+		    1e6, 3, 0, 10000, "2.6.29 blk-settings.c unplug_delay", "the unplug timer"),
+};
+static const struct rt_param_table blk_queue_table =
+	RT_PARAM_TABLE("queue", "block queue (2.6.29 defaults)", blk_queue_rows,
+		       struct blk_queue_opts);
+
+const struct rt_param_table *blk_queue_params(void)
+{
+	return &blk_queue_table;
+}
+
 void blk_queue_opts_default(struct blk_queue_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->elevator = BLK_ELV_NOOP;
 	o->plug_policy = BLK_PLUG_EXPLICIT;
-	o->max_sectors = 1024;          /* 512 KiB, 2.6.29 SAFE_MAX_SECTORS-era default */
-	o->nr_requests = 128;           /* BLKDEV_MAX_RQ */
-	o->unplug_thresh = 4;           /* q->unplug_thresh, blk-settings.c */
-	o->unplug_delay_ns = 3 * RT_NS_PER_MS;  /* q->unplug_delay */
-	o->deadline.read_expire_ns = 500 * RT_NS_PER_MS;
-	o->deadline.write_expire_ns = 5 * RT_NS_PER_S;
-	o->deadline.fifo_batch = 16;
-	o->deadline.writes_starved = 2;
-	o->deadline.front_merges = true;
-	o->cfq.quantum = 4;
-	o->cfq.fifo_expire_sync_ns = 125 * RT_NS_PER_MS;
-	o->cfq.fifo_expire_async_ns = 250 * RT_NS_PER_MS;
-	o->cfq.back_seek_max_kib = 16 * 1024;
-	o->cfq.back_seek_penalty = 2;
-	o->cfq.slice_sync_ns = 100 * RT_NS_PER_MS;
-	o->cfq.slice_async_ns = 40 * RT_NS_PER_MS;
-	o->cfq.slice_async_rq = 2;
-	o->cfq.slice_idle_ns = 8 * RT_NS_PER_MS;
-	o->cfq.hw_tag = -1;
+	rt_param_defaults(&blk_queue_table, o);
+	for (size_t i = 0; i < blk_elevator_count(); i++) {
+		const struct blk_elevator_type *t = blk_elevator_at(i);
+
+		if (t->e_tunables && t->e_opts_offset != SIZE_MAX)
+			rt_param_defaults(t->e_tunables, (char *)o + t->e_opts_offset);
+	}
 	o->trace_max_events = 65536;
 	o->trace_major = 254;
 	o->trace_minor = 0;
 }
 
-static const char *const blk_elv_names[] = { "noop", "deadline", "cfq" };
 static const char *const blk_plug_names[] = { "explicit", "implicit-sync" };
 
 int blk_elevator_parse(const char *s, enum blk_elevator *out)
 {
-	for (unsigned i = 0; i < 3; i++) {
-		if (strcmp(s, blk_elv_names[i]) == 0) {
+	for (size_t i = 0; s && i < blk_elevator_count(); i++) {
+		if (strcmp(s, blk_elevator_at(i)->e_name) == 0) {
 			*out = (enum blk_elevator)i;
 			return 0;
 		}
@@ -67,7 +80,9 @@ int blk_elevator_parse(const char *s, enum blk_elevator *out)
 
 const char *blk_elevator_name(enum blk_elevator e)
 {
-	return (unsigned)e < 3 ? blk_elv_names[e] : "?";
+	const struct blk_elevator_type *t = blk_elevator_at((size_t)e);
+
+	return t ? t->e_name : "?";
 }
 
 int blk_plug_policy_parse(const char *s, enum blk_plug_policy *out)
@@ -540,12 +555,32 @@ static void blk_kblockd(void *arg)
 
 static const struct blk_elv_ops *blk_elv_ops_of(enum blk_elevator e)
 {
-	switch (e) {
-	case BLK_ELV_NOOP: return &blk_elv_noop;
-	case BLK_ELV_DEADLINE: return &blk_elv_deadline;
-	case BLK_ELV_CFQ: return &blk_elv_cfq;
+	const struct blk_elevator_type *t = blk_elevator_at((size_t)e);
+
+	return t ? t->e_ops : NULL;
+}
+
+/* Where q's elevator reads its tunables: inside q_opts (built-in), or a
+ * copy of opts->elevator_tunables (or the table's defaults). */
+static int blk_elv_tunables_setup(struct blk_queue *q)
+{
+	const struct blk_elevator_type *t = blk_elevator_at((size_t)q->q_opts.elevator);
+
+	if (!t->e_tunables)
+		return 0;
+	if (t->e_opts_offset != SIZE_MAX) {
+		q->q_elv_tunables = (const char *)&q->q_opts + t->e_opts_offset;
+		return 0;
 	}
-	return NULL;
+	q->q_elv_own = calloc(1, t->e_tunables->t_size);
+	if (!q->q_elv_own)
+		return -ENOMEM;
+	if (q->q_opts.elevator_tunables)
+		memcpy(q->q_elv_own, q->q_opts.elevator_tunables, t->e_tunables->t_size);
+	else
+		rt_param_defaults(t->e_tunables, q->q_elv_own);
+	q->q_elv_tunables = q->q_elv_own;
+	return 0;
 }
 
 static int blk_queue_check_opts(const struct blk_queue_opts *o)
@@ -593,6 +628,7 @@ static void blk_queue_dealloc(struct blk_queue *q)
 	free(q->q_bounce);
 	free(q->q_bounce_busy);
 	free(q->q_pool);
+	free(q->q_elv_own);
 	blk_trace_free(q);
 	free(q);
 }
@@ -625,6 +661,8 @@ int blk_queue_new(struct dev *dev, const struct blk_queue_opts *opts,
 	blk_list_init(&q->q_queued);
 	blk_list_init(&q->q_dispatch);
 	int rc = blk_queue_alloc(q);
+	if (rc == 0)
+		rc = blk_elv_tunables_setup(q);
 	if (rc < 0)
 		goto fail;
 	rc = q->q_elv->init(q);

@@ -151,3 +151,31 @@ const struct blk_elv_ops blk_elv_deadline = {
 	.dispatch = deadline_dispatch,
 	.completed = deadline_completed,
 };
+
+/* ---- tunables ----------------------------------------------------------- */
+
+#define DL_SRC "2.6.29 deadline-iosched.c"
+static const struct rt_param deadline_rows[] = {
+	RT_PARAM_AS("read_expire_ms", struct blk_deadline_tunables, read_expire_ns, RT_PARAM_U64,
+		    "ms", 1e6, 500, 1, 60000, DL_SRC " read_expire (HZ/2)", "deadline of a read"),
+	RT_PARAM_AS("write_expire_ms", struct blk_deadline_tunables, write_expire_ns,
+		    RT_PARAM_U64, "ms", 1e6, 5000, 1, 600000, DL_SRC " write_expire (5*HZ)",
+		    "deadline of a write"),
+	RT_PARAM(struct blk_deadline_tunables, fifo_batch, RT_PARAM_UINT, "rq", 0, 16, 1, 1024,
+		 DL_SRC " fifo_batch", "requests per sorted batch"),
+	RT_PARAM(struct blk_deadline_tunables, writes_starved, RT_PARAM_UINT, "", 0, 2, 0, 1024,
+		 DL_SRC " writes_starved", "read batches before writes are served"),
+	RT_PARAM(struct blk_deadline_tunables, front_merges, RT_PARAM_BOOL, "", 0, 1, 0, 1,
+		 DL_SRC " front_merges", "try front merges"),
+};
+static const struct rt_param_table deadline_table =
+	RT_PARAM_TABLE("deadline", "deadline tunables (2.6.29 defaults)", deadline_rows,
+		       struct blk_deadline_tunables);
+
+const struct blk_elevator_type blk_elevator_deadline = {
+	.e_name = "deadline",
+	.e_help = "deadline: sorted batches, read and write FIFOs with expiry",
+	.e_ops = &blk_elv_deadline,
+	.e_tunables = &deadline_table,
+	.e_opts_offset = offsetof(struct blk_queue_opts, deadline),
+};

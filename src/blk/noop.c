@@ -59,3 +59,11 @@ const struct blk_elv_ops blk_elv_noop = {
 	.dispatch = noop_dispatch,
 	.completed = noop_completed,
 };
+
+const struct blk_elevator_type blk_elevator_noop = {
+	.e_name = "noop",
+	.e_help = "noop: insertion order, merging only",
+	.e_ops = &blk_elv_noop,
+	.e_tunables = NULL,
+	.e_opts_offset = SIZE_MAX,
+};

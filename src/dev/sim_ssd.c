@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "dev/sim_int.h"
+#include "ujbd/param.h"
 
 #define SSD_MAX_CHANNELS 64
 #define SSD_MAX_QD 256
@@ -125,6 +126,7 @@ static uint64_t ssd_flush(struct dev_sim *s, uint64_t t)
 {
 	struct sim_ssd *d = s->s_priv;
 
+	t += (uint64_t)(d->p.flush_us * 1e3);
 	if (d->p.power_loss_protection)
 		return t;
 	t = ssd_drain_time(s, t);
@@ -213,24 +215,47 @@ static const struct dev_sim_model ssd_model = {
 	.m_free = ssd_free,
 };
 
+/* ---- parameters ------------------------------------------------------- */
+
 /*
- * Defaults (spec/block-layer.md §6.2): 80 GB, 512-byte sectors, 10
- * channels and a 16 MB DRAM buffer (Intel X25-M, 2008); 4 KiB pages; page
- * read 50 us (MLC), 4 KiB over the flash bus 100 us, page program 200 us
- * (Agrawal et al. 2008; the spec gives 200 us for SLC, 600-900 us for MLC:
- * we keep the header's 200 us); 20 us per command (assumption); SATA 3 Gb/s
- * = 300 MB/s; no power-loss protection (a consumer drive); queue depth 32
- * (NCQ).
+ * Sources: spec/block-layer.md §6.2 (an Intel X25-M of 2008) unless a row
+ * says otherwise. The spec gives 200 us page programs for SLC and 600-900
+ * us for MLC; we keep the header's 200 us.
  */
+#define SSD_P(field, type, unit, scale, def, min, max, src, help) \
+	RT_PARAM(struct dev_ssd_params, field, type, unit, scale, def, min, max, src, help)
+static const struct rt_param ssd_rows[] = {
+	SSD_P(size, RT_PARAM_U64, "B", 0, 80e9, 1 << 20, 1e15, "Intel X25-M (2008)", "capacity"),
+	SSD_P(block_size, RT_PARAM_U32, "B", 0, 512, 512, 65536, "Intel X25-M (2008)",
+	      "logical sector size (a power of two)"),
+	SSD_P(channels, RT_PARAM_UINT, "", 0, 10, 1, SSD_MAX_CHANNELS, "X25-M, §6.2",
+	      "flash channels pages are striped over"),
+	SSD_P(page_bytes, RT_PARAM_U32, "B", 0, 4096, 512, 65536, "§6.2", "flash page"),
+	SSD_P(cmd_us, RT_PARAM_DOUBLE, "us", 0, 20, 0, 10000, "§6.2 (assumption)", "per command"),
+	SSD_P(page_read_us, RT_PARAM_DOUBLE, "us", 0, 50, 0, 10000, "§6.2 (MLC; 25 us SLC)",
+	      "page read into the register"),
+	SSD_P(bus_us_per_page, RT_PARAM_DOUBLE, "us", 0, 100, 0, 10000,
+	      "§6.2, Agrawal et al. 2008", "one page over a channel's flash bus"),
+	SSD_P(program_us, RT_PARAM_DOUBLE, "us", 0, 200, 0, 100000,
+	      "§6.2 (SLC figure; MLC 600-900 us)", "page program"),
+	SSD_P(interface_mb_s, RT_PARAM_DOUBLE, "MB/s", 0, 300, 1, 24000, "SATA 3 Gb/s",
+	      "host interface rate (MB = 1e6 B)"),
+	RT_PARAM_AS("cache_mib", struct dev_ssd_params, cache_bytes, RT_PARAM_U64, "MiB",
+		    1048576, 16, 0, 4096, "X25-M, 16 MB DRAM", "write buffer, 0 = none"),
+	SSD_P(power_loss_protection, RT_PARAM_BOOL, "", 0, 0, 0, 1, "consumer drive",
+	      "the buffer survives a power cut; a flush costs only the command"),
+	SSD_P(queue_depth, RT_PARAM_UINT, "", 0, 32, 1, SSD_MAX_QD, "NCQ", "commands at once"),
+	SSD_P(flush_us, RT_PARAM_DOUBLE, "us", 0, 0, 0, 1e6,
+	      "assumption: the programs waited for are the cost", "a flush's cost beyond them"),
+};
+static const struct rt_param_table ssd_table =
+	RT_PARAM_TABLE("ssd", "simulated SSD of 2008, Intel X25-M class (src/dev/sim_ssd.c)",
+		       ssd_rows, struct dev_ssd_params);
+
 void dev_ssd_defaults(struct dev_ssd_params *p)
 {
-	*p = (struct dev_ssd_params){
-		.size = 80000000000ull, .block_size = 512, .channels = 10,
-		.page_bytes = 4096, .cmd_us = 20, .page_read_us = 50,
-		.bus_us_per_page = 100, .program_us = 200, .interface_mb_s = 300,
-		.cache_bytes = 16ull << 20, .power_loss_protection = false,
-		.queue_depth = 32,
-	};
+	memset(p, 0, sizeof(*p));
+	rt_param_defaults(&ssd_table, p);
 }
 
 static int ssd_check(const struct dev_ssd_params *p)
@@ -241,7 +266,7 @@ static int ssd_check(const struct dev_ssd_params *p)
 		return -EINVAL;
 	if (p->channels < 1 || p->channels > SSD_MAX_CHANNELS || p->page_bytes < 512 ||
 	    !(p->interface_mb_s > 0) || p->cmd_us < 0 || p->page_read_us < 0 ||
-	    p->bus_us_per_page < 0 || p->program_us < 0)
+	    p->bus_us_per_page < 0 || p->program_us < 0 || p->flush_us < 0)
 		return -EINVAL;
 	if (p->queue_depth < 1 || p->queue_depth > SSD_MAX_QD)
 		return -EINVAL;
@@ -285,3 +310,22 @@ int dev_sim_ssd_new(const struct dev_ssd_params *params, struct dev **out)
 	*out = &s->s_dev;
 	return 0;
 }
+
+static void ssd_model_defaults(void *p)
+{
+	dev_ssd_defaults(p);
+}
+
+static int ssd_model_new(const void *p, struct dev **out)
+{
+	return dev_sim_ssd_new(p, out);
+}
+
+const struct dev_model dev_model_ssd = {
+	.m_name = "ssd",
+	.m_help = "simulated SSD of 2008 (Intel X25-M class): channels, page program, write buffer",
+	.m_params = &ssd_table,
+	.m_defaults = ssd_model_defaults,
+	.m_new = ssd_model_new,
+	.m_size_offset = offsetof(struct dev_ssd_params, size),
+};

@@ -14,6 +14,7 @@
 #include "t.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/param.h"
 #include "ujbd/rt.h"
 
 #define MAXB 64
@@ -946,6 +947,50 @@ static void test_names_and_defaults(void)
 	T_EQ_U64(o.cfq.slice_idle_ns, 8 * RT_NS_PER_MS);
 }
 
+/* The elevator registry: every row found by name and index, enum values
+ * are indexes, the tables fill the 2.6.29 defaults and parse tunables. */
+static void test_elevator_registry(void)
+{
+	struct blk_queue_opts o;
+	const struct blk_elevator_type *cfq = blk_elevator_find("cfq");
+	char err[128] = "";
+
+	T_EQ(blk_elevator_count(), 3);
+	T_CHECK(cfq && cfq == blk_elevator_at(BLK_ELV_CFQ) && !blk_elevator_find("as"));
+	T_CHECK(blk_elevator_at(3) == NULL);
+	for (size_t i = 0; i < blk_elevator_count(); i++) {
+		enum blk_elevator e;
+
+		T_EQ(blk_elevator_parse(blk_elevator_at(i)->e_name, &e), 0);
+		T_EQ(e, i);
+	}
+	T_CHECK(blk_elevator_at(BLK_ELV_NOOP)->e_tunables == NULL);
+	blk_queue_opts_default(&o);
+	T_EQ_U64(o.deadline.read_expire_ns, 500 * RT_NS_PER_MS);
+	T_EQ_U64(o.deadline.write_expire_ns, 5 * RT_NS_PER_S);
+	T_CHECK(o.deadline.fifo_batch == 16 && o.deadline.writes_starved == 2 &&
+		o.deadline.front_merges);
+	T_CHECK(o.cfq.quantum == 4 && o.cfq.back_seek_max_kib == 16384 &&
+		o.cfq.back_seek_penalty == 2 && o.cfq.slice_async_rq == 2 && o.cfq.hw_tag == -1);
+	T_EQ_U64(o.cfq.fifo_expire_sync_ns, 125 * RT_NS_PER_MS);
+	T_EQ_U64(o.cfq.fifo_expire_async_ns, 250 * RT_NS_PER_MS);
+	T_EQ_U64(o.cfq.slice_sync_ns, 100 * RT_NS_PER_MS);
+	T_EQ_U64(o.cfq.slice_async_ns, 40 * RT_NS_PER_MS);
+	T_CHECK(o.cfq.slice_scale == 5 && o.cfq.hw_queue_min == 5 && o.cfq.sample_valid == 80);
+	T_EQ_U64(o.cfq.idle_delay_ns, 200 * RT_NS_PER_MS);
+	T_EQ_U64(o.cfq.min_tt_ns, 2 * RT_NS_PER_MS);
+	T_EQ_U64(o.cfq.front_backoff_ns, RT_NS_PER_S);
+	T_EQ_U64(o.cfq.seeky_sectors, 8192);
+	T_CHECK(o.nr_requests == 128 && o.unplug_thresh == 4 && !o.queue_plug);
+	T_EQ_U64(o.unplug_delay_ns, 3 * RT_NS_PER_MS);
+	T_EQ(o.trace_max_events, 65536);
+	T_EQ(rt_param_parse(cfq->e_tunables, (char *)&o + cfq->e_opts_offset, "slice_idle_ms=4",
+			    err, sizeof(err)), 0);
+	T_EQ_U64(o.cfq.slice_idle_ns, 4 * RT_NS_PER_MS);
+	T_EQ(rt_param_parse(blk_queue_params(), &o, "nr_requests=0", err, sizeof(err)), -EINVAL);
+	T_STREQ(err, "queue: nr_requests=0: out of range 1..65536 rq");
+}
+
 /* Preemption rule 5: a sync request ends an async queue's slice. */
 static void test_cfq_sync_preempts_async(void)
 {
@@ -1184,6 +1229,7 @@ int main(int argc, char **argv)
 {
 	(void)argc;
 	T_RUN(test_names_and_defaults);
+	T_RUN(test_elevator_registry);
 	T_RUN(test_trace_format);
 	T_RUN(test_merging);
 	T_RUN(test_plug_policies);

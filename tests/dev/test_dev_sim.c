@@ -12,6 +12,7 @@
 
 #include "t.h"
 #include "ujbd/dev.h"
+#include "ujbd/param.h"
 #include "ujbd/rt.h"
 
 #define KiB 1024u
@@ -588,10 +589,90 @@ static void test_params(void)
 	T_EQ(dev_sim_ssd_new(&s, &d), -EINVAL);
 }
 
+/* The registry: every model is found by name, its table fills the same
+ * defaults as its defaults function, and a name=value list reaches it. */
+static void test_model_registry(void)
+{
+	struct dev_hdd_params h, def;
+	const struct dev_model *m = dev_model_find("hdd");
+	char err[128] = "";
+
+	T_CHECK(m && m == &dev_model_hdd && dev_model_find("ssd") == &dev_model_ssd);
+	T_CHECK(dev_model_find("floppy") == NULL && dev_model_find(NULL) == NULL);
+	T_EQ(dev_model_count(), 2);
+	T_CHECK(dev_model_at(0) == &dev_model_hdd && dev_model_at(2) == NULL);
+	T_EQ(m->m_params->t_size, sizeof(h));
+	T_EQ(m->m_size_offset, offsetof(struct dev_hdd_params, size));
+	dev_hdd_defaults(&def);
+	memset(&h, 0xa5, sizeof(h));
+	m->m_defaults(&h);
+	T_CHECK(memcmp(&h, &def, sizeof(h)) == 0);
+	T_CHECK(h.seek_avg_ms == 8.5 && h.seek_fit_avg_ms == 8.5 && h.destage_window == 128);
+	T_EQ(h.cache_bytes, 16ull << 20);
+	T_EQ(rt_param_parse(m->m_params, &h, "seek_avg_ms=9.5,rpm=5400,cache_mib=8", err,
+			    sizeof(err)), 0);
+	T_CHECK(h.seek_avg_ms == 9.5 && h.rpm == 5400 && h.cache_bytes == 8ull << 20);
+	T_EQ(rt_param_parse(m->m_params, &h, "seek_avg_ms=100", err, sizeof(err)), -EINVAL);
+	T_STREQ(err, "hdd: seek_avg_ms=100: out of range 0.5..40 ms");
+	T_CHECK(h.seek_avg_ms == 9.5);
+}
+
+static uint64_t long_seek_read(double seek_avg_ms)
+{
+	struct dev_hdd_params p;
+	struct dev *d = NULL;
+	uint8_t buf[4096];
+	uint64_t ns;
+
+	dev_hdd_defaults(&p);
+	p.seek_avg_ms = seek_avg_ms;
+	if (dev_sim_hdd_new(&p, &d) < 0)
+		return 0;
+	track(d);
+	(void)timed_read(d, buf, 4096, 0);
+	ns = timed_read(d, buf, 4096, p.size / 2);
+	close_tracked(d);
+	return ns;
+}
+
+/* seek_avg_ms scales the seek curve: a slower average seek makes a long
+ * seek slower by about the ratio (rotation and transfer are not scaled). */
+SIM_TEST(test_hdd_seek_avg)
+{
+	uint64_t a = long_seek_read(8.5), b = long_seek_read(17.0);
+
+	fprintf(stderr, "    half-stroke read: %.3f ms at 8.5, %.3f ms at 17\n", a / 1e6,
+		b / 1e6);
+	T_CHECK(a > 0 && b > a + 5 * RT_NS_PER_MS);
+}
+
+/* flush_ms: an empty flush costs the command overhead plus flush_ms. */
+SIM_TEST(test_hdd_flush_cost)
+{
+	struct dev_hdd_params p;
+	struct dev *d = NULL;
+	uint64_t base, slow;
+
+	dev_hdd_defaults(&p);
+	T_EQ(dev_sim_hdd_new(&p, &d), 0);
+	track(d);
+	base = timed_flush(d);
+	close_tracked(d);
+	p.flush_ms = 5;
+	T_EQ(dev_sim_hdd_new(&p, &d), 0);
+	track(d);
+	slow = timed_flush(d);
+	close_tracked(d);
+	T_EQ(slow, base + 5 * RT_NS_PER_MS);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	T_RUN(test_params);
+	T_RUN(test_model_registry);
+	T_RUN(test_hdd_seek_avg);
+	T_RUN(test_hdd_flush_cost);
 	T_RUN(test_hdd_roundtrip);
 	T_RUN(test_ssd_roundtrip);
 	T_RUN(test_hdd_random_vs_sequential);
