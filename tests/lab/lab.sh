@@ -1,0 +1,86 @@
+#!/bin/sh
+# ujbd lab: usage errors (exit 2, one line "ujbd lab: ..."), --params lists
+# the groups, and with the registered scenarios: --quick --json twice with
+# one seed is byte-identical, two seeds differ, every metric is a finite
+# number, and --out writes report.html, the JSON, the CSVs and the PNGs.
+set -u
+UJBD=${UJBD:-build/ujbd}
+[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
+command -v jq >/dev/null || { echo "SKIP: jq is missing (scripts/install-deps)"; exit 77; }
+fail=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lab.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+bad() { echo "FAIL: $*"; fail=1; }
+
+# ---- help and bad arguments: exit 2, exactly one line ----------------------
+"$UJBD" lab --help >"$tmp/help" 2>&1 || bad "--help exit $?"
+grep -q -- "--scenario" "$tmp/help" || bad "--help does not list --scenario"
+for args in "--bogus" "--seed=-1" "--seed=abc" "--disk=floppy" "--world=moon" \
+	"--scenario=nosuch" "--variant=nosuch" "--nosuchgroup=a=1" "--hdd=novalue" \
+	"--disk=file:$tmp/f" "extra" "--out="; do
+	# shellcheck disable=SC2086
+	"$UJBD" lab $args >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] || bad "'$args': exit $rc, want 2"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || bad "'$args': stderr is not one line: $(cat "$tmp/err")"
+	grep -q '^ujbd lab: ' "$tmp/err" || bad "'$args': message format: $(cat "$tmp/err")"
+	[ -s "$tmp/out" ] && bad "'$args': wrote to stdout"
+done
+
+# ---- --params: every group, text and JSON -----------------------------------
+"$UJBD" lab --params >"$tmp/params" || bad "--params exit $?"
+"$UJBD" lab --params --json >"$tmp/params.json" || bad "--params --json exit $?"
+jq -e . "$tmp/params.json" >/dev/null || bad "--params --json is not JSON"
+for g in hdd ssd cfq deadline noop queue fs; do
+	grep -q "^\[$g\]" "$tmp/params" || bad "--params lacks group $g"
+	jq -e --arg g "$g" 'has($g)' "$tmp/params.json" >/dev/null || bad "--params --json lacks $g"
+done
+
+# ---- the scenarios ------------------------------------------------------------
+"$UJBD" lab --list >"$tmp/list" || bad "--list exit $?"
+if [ ! -s "$tmp/list" ]; then
+	[ $fail -eq 0 ] || exit 1
+	echo "SKIP: no scenario registered yet (ujbd lab --list is empty); usage and --params checked"
+	exit 77
+fi
+
+"$UJBD" lab --quick --json --seed=3 >"$tmp/a.json" 2>"$tmp/a.err" || bad "run 1 exit $?: $(cat "$tmp/a.err")"
+"$UJBD" lab --quick --json --seed=3 >"$tmp/b.json" 2>/dev/null || bad "run 2 exit $?"
+"$UJBD" lab --quick --json --seed=4 >"$tmp/c.json" 2>/dev/null || bad "run 3 exit $?"
+cmp -s "$tmp/a.json" "$tmp/b.json" || bad "the same seed gave different JSON"
+cmp -s "$tmp/a.json" "$tmp/c.json" && bad "seeds 3 and 4 gave the same JSON"
+jq -e '.seed == 3 and (.params | type == "object") and (.scenarios | type == "object")' \
+	"$tmp/a.json" >/dev/null || bad "document shape: $(head -c 300 "$tmp/a.json")"
+# every registered scenario ran, every variant listed has metrics
+for s in $(sed -n 's/^\([^ :]*\).*/\1/p' "$tmp/list"); do
+	jq -e --arg s "$s" '.scenarios[$s].variants | length > 0' "$tmp/a.json" >/dev/null \
+		|| bad "scenario $s has no variant in the document"
+done
+# every metric is a finite number (arrays: every element); JSON has no NaN
+jq -e '[.scenarios[].variants[][] | if type == "array" then .[] else . end
+	| select(type != "number")] | length == 0' "$tmp/a.json" >/dev/null \
+	|| bad "a metric is not a number"
+jq -e '[.scenarios[].failed | length] | add // 0 | . == 0' "$tmp/a.json" >/dev/null \
+	|| bad "variants failed: $(jq -c '[.scenarios[] | .failed]' "$tmp/a.json")"
+
+# ---- --out ------------------------------------------------------------------
+first=$(sed -n '1s/^\([^ :]*\).*/\1/p' "$tmp/list")
+"$UJBD" lab --quick --scenario="$first" --out="$tmp/out.d" >"$tmp/text" 2>/dev/null \
+	|| bad "--out exit $?"
+grep -q "^== $first" "$tmp/text" || bad "text report lacks '== $first'"
+for f in report.html lab.json report.txt; do
+	[ -s "$tmp/out.d/$f" ] || bad "--out did not write $f"
+done
+ls "$tmp/out.d"/*_metrics.csv >/dev/null 2>&1 || bad "--out wrote no metrics CSV"
+jq -e . "$tmp/out.d/lab.json" >/dev/null || bad "--out lab.json is not JSON"
+if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then
+	ls "$tmp/out.d"/*.png >/dev/null 2>&1 || bad "--out wrote no PNG (gnuplot is there)"
+	for p in $(sed -n 's/.*<img src="\([^"]*\)".*/\1/p' "$tmp/out.d/report.html"); do
+		[ -s "$tmp/out.d/$p" ] || bad "report.html links a missing $p"
+	done
+else
+	echo "SKIP (part): gnuplot missing, PNGs not checked"
+fi
+[ $fail -eq 0 ] && echo "lab.sh: ok"
+exit $fail
