@@ -52,6 +52,10 @@ struct lab_fs_params {
 	uint32_t writeback_chunk_blocks; /* pages pdflush writes per pass (1024: 4 MiB) */
 	uint64_t throttle_wait_ns;      /* a throttled writer's wait between checks */
 	unsigned data_mode;             /* enum ujbd_data_mode used by the fs (ordered) */
+	/* mkfs: the file system's size in blocks, from block 0; 0 = the whole
+	 * data device. What lies past it (an internal journal's region, when
+	 * journal and data share a disk) the file system never touches. */
+	uint64_t fs_blocks;
 };
 
 extern const struct rt_param_table lab_fs_param_table; /* t_name "fs" */

@@ -56,6 +56,9 @@ static const struct rt_param lab_fs_rows[] = {
 	P(data_mode, RT_PARAM_UINT, "", 0, 0, 0, 2,
 	  "ext3 default data=ordered; informational: the journal's mode rules",
 	  "0 ordered, 1 journal, 2 writeback"),
+	P(fs_blocks, RT_PARAM_U64, "blocks", 0, 0, 0, 1e15,
+	  "0: the whole data device (mke2fs's default)",
+	  "mkfs: file-system size; blocks past it (a journal's region) stay untouched"),
 };
 
 #undef P
@@ -286,7 +289,9 @@ int lab_fs_mkfs(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_pa
 	tmp = malloc(LFS_BS);
 	rc = fs && tmp ? 0 : -ENOMEM;
 	if (!rc)
-		rc = geo_new(p, ujbd_data_blocks(j), &fs->fs_geo);
+		rc = geo_new(p, p->fs_blocks && p->fs_blocks < ujbd_data_blocks(j) ? p->fs_blocks
+								     : ujbd_data_blocks(j),
+			     &fs->fs_geo);
 	if (rc)
 		goto out;
 	fs->fs_j = j;
