@@ -10,9 +10,16 @@
 #include <string.h>
 
 #include "lab/lab.h"
+#include "lab/scen.h"
 
 static const struct lab_scenario *const scenarios[] = {
 	/* &lab_scen_NAME, rows go here, in report order */
+	&lab_scen_atime,
+	&lab_scen_morton,
+	&lab_scen_flush,
+	&lab_scen_aim7,
+	&lab_scen_smallfile,
+	&lab_scen_fsync_loop,
 	NULL, /* ends the table (and keeps an empty one legal C) */
 };
 

@@ -108,8 +108,60 @@ static int rig_group(struct stack_spec *sp, const struct lab_ctx *c, const char 
 	return rc;
 }
 
+/* The disk's size in bytes: its model's default with the scenario's and
+ * the user's lists applied (a model outside the registry: the stack's
+ * 256 MiB for a file it creates). */
+static int rig_disk_bytes(const struct lab_ctx *c, const char *model, const char *own,
+			  uint64_t *bytes, char *err, size_t n)
+{
+	const struct dev_model *m = dev_model_find(model);
+	const char *user = lab_ctx_params(c, model);
+	void *p;
+	int rc;
+
+	*bytes = 256ull << 20;
+	if (!m)
+		return 0;
+	p = calloc(1, m->m_params->t_size);
+	if (!p)
+		return -ENOMEM;
+	m->m_defaults(p);
+	rc = rt_param_parse(m->m_params, p, own ? own : "", err, n);
+	if (!rc)
+		rc = rt_param_parse(m->m_params, p, user ? user : "", err, n);
+	if (!rc)
+		memcpy(bytes, (const char *)p + m->m_size_offset, sizeof(*bytes));
+	free(p);
+	return rc;
+}
+
+/*
+ * Where things lie on the one disk: the file system from block 0, whole
+ * groups, then the journal (ext3's internal journal, on the same spindle,
+ * so the commit's writes seek against the data's).
+ */
+static int rig_layout(const struct lab_ctx *c, const struct lab_rig_spec *rs, const char *model,
+		      struct stack_spec *sp, uint64_t *fs_blocks, char *err, size_t n)
+{
+	uint64_t bytes, blocks, bpg = rs->fsp.blocks_per_group;
+	int rc = rig_disk_bytes(c, model, rs->disk_params, &bytes, err, n);
+
+	if (rc)
+		return rc;
+	blocks = bytes / 4096;
+	if (!bpg || blocks < LAB_RIG_JOURNAL_BLOCKS + 2 * bpg) {
+		snprintf(err, n, "%s: %llu bytes: too small for the file system and journal", model,
+			 (unsigned long long)bytes);
+		return -EINVAL;
+	}
+	*fs_blocks = (blocks - LAB_RIG_JOURNAL_BLOCKS) / bpg * bpg;
+	sp->journal_start = *fs_blocks;
+	sp->journal_blocks = LAB_RIG_JOURNAL_BLOCKS;
+	return 0;
+}
+
 static int rig_spec(const struct lab_ctx *c, const struct lab_rig_spec *rs,
-		    struct stack_spec *sp, char *err, size_t n)
+		    struct stack_spec *sp, uint64_t *fs_blocks, char *err, size_t n)
 {
 	const char *model = rs->disk_model ? rs->disk_model : lab_ctx_disk(c);
 	int rc;
@@ -125,13 +177,12 @@ static int rig_spec(const struct lab_ctx *c, const struct lab_rig_spec *rs,
 	sp->queues[0].trace_fn = rs->trace_fn;
 	sp->queues[0].trace_arg = rs->trace_arg;
 	sp->journal = true;
-	sp->journal_start = LAB_RIG_JOURNAL_START;
-	sp->journal_blocks = LAB_RIG_JOURNAL_BLOCKS;
 	sp->jopts = rs->jopts;
 	sp->jopts.format = true;
 	if (strncmp(model, "file:", 5) == 0)
 		model = "file";
-	rc = rig_group(sp, c, model, rs->disk_params, err, n);
+	rc = rig_layout(c, rs, model, sp, fs_blocks, err, n);
+	rc = rc ? rc : rig_group(sp, c, model, rs->disk_params, err, n);
 	if (!rc)
 		rc = rig_group(sp, c, rs->elevator, rs->elevator_params, err, n);
 	if (!rc)
@@ -148,6 +199,8 @@ static int rig_main(struct stack *s, void *arg)
 	r->r_j = stack_journal(s);
 	r->r_q = stack_queue(s, 0);
 	rc = lab_fs_mkfs(r->r_j, r->r_q, &r->r_fsp);
+	if (!rc) /* mkfs's bitmaps go home now, not during the measurement */
+		rc = ujbd_checkpoint(r->r_j);
 	if (!rc)
 		rc = lab_fs_mount(r->r_j, r->r_q, &r->r_fsp, &r->r_fs);
 	if (rc)
@@ -167,14 +220,21 @@ int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
 	char err[256];
 	int rc;
 
+	err[0] = '\0';
 	rc = rt_param_parse(&lab_fs_param_table, &r.r_fsp, lab_ctx_params(c, "fs"), err,
 			    sizeof(err));
+	rs->fsp = r.r_fsp;
 	if (!rc)
-		rc = rig_spec(c, rs, &sp, err, sizeof(err));
+		rc = rig_spec(c, rs, &sp, &r.r_fsp.fs_blocks, err, sizeof(err));
 	if (!rc)
 		rc = stack_new(&sp, &s, err, sizeof(err));
-	if (!rc)
+	if (!rc) {
 		rc = stack_run(s, "lab", rig_main, &r);
+		if (rc)
+			snprintf(err, sizeof(err), "%s", stack_error(s));
+	}
+	if (rc)
+		lab_progress(c, "failed: %s (%s)", err[0] ? err : "-", ujbd_strerror(rc));
 	stack_free(s);
 	return rc;
 }
@@ -184,6 +244,8 @@ int lab_rig_remount(struct lab_rig *r)
 	int rc = lab_fs_unmount(r->r_fs);
 
 	r->r_fs = NULL;
+	if (!rc) /* the setup's metadata goes home before the measurement */
+		rc = ujbd_checkpoint(r->r_j);
 	if (!rc)
 		rc = lab_fs_mount(r->r_j, r->r_q, &r->r_fsp, &r->r_fs);
 	return rc;

@@ -61,9 +61,8 @@ struct lab_rig_spec {
 	struct lab_fs_params fsp;    /* the era's: from lab_rig_spec_init, then the scenario's */
 };
 
-/* The journal: 32768 blocks (128 MiB, mke2fs's size for a large fs),
- * starting at block LAB_RIG_JOURNAL_START of the disk. */
-#define LAB_RIG_JOURNAL_START 1024ull
+/* The journal: 32768 blocks (128 MiB, mke2fs's size for a file system
+ * over 4 GiB), on the file system's disk, just past its last group. */
 #define LAB_RIG_JOURNAL_BLOCKS 32768ull
 
 /* Defaults: cfq, journal options of ujbd, fs params of lab_fs_params_default. */
