@@ -199,27 +199,25 @@ void lfs_pc_release(struct lab_fs *fs)
 	rt_mutex_release(&fs->pc_lock);
 }
 
-void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from)
+void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to)
 {
 	rt_mutex_lock(&fs->pc_lock);
 	for (;;) {
 		bool busy = false;
 
-		for (size_t i = 0; i < fs->pc_nhash; i++) {
-			struct lfs_page *p = fs->pc_hash[i], *n;
+		/* the file's own pages, by lookup: O(file), not O(cache) */
+		for (uint64_t fb = from; fb < to; fb++) {
+			struct lfs_page *p = pc_find(fs, ino, fb);
 
-			for (; p; p = n) {
-				n = p->pg_hnext;
-				if (p->pg_ino != ino || p->pg_fblock < from)
-					continue;
-				if (p->pg_wb) {
-					busy = true;
-					continue;
-				}
-				pc_unlist(fs, p);
-				pc_unhash(fs, p);
-				free(p);
+			if (!p)
+				continue;
+			if (p->pg_wb) {
+				busy = true;
+				continue;
 			}
+			pc_unlist(fs, p);
+			pc_unhash(fs, p);
+			free(p);
 		}
 		if (!busy)
 			break;
