@@ -18,8 +18,8 @@
 
 #include "lab/scen.h"
 
-/* Sizes: the copy tree as `atime`'s; the "different kernel tree" half of it;
- * a 256 MiB file for the linear read (larger than the disk's 16 MiB cache
+/* Sizes: the copy tree as `atime`'s; the "different kernel tree" a quarter of it;
+ * a 128 MiB file for the linear read (larger than the disk's 16 MiB cache
  * and its read-ahead); a 64 MiB database file, 4 threads doing 4 KiB
  * O_DIRECT reads and overwrites half and half. */
 #define MORTON_PER_DIR 50u
@@ -38,10 +38,10 @@ static void morton_sizes(const struct lab_ctx *c, struct morton_sizes *z)
 	bool q = lab_ctx_quick(c);
 
 	z->copy_files = q ? 200 : 2000;
-	z->tree_files = q ? 100 : 1000;
-	z->big_bytes = (q ? 16ull : 256ull) << 20;
+	z->tree_files = q ? 100 : 500;
+	z->big_bytes = (q ? 16ull : 128ull) << 20;
 	z->db_bytes = (q ? 8ull : 64ull) << 20;
-	z->odirect_ns = (q ? 1 : 10) * RT_NS_PER_S;
+	z->odirect_ns = (q ? 1 : 3) * RT_NS_PER_S;
 }
 
 struct morton_run {
@@ -177,7 +177,8 @@ static int morton_setup(struct lab_rig *r, struct morton_run *m, struct lab_tree
 	rc = rc ? rc : lab_tree_make(r->r_fs, other);
 	rc = rc ? rc : make_file(r->r_fs, "/big", m->z.big_bytes);
 	rc = rc ? rc : make_file(r->r_fs, "/db", m->z.db_bytes);
-	rc = rc ? rc : lab_rig_remount(r);
+	rc = rc ? rc : lab_rig_remount(r);  /* the big file and the other tree cold */
+	rc = rc ? rc : lab_tree_read(r->r_fs, src); /* the copy's source warm, as in a loop */
 	return rc;
 }
 

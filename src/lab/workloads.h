@@ -88,6 +88,9 @@ int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
 		int (*fn)(struct lab_rig *r, void *arg), void *arg);
 /* Inside fn: unmount and mount again (a cold page cache). */
 int lab_rig_remount(struct lab_rig *r);
+/* Inside fn: commit and checkpoint what the setup wrote, keeping the
+ * caches (the measurement starts from a quiet disk and a warm cache). */
+int lab_rig_settle(struct lab_rig *r);
 
 /* ---- trees of files ----------------------------------------------------- */
 
@@ -106,6 +109,8 @@ void lab_tree_release(struct lab_tree *t);
 void lab_tree_path(const struct lab_tree *t, const char *root, unsigned i, char *buf, size_t n);
 /* Create t on fs (directories and files, written buffered). */
 int lab_tree_make(struct lab_fs *fs, const struct lab_tree *t);
+/* Read every file of t whole (cat > /dev/null: warms the page cache). */
+int lab_tree_read(struct lab_fs *fs, const struct lab_tree *t);
 /* rm -rf of a copy of t at root. Missing files are fine (-ENOENT ignored). */
 int lab_tree_remove(struct lab_fs *fs, const struct lab_tree *t, const char *root);
 
