@@ -38,6 +38,9 @@ enum rt_param_type {
 	RT_PARAM_U64 = 3,    /* uint64_t */
 	RT_PARAM_INT = 4,    /* int */
 	RT_PARAM_DOUBLE = 5, /* double */
+	/* An enum stored as int (static-assert sizeof == sizeof(int)):
+	 * given and printed by name from p_names, stored as its index. */
+	RT_PARAM_ENUM = 6,
 };
 
 /* One row. */
@@ -51,6 +54,7 @@ struct rt_param {
 	double p_min, p_max;       /* valid given values, inclusive */
 	const char *p_source;      /* where the default comes from */
 	const char *p_help;        /* one line: what it is */
+	const char *const *p_names; /* RT_PARAM_ENUM: the names, NULL-terminated */
 };
 
 /* A group of rows over one struct: a disk model, an elevator, "fs". */
@@ -65,13 +69,17 @@ struct rt_param_table {
 /* A row, for tables written as arrays of RT_PARAM(...). */
 #define RT_PARAM(st, field, type, unit, scale, def, min, max, source, help) \
 	{ #field, (type), offsetof(st, field), (unit), (scale), (def), (min), (max), \
-	  (source), (help) }
+	  (source), (help), NULL }
 /* A row whose given name differs from the field's (the unit is not the
  * stored one: "cache_mib" over cache_bytes, "slice_idle_ms" over
  * slice_idle_ns). */
 #define RT_PARAM_AS(name, st, field, type, unit, scale, def, min, max, source, help) \
 	{ (name), (type), offsetof(st, field), (unit), (scale), (def), (min), (max), \
-	  (source), (help) }
+	  (source), (help), NULL }
+/* An enum row: names[i] is value i; def the default's index; nnames the count. */
+#define RT_PARAM_ENUM_AS(name, st, field, names, nnames, def, source, help) \
+	{ (name), RT_PARAM_ENUM, offsetof(st, field), "", 0, (def), 0, (nnames) - 1, \
+	  (source), (help), (names) }
 #define RT_PARAM_TABLE(name, help, rows, st) \
 	{ (name), (help), (rows), sizeof(rows) / sizeof((rows)[0]), sizeof(st) }
 

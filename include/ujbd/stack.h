@@ -70,7 +70,7 @@ struct stack_disk_spec {
  * the journal uses, which then gets "noop". params: that elevator's
  * tunables, "name=value,..."; queue_params: the "queue" group
  * (nr_requests, max_sectors, queue_depth, queue_plug, unplug_thresh,
- * unplug_delay_ms, plug). trace: keep blktrace events in memory; trace_fn,
+ * unplug_delay_ms, plug=explicit|implicit-sync). trace: keep blktrace events in memory; trace_fn,
  * if set, is passed every event (blk.h: runs with q_lock held).
  */
 struct stack_queue_spec {
@@ -97,9 +97,10 @@ struct stack_spec {
 	 * the journal region when they share a disk). */
 	uint64_t journal_start, journal_blocks;
 	uint32_t block_size;          /* journal block size, 4096 */
-	/* Journal options (ujbd_opts_default, format off). The stack sets
+	/* Journal options (ujbd_opts_default, format on). The stack sets
 	 * journal_queue/data_queue to its own queues; format_opts.blocks 0 =
-	 * journal_blocks, format_opts.blocksize 0 = block_size. */
+	 * journal_blocks, format_opts.blocksize 0 = block_size. Formatting
+	 * needs journal_start 0 (ujbd_open formats an identity map only). */
 	struct ujbd_opts jopts;
 	/*
 	 * A hook to wrap each device once it is open (a recorder, fault
@@ -114,8 +115,12 @@ struct stack_spec {
 	size_t s_used;
 };
 
-/* Fill s with the defaults above. */
+/* Fill s with the defaults above (jopts: ujbd_opts_default with format on,
+ * as every run starts from fresh disks). */
 void stack_spec_default(struct stack_spec *s);
+/* Copy a spec (a plain struct copy would leave params strings joined by
+ * stack_spec_set_group pointing into src). */
+void stack_spec_copy(struct stack_spec *dst, const struct stack_spec *src);
 
 /*
  * Apply one "--GROUP=LIST" option: group is a disk model ("hdd"; applies

@@ -22,6 +22,9 @@
 
 /* ---- options -------------------------------------------------------- */
 
+static const char *const blk_plug_names[] = { "explicit", "implicit-sync", NULL };
+_Static_assert(sizeof(enum blk_plug_policy) == sizeof(int), "plug is an RT_PARAM_ENUM row");
+
 /* The "queue" group: the generic queue's own tunables. */
 #define Q_P(field, type, unit, scale, def, min, max, src, help) \
 	RT_PARAM(struct blk_queue_opts, field, type, unit, scale, def, min, max, src, help)
@@ -38,6 +41,9 @@ static const struct rt_param blk_queue_rows[] = {
 	    "queued requests that unplug the queue"),
 	RT_PARAM_AS("unplug_delay_ms", struct blk_queue_opts, unplug_delay_ns, RT_PARAM_U64, "ms",
 		    1e6, 3, 0, 10000, "2.6.29 blk-settings.c unplug_delay", "the unplug timer"),
+	RT_PARAM_ENUM_AS("plug", struct blk_queue_opts, plug_policy, blk_plug_names, 2, 0,
+			 "2.6.30+ (2.6.29 WRITE_SYNC: implicit-sync)",
+			 "explicit unplug, or every sync bio unplugs"),
 };
 static const struct rt_param_table blk_queue_table =
 	RT_PARAM_TABLE("queue", "block queue (2.6.29 defaults)", blk_queue_rows,
@@ -64,8 +70,6 @@ void blk_queue_opts_default(struct blk_queue_opts *o)
 	o->trace_major = 254;
 	o->trace_minor = 0;
 }
-
-static const char *const blk_plug_names[] = { "explicit", "implicit-sync" };
 
 int blk_elevator_parse(const char *s, enum blk_elevator *out)
 {

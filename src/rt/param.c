@@ -41,6 +41,7 @@ double rt_param_get(const struct rt_param *p, const void *obj)
 	case RT_PARAM_U64: v = (double)*(const uint64_t *)f; break;
 	case RT_PARAM_INT: v = *(const int *)f; break;
 	case RT_PARAM_DOUBLE: v = *(const double *)f; break;
+	case RT_PARAM_ENUM: v = *(const int *)f; break;
 	}
 	return p->p_type == RT_PARAM_BOOL ? v : v / scale_of(p);
 }
@@ -59,6 +60,7 @@ static void store(const struct rt_param *p, void *obj, double given)
 	case RT_PARAM_U64: *(uint64_t *)f = (uint64_t)llround(s); break;
 	case RT_PARAM_INT: *(int *)f = (int)llround(s); break;
 	case RT_PARAM_DOUBLE: *(double *)f = s; break;
+	case RT_PARAM_ENUM: *(int *)f = (int)llround(s); break;
 	}
 }
 
@@ -113,6 +115,15 @@ static int parse_number(const struct rt_param *p, const char *s, double *out)
 
 	if (p->p_type == RT_PARAM_BOOL)
 		return parse_bool(s, out);
+	if (p->p_type == RT_PARAM_ENUM) {
+		for (size_t i = 0; p->p_names && p->p_names[i]; i++) {
+			if (!strcmp(s, p->p_names[i])) {
+				*out = (double)i;
+				return 0;
+			}
+		}
+		return -EINVAL;
+	}
 	if (!*s)
 		return -EINVAL;
 	errno = 0;
@@ -127,10 +138,17 @@ static int parse_number(const struct rt_param *p, const char *s, double *out)
 
 static void range_text(const struct rt_param *p, char *buf, size_t len)
 {
-	if (p->p_type == RT_PARAM_BOOL)
+	if (p->p_type == RT_PARAM_BOOL) {
 		snprintf(buf, len, "true|false");
-	else
-		snprintf(buf, len, "%g..%g", p->p_min, p->p_max);
+	} else if (p->p_type == RT_PARAM_ENUM) {
+		size_t at = 0;
+
+		buf[0] = '\0';
+		for (size_t i = 0; p->p_names && p->p_names[i] && at < len; i++)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? "|" : "",
+					       p->p_names[i]);
+	} else
+		snprintf(buf, len, "%.10g..%.10g", p->p_min, p->p_max);
 }
 
 int rt_param_set(const struct rt_param_table *t, void *obj, const char *name,
@@ -152,6 +170,7 @@ int rt_param_set(const struct rt_param_table *t, void *obj, const char *name,
 			snprintf(err, errlen, "%s: %s=%s: not a valid %s (expected %s%s%s)",
 				 t->t_name, name, value,
 				 p->p_type == RT_PARAM_BOOL ? "boolean"
+				 : p->p_type == RT_PARAM_ENUM ? "name"
 				 : p->p_type == RT_PARAM_DOUBLE || scale_of(p) != 1.0 ? "number"
 				 : "integer",
 				 range, *p->p_unit ? " " : "", p->p_unit);
@@ -210,6 +229,8 @@ int rt_param_format(const struct rt_param *p, const void *obj, char *buf, size_t
 
 	if (p->p_type == RT_PARAM_BOOL)
 		return snprintf(buf, len, "%s", v != 0 ? "true" : "false");
+	if (p->p_type == RT_PARAM_ENUM && v >= 0 && v <= p->p_max && p->p_names)
+		return snprintf(buf, len, "%s", p->p_names[(size_t)v]);
 	if (p->p_type != RT_PARAM_DOUBLE && scale_of(p) == 1.0)
 		return snprintf(buf, len, "%.0f", v);
 	return snprintf(buf, len, "%.10g", v);
@@ -278,6 +299,15 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* A formatted value: a JSON string for an enum, else as it is. */
+static void json_val(FILE *f, const struct rt_param *p, const char *v)
+{
+	if (p->p_type == RT_PARAM_ENUM)
+		json_str(f, v);
+	else
+		fputs(v, f);
+}
+
 int rt_param_json(FILE *f, const struct rt_param_table *t, const void *obj)
 {
 	void *def = defaults_copy(t);
@@ -295,9 +325,13 @@ int rt_param_json(FILE *f, const struct rt_param_table *t, const void *obj)
 		rt_param_format(p, def, d, sizeof(d));
 		fprintf(f, "%s", i ? ", " : "");
 		json_str(f, p->p_name);
-		fprintf(f, ": {\"value\": %s, \"unit\": ", v);
+		fputs(": {\"value\": ", f);
+		json_val(f, p, v);
+		fputs(", \"unit\": ", f);
 		json_str(f, p->p_unit);
-		fprintf(f, ", \"default\": %s, ", d);
+		fputs(", \"default\": ", f);
+		json_val(f, p, d);
+		fputs(", ", f);
 		if (p->p_type == RT_PARAM_BOOL)
 			fprintf(f, "\"min\": false, \"max\": true");
 		else
