@@ -112,7 +112,7 @@ struct lab_fs_stats {
 	uint64_t reads, read_hits, readahead_blocks, writeback_blocks;
 	uint64_t throttled, throttle_ns;
 	uint64_t data_reads, data_writes;   /* data blocks read / written on disk */
-	uint64_t meta_reads;                /* metadata blocks read from disk */
+	uint64_t verify_errors;             /* blocks read whose header named another block */
 	uint64_t handles;                   /* journal handles started */
 	uint64_t atime_updates;             /* inodes dirtied for atime */
 	uint64_t fsync_blocks;              /* blocks written SYNC by fsync */
