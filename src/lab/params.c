@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lab/fs.h"
 #include "lab/runner.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
@@ -27,14 +28,20 @@ struct lab_group {
 	const char *g_none;       /* printed when there is no table */
 };
 
+static void fs_defaults(void *p)
+{
+	lab_fs_params_default(p);
+}
+
 /*
- * Groups that are not in a registry: "fs" (src/lab/fs.h) until its table
- * lands, "jbd" (the journal options have no table yet), then the tables
- * scenarios declare (one row each). A list for a group without a table is
- * recorded unchecked (it must still read name=value,...).
+ * Groups that are not in a registry: "fs" (src/lab/fs.h), "jbd" (the
+ * journal options have no table yet), then the tables scenarios declare
+ * (one row each: name, table, defaults or NULL, ""). A list for a group
+ * without a table is recorded unchecked (it must still read
+ * name=value,...).
  */
 static const struct lab_group extra_groups[] = {
-	{ "fs", NULL, NULL, "no table yet: lab_fs_param_table (branch fs)" },
+	{ "fs", &lab_fs_param_table, fs_defaults, "" },
 	{ "jbd", NULL, NULL, "no table yet: the journal options" },
 };
 
