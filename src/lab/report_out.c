@@ -360,7 +360,8 @@ static void plot_flush(struct out *o, size_t si)
 	base_name(gp, sizeof(gp), s, NULL, "_flush");
 	snprintf(dat, sizeof(dat), "%s.gp", gp);
 	for (size_t k = 0; k < sr->sr_nvariants && first; k++)
-		first = !item_of(sr->sr_res[k], "flush_ms", LAB_ARRAY);
+		first = !item_of(sr->sr_res[k], "flush_ms", LAB_ARRAY) ||
+			!item_of(sr->sr_res[k], "fg_latency_ms_max", LAB_ARRAY);
 	if (first || !(f = out_open(o, dat)))
 		return;
 	first = true;

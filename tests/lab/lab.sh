@@ -1,8 +1,9 @@
 #!/bin/sh
-# ujbd lab: usage errors (exit 2, one line "ujbd lab: ..."), --params lists
-# the groups, and with the registered scenarios: --quick --json twice with
-# one seed is byte-identical, two seeds differ, every metric is a finite
-# number, and --out writes report.html, the JSON, the CSVs and the PNGs.
+# ujbd lab: usage errors (exit 2, one line "ujbd lab: ..."), lab fsck's exit
+# statuses, --params lists the groups with the given values, and with the
+# registered scenarios: --quick --json twice with one seed is byte-identical,
+# two seeds differ, every metric is a finite number, and --out writes
+# report.html, the JSON, the CSVs and the PNGs.
 set -u
 UJBD=${UJBD:-build/ujbd}
 [ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
@@ -18,7 +19,7 @@ bad() { echo "FAIL: $*"; fail=1; }
 grep -q -- "--scenario" "$tmp/help" || bad "--help does not list --scenario"
 for args in "--bogus" "--seed=-1" "--seed=abc" "--disk=floppy" "--world=moon" \
 	"--scenario=nosuch" "--variant=nosuch" "--nosuchgroup=a=1" "--hdd=novalue" \
-	"--disk=file:$tmp/f" "extra" "--out="; do
+	"--disk=file:$tmp/f" "extra" "--out=" "--hdd=seek_avg_ms=100" "--fs=nosuch=1"; do
 	# shellcheck disable=SC2086
 	"$UJBD" lab $args >"$tmp/out" 2>"$tmp/err"
 	rc=$?
@@ -28,6 +29,16 @@ for args in "--bogus" "--seed=-1" "--seed=abc" "--disk=floppy" "--world=moon" \
 	[ -s "$tmp/out" ] && bad "'$args': wrote to stdout"
 done
 
+# ---- lab fsck: an image of zeros is no file system (exit 1, one line) --------
+truncate -s 16M "$tmp/zero.img"
+"$UJBD" lab fsck "$tmp/zero.img" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] || bad "fsck of zeros: want exit 1"
+grep -q "^ujbd lab: fsck: '$tmp/zero.img': " "$tmp/err" || bad "fsck message: $(cat "$tmp/err")"
+"$UJBD" lab fsck "$tmp/missing.img" >/dev/null 2>&1
+[ $? -eq 3 ] || bad "fsck of a missing file: want exit 3"
+"$UJBD" lab fsck >/dev/null 2>&1
+[ $? -eq 2 ] || bad "fsck without IMAGE: want exit 2"
+
 # ---- --params: every group, text and JSON -----------------------------------
 "$UJBD" lab --params >"$tmp/params" || bad "--params exit $?"
 "$UJBD" lab --params --json >"$tmp/params.json" || bad "--params --json exit $?"
@@ -36,6 +47,11 @@ for g in hdd ssd cfq deadline noop queue fs; do
 	grep -q "^\[$g\]" "$tmp/params" || bad "--params lacks group $g"
 	jq -e --arg g "$g" 'has($g)' "$tmp/params.json" >/dev/null || bad "--params --json lacks $g"
 done
+# a value set on the command line is the value printed
+"$UJBD" lab --params --json --hdd=seek_avg_ms=9.5,rpm=5400 --fs=dirty_ratio=20 >"$tmp/p2.json" \
+	|| bad "--params with lists exit $?"
+jq -e '.hdd.seek_avg_ms.value == 9.5 and .hdd.rpm.value == 5400 and .fs.dirty_ratio.value == 20' \
+	"$tmp/p2.json" >/dev/null || bad "--params does not show the given values"
 
 # ---- the scenarios ------------------------------------------------------------
 "$UJBD" lab --list >"$tmp/list" || bad "--list exit $?"

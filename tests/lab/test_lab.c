@@ -105,9 +105,12 @@ static void t_ctx(void)
 	T_EQ(lab_ctx_set_disk(c, "file:/tmp/x"), 0);
 	T_STREQ(lab_ctx_disk(c), "file:/tmp/x");
 	T_STREQ(lab_ctx_params(c, "hdd"), "");
-	T_EQ(lab_ctx_add_params(c, "hdd", "a=1", err, sizeof(err)), 0);
-	T_EQ(lab_ctx_add_params(c, "hdd", "b=2", err, sizeof(err)), 0);
-	T_STREQ(lab_ctx_params(c, "hdd"), "a=1,b=2");
+	T_EQ(lab_ctx_add_params(c, "hdd", "rpm=5400", err, sizeof(err)), 0);
+	T_EQ(lab_ctx_add_params(c, "hdd", "seek_avg_ms=9.5", err, sizeof(err)), 0);
+	T_STREQ(lab_ctx_params(c, "hdd"), "rpm=5400,seek_avg_ms=9.5");
+	T_EQ(lab_ctx_add_params(c, "hdd", "seek_avg_ms=100", err, sizeof(err)), -EINVAL);
+	T_CHECK(strstr(err, "seek_avg_ms") != NULL);  /* the table's range */
+	T_STREQ(lab_ctx_params(c, "hdd"), "rpm=5400,seek_avg_ms=9.5");
 	T_EQ(lab_ctx_add_params(c, "nosuch", "a=1", err, sizeof(err)), -EINVAL);
 	T_CHECK(strstr(err, "nosuch") != NULL);
 	T_EQ(lab_ctx_add_params(c, "cfq", "novalue", err, sizeof(err)), -EINVAL);
