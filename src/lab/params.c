@@ -15,6 +15,7 @@
 
 #include "lab/fs.h"
 #include "lab/runner.h"
+#include "lab/scen.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
 #include "ujbd/param.h"
@@ -43,6 +44,7 @@ static void fs_defaults(void *p)
 static const struct lab_group extra_groups[] = {
 	{ "fs", &lab_fs_param_table, fs_defaults, "" },
 	{ "jbd", NULL, NULL, "no table yet: the journal options" },
+	{ "aim7", &lab_aim7_param_table, NULL, "" },
 };
 
 #define NEXTRA (sizeof(extra_groups) / sizeof(extra_groups[0]))
