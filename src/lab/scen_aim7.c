@@ -251,7 +251,8 @@ static void aim7_summary(const struct lab_result *const *r, struct lab_summary *
 
 	snprintf(lab, sizeof(lab), "%.0f (always) vs %.0f (needed) jobs/min; useless wakeups %.0f vs %.0f",
 		 al, nd, lab_result_get(r[1], "useless_wakeups"), useless);
-	w += (size_t)snprintf(why, sizeof(why), "always/needed:");
+	w += (size_t)snprintf(why, sizeof(why), "%.0f useless wakeups x their CPU cost; always/needed:",
+			      lab_result_get(r[1], "useless_wakeups"));
 	for (size_t i = 0; i < 4 && w < sizeof(why); i++)
 		w += (size_t)snprintf(why + w, sizeof(why) - w, " %s %.2fx", info[i],
 				      lab_ratio(lab_result_get(r[1], info[i]),

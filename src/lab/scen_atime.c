@@ -183,6 +183,11 @@ static const char *atime_top_cause(const struct lab_result *r, double *ms)
 	const char *best = "its own read I/O";
 
 	*ms = lab_result_get(r, "fg_other_ms_total");
+	if (!(lab_result_get(r, "fg_wait_transaction_ms_total") > 0) &&
+	    !(lab_result_get(r, "fg_wait_buffer_ms_total") > 0) &&
+	    !(lab_result_get(r, "fg_wait_log_space_ms_total") > 0) &&
+	    !(lab_result_get(r, "fg_wait_commit_ms_total") > 0))
+		return "its own read I/O and CPU, never the journal (no inversion to cure)";
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(key, sizeof(key), "fg_wait_%s_ms_total", names[i]);
 		double v = lab_result_get(r, key);
