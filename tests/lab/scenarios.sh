@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 bad() { echo "FAIL: $*"; fail=1; }
 
 # a JSON number after "KEY": in FILE (first match; files are spaceless)
-json_num() { sed -n "s/.*\"$1\":\([-0-9.e+]*\)[],}].*/\1/p" "$2" | head -n 1; }
+json_num() { sed -n "s/.*\"$1\":\([-0-9.e+][-0-9.e+]*\).*/\1/p" "$2" | head -n 1; }
 positive() { awk -v v="$1" 'BEGIN { exit !(v > 0) }'; }
 
 # scenario | variants | metrics | metrics that must be > 0
