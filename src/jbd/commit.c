@@ -357,10 +357,20 @@ static struct jbd_iobuf *ring_slot(struct ujbd *j, struct commit_ctx *c)
 }
 
 /* The priority of the commit's next bio: raised by waiters meanwhile
- * under inherit (j_commit_prio), else fixed. */
+ * under inherit (j_commit_prio), else fixed. Called by the committing
+ * thread only: kjournald follows the raise itself too, so its writes
+ * without an explicit priority (the superblock's) do not pull its CFQ
+ * queue back down. */
 static uint16_t commit_prio(struct ujbd *j, const struct commit_ctx *c)
 {
-	return c->tag ? __atomic_load_n(&j->j_commit_prio, __ATOMIC_ACQUIRE) : c->prio;
+	uint16_t p;
+
+	if (!c->tag)
+		return c->prio;
+	p = __atomic_load_n(&j->j_commit_prio, __ATOMIC_ACQUIRE);
+	if (!c->caller && rt_ioprio_get() != p)
+		rt_ioprio_set(p);
+	return p;
 }
 
 static int io_submit(struct blk_queue *q, struct jbd_iobuf *io, uint64_t sector,
