@@ -1,13 +1,14 @@
 # ujbd — one non-recursive GNU Makefile.
 #   make            static and shared libujbd, the ujbd tool
-#   make run        the main job (see README)
+#   make run        the whole lab (ujbd lab, default seed): the tables
+#   make tour       the short tour of the tools (scripts/tour)
 #   make check      every test (installs missing Debian packages first)
 #   make asan|tsan  the unit tests under ASan+UBSan / TSan
 #   make fuzz       the libFuzzer target (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Sources are found by wildcard: src/<layer>/*.c make the library,
 # tools/*.c the ujbd binary, tests/<layer>/test_*.c one test program each,
-# tests/<layer>/*.sh shell tests.
+# tests/<layer>/*.sh shell tests. Quiet ("  CC src/x.c"); V=1 shows the commands.
 
 VERSION   := 0.1.0
 SOVERSION := 0
@@ -35,7 +36,15 @@ STATIC    := $(BUILD)/libujbd.a
 SHARED    := $(BUILD)/libujbd.so.$(VERSION)
 UJBD      := $(BUILD)/ujbd
 
-.PHONY: all run check unit asan tsan fuzz install clean deps tests
+ifeq ($(V),1)
+Q :=
+quiet = @true
+else
+Q := @
+quiet = @printf '  %-6s %s\n'
+endif
+
+.PHONY: all run tour check unit asan tsan fuzz install clean deps tests
 all: $(STATIC) $(SHARED) $(UJBD)
 
 deps:
@@ -43,25 +52,30 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(quiet) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(STATIC): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
-	ar rcs $@ $^
+	$(quiet) AR $@
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
 
 $(SHARED): $(LIB_OBJ) ujbd.map
-	$(CC) -shared -Wl,-soname,libujbd.so.$(SOVERSION) -Wl,--version-script=ujbd.map \
+	$(quiet) LD $@
+	$(Q)$(CC) -shared -Wl,-soname,libujbd.so.$(SOVERSION) -Wl,--version-script=ujbd.map \
 		$(ALL_LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
-	ln -sf libujbd.so.$(VERSION) $(BUILD)/libujbd.so.$(SOVERSION)
-	ln -sf libujbd.so.$(VERSION) $(BUILD)/libujbd.so
+	$(Q)ln -sf libujbd.so.$(VERSION) $(BUILD)/libujbd.so.$(SOVERSION)
+	$(Q)ln -sf libujbd.so.$(VERSION) $(BUILD)/libujbd.so
 
 $(UJBD): $(TOOL_OBJ) $(STATIC)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJ) $(STATIC) $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJ) $(STATIC) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(STATIC) tests/t.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(STATIC) $(LDLIBS)
+	$(quiet) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(STATIC) $(LDLIBS)
 
 tests: $(TEST_BIN) $(UJBD)
 
@@ -75,7 +89,13 @@ check: deps
 	@$(MAKE) --no-print-directory all tests
 	@$(MAKE) --no-print-directory unit
 
+# The whole lab with the default seed: the tables on stdout, progress on
+# stderr when it is a terminal.
 run: deps
+	@$(MAKE) --no-print-directory all
+	@$(UJBD) lab
+
+tour: deps
 	@$(MAKE) --no-print-directory all
 	@UJBD=$(CURDIR)/$(UJBD) ./scripts/tour
 
@@ -95,7 +115,8 @@ fuzz: deps
 
 build/fuzz/fuzz/%: tests/fuzz/%.c $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -Itests -o $@ $< $(STATIC) $(LDLIBS)
+	$(quiet) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -Itests -o $@ $< $(STATIC) $(LDLIBS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \

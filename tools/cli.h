@@ -26,5 +26,6 @@ int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_write(int argc, char **argv);
+int cmd_lab(int argc, char **argv);
 
 #endif

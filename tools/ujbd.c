@@ -20,6 +20,7 @@ static const struct verb {
 	{ "write", cmd_write, "append one committed, unreplayed transaction" },
 	{ "devbench", cmd_devbench, "benchmark a simulated or real device" },
 	{ "bench", cmd_bench, "benchmark the journal runtime (fsync loop, group commit, handles)" },
+	{ "lab", cmd_lab, "run the seeds' scenarios and report them (tables, JSON, plots)" },
 };
 
 void cli_err(const char *verb, const char *fmt, ...)

@@ -236,6 +236,11 @@ struct jbd_format_opts {
  * area, flush. d must hold blocks * blocksize bytes.
  */
 int jbd_format(struct dev *d, const struct jbd_format_opts *o, struct jbd_err *err);
+/* The same for a journal that starts at device block `first` (in journal
+ * blocks: an internal journal sharing its disk with the data); d must hold
+ * (first + blocks) * blocksize bytes. jbd_format is first = 0. */
+int jbd_format_at(struct dev *d, uint64_t first, const struct jbd_format_opts *o,
+		  struct jbd_err *err);
 
 #ifdef __cplusplus
 }

@@ -153,6 +153,13 @@ struct ujbd_opts {
 	 * log space, when full, for asynchronous requests made while a commit
 	 * runs, and at close. Not jbd2's way, hence off. */
 	bool caller_commit;                 /* false */
+	/* CPU time (rt_cpu) charged to the thread that wakes the commit
+	 * thread, with j_state_lock held, as jbd2's wake_up of j_wait_commit
+	 * runs under the journal's state lock: in the sim world's CPU model it
+	 * makes the cost of a wakeup (seed 002) visible to every thread that
+	 * needs the lock meanwhile. 0 (the default) charges nothing; the real
+	 * world pays its real cost anyway. */
+	uint64_t wakeup_cpu_ns;             /* 0 */
 	/* Largest transaction in journal blocks; 0 = (journal length) / 4. */
 	uint32_t max_transaction_blocks;
 	/* Buffer cache limit in blocks (clean buffers are evicted LRU). */

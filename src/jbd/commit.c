@@ -83,6 +83,8 @@ void __jbd_request_commit(struct ujbd *j, ujbd_tid_t tid)
 		j->j_kj_sleeping = false;
 		j->j_kj_woken = true;
 		rt_cond_signal(&j->j_wait_commit);
+		if (j->j_opts.wakeup_cpu_ns)
+			rt_cpu(j->j_opts.wakeup_cpu_ns); /* [j_state_lock] held: see ujbd_opts */
 	}
 }
 

@@ -78,6 +78,8 @@ static int opts_check(const struct jbd_loc *loc, const struct ujbd_opts *o,
 		return jbd_err_set(err, -EINVAL, "invalid option value");
 	if (o->commit_interval_ns == 0)
 		return jbd_err_set(err, -EINVAL, "commit_interval must be positive");
+	if (o->wakeup_cpu_ns > RT_NS_PER_S)
+		return jbd_err_set(err, -EINVAL, "wakeup_cpu_ns above 1 s");
 	if (o->min_batch_time_ns > o->max_batch_time_ns && o->max_batch_time_ns)
 		return jbd_err_set(err, -EINVAL, "min_batch_time above max_batch_time");
 	if (o->commit_ioprio != UJBD_IOPRIO_INHERIT &&
@@ -109,10 +111,9 @@ static int open_format(const struct jbd_loc *loc, const struct ujbd_opts *o,
 	struct jbd_format_opts f = o->format_opts;
 	static const uint8_t zero[16];
 
-	if (loc->j_nmap != 1 || loc->j_map[0].pblk != 0 || loc->j_map[0].lblk != 0 ||
-	    loc->j_sb_block != 0)
+	if (loc->j_nmap != 1 || loc->j_map[0].lblk != 0 || loc->j_sb_block != 0)
 		return jbd_err_set(err, -EINVAL,
-				   "format needs a standalone journal (identity map, superblock at block 0)");
+				   "format needs one contiguous extent with the superblock first");
 	if (!f.blocksize)
 		f.blocksize = loc->j_blocksize;
 	if (!f.blocks)
@@ -125,7 +126,7 @@ static int open_format(const struct jbd_loc *loc, const struct ujbd_opts *o,
 			memcpy(f.uuid + i, &r, 8);
 		}
 	}
-	return jbd_format(loc->j_dev, &f, err);
+	return jbd_format_at(loc->j_dev, loc->j_map[0].pblk, &f, err);
 }
 
 /* s_errno, recovery: what an earlier life of the journal left. */

@@ -150,6 +150,12 @@ static void format_fill_sb(struct jbd2_sb *sb, const struct jbd_format_opts *o)
 
 int jbd_format(struct dev *d, const struct jbd_format_opts *o, struct jbd_err *err)
 {
+	return jbd_format_at(d, 0, o, err);
+}
+
+int jbd_format_at(struct dev *d, uint64_t first, const struct jbd_format_opts *o,
+		  struct jbd_err *err)
+{
 	const uint32_t chunk_blocks = 256;
 	uint32_t bs = o->blocksize;
 	uint8_t *buf;
@@ -161,7 +167,7 @@ int jbd_format(struct dev *d, const struct jbd_format_opts *o, struct jbd_err *e
 		return jbd_err_set(err, -EINVAL, "journal of %llu blocks: need %u to %u",
 				   (unsigned long long)o->blocks, JBD_FORMAT_MIN_BLOCKS,
 				   UINT32_MAX);
-	if (dev_size(d) < o->blocks * bs)
+	if (dev_size(d) / bs < first || dev_size(d) / bs - first < o->blocks)
 		return jbd_err_set(err, -ENOSPC, "device too small for %llu blocks",
 				   (unsigned long long)o->blocks);
 	buf = calloc(chunk_blocks, bs);
@@ -170,13 +176,13 @@ int jbd_format(struct dev *d, const struct jbd_format_opts *o, struct jbd_err *e
 	/* Zero the log so no stale block of an earlier journal survives. */
 	for (uint64_t b = 1; b < o->blocks && !rc; b += chunk_blocks) {
 		uint64_t n = o->blocks - b < chunk_blocks ? o->blocks - b : chunk_blocks;
-		rc = dev_pwrite(d, buf, (uint32_t)(n * bs), b * bs, 0);
+		rc = dev_pwrite(d, buf, (uint32_t)(n * bs), (first + b) * bs, 0);
 	}
 	if (!rc)
 		rc = dev_flush(d);
 	if (!rc) {
 		format_fill_sb((struct jbd2_sb *)buf, o);
-		rc = dev_pwrite(d, buf, bs, 0, 0);
+		rc = dev_pwrite(d, buf, bs, first * bs, 0);
 	}
 	if (!rc)
 		rc = dev_flush(d);

@@ -129,8 +129,6 @@ static int check_spec(const struct stack_spec *sp, char *err, size_t n)
 	if (bs < 512 || bs > 65536 || (bs & (bs - 1)))
 		return seterr(err, n, -EINVAL, "journal: block_size=%u: not a power of two 512..65536",
 			      bs);
-	if (sp->jopts.format && sp->journal_start)
-		return seterr(err, n, -EINVAL, "journal: format needs journal_start 0");
 	return 0;
 }
 

@@ -298,7 +298,9 @@ static void t_ordered_flush_points(void)
 
 struct wk {
 	enum ujbd_wake_policy wake;
+	uint64_t wakeup_cpu_ns;   /* option */
 	struct ujbd_stats st;
+	uint64_t loop_ns;         /* virtual time of the 5 fsyncs */
 	int rc;
 };
 
@@ -317,9 +319,11 @@ static void wk_main(void *arg)
 		return;
 	rig_opts(&o, true);
 	o.wake = k->wake;
+	o.wakeup_cpu_ns = k->wakeup_cpu_ns;
 	if ((k->rc = rig_open(&r, &o)))
 		return;
 	k->rc = rig_write(r.j, 600, 1, 1, true, &tid);
+	k->loop_ns = rt_now_ns();
 	/* fsync of a file whose transaction is already committed, 5 times. */
 	for (int i = 0; i < 5 && !k->rc; i++) {
 		rt_sleep_ns(RT_NS_PER_MS);
@@ -328,6 +332,7 @@ static void wk_main(void *arg)
 			k->rc = ujbd_wait_tid(r.j, tid);
 		rt_sleep_ns(RT_NS_PER_MS);
 	}
+	k->loop_ns = rt_now_ns() - k->loop_ns;
 	ujbd_stats(r.j, &k->st);
 	if (!k->rc)
 		k->rc = ujbd_close(r.j);
@@ -346,6 +351,21 @@ static void t_wake_policy(void)
 	T_EQ_U64(n.st.useless_wakeups, 0);
 	T_EQ_U64(a.st.useless_wakeups, 5);
 	T_EQ_U64(a.st.wakeups, n.st.wakeups + 5);
+}
+
+/* wakeup_cpu_ns: each of the 5 useless wakeups charges its CPU time to the
+ * fsyncing thread (under j_state_lock), so the loop takes 5 x longer. */
+static void t_wakeup_cost(void)
+{
+	struct wk a = { .wake = UJBD_WAKE_ALWAYS };
+	struct wk c = { .wake = UJBD_WAKE_ALWAYS, .wakeup_cpu_ns = 2 * RT_NS_PER_MS };
+
+	T_EQ(rig_sim_run(3, wk_main, &a), 0);
+	T_EQ(a.rc, 0);
+	T_EQ(rig_sim_run(3, wk_main, &c), 0);
+	T_EQ(c.rc, 0);
+	T_EQ_U64(c.st.useless_wakeups, 5);
+	T_EQ(c.loop_ns >= a.loop_ns + 5 * 2 * RT_NS_PER_MS, true);
 }
 
 /* ---- journal I/O flags and priority (sim, traced) ------------------------- */
@@ -616,6 +636,7 @@ int main(int argc, char **argv)
 	T_RUN(t_frozen);
 	T_RUN(t_ordered_flush_points);
 	T_RUN(t_wake_policy);
+	T_RUN(t_wakeup_cost);
 	T_RUN(t_io_policy);
 	T_RUN(t_trace_and_stats);
 	T_RUN(t_timer_and_full);

@@ -1,0 +1,258 @@
+/*
+ * The file-system model's allocator: where ext3 put new inodes and blocks.
+ *
+ * The one idea: placement is what makes the seeks. As ext3's Orlov
+ * allocator: a directory made in the root goes to the group with the fewest
+ * directories among those with at least the average of free inodes and free
+ * blocks (top-level trees spread over the disk); a deeper directory and a
+ * file stay in the parent's group while it has room (then the next group
+ * with room). A file's first block is searched from the start of its
+ * inode's group's data area, each later block from the previous one plus
+ * one, so a file is contiguous and near its inode.
+ *
+ * Everything here runs under fs_lock, inside a handle.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "lab/fs_int.h"
+
+static uint64_t gd_block(uint32_t grp)
+{
+	return 1 + grp / LFS_GPB;
+}
+
+int lfs_gd_get(struct lab_fs *fs, uint32_t grp, struct lfs_gd *out)
+{
+	uint8_t buf[LFS_BS];
+	int rc = ujbd_read(fs->fs_j, gd_block(grp), buf);
+
+	if (!rc)
+		memcpy(out, buf + (grp % LFS_GPB) * LFS_GD_SIZE, sizeof(*out));
+	return rc;
+}
+
+/* Add dfree/dinodes/ddirs to group grp's counters. */
+static int gd_add(struct lab_fs *fs, struct lfs_tx *tx, uint32_t grp, int dfree, int dinodes,
+		  int ddirs)
+{
+	struct ujbd_buf *b;
+	struct lfs_gd gd;
+	uint8_t *p;
+	int rc = lfs_tx_get(tx, gd_block(grp), false, &b);
+
+	if (rc)
+		return rc;
+	p = (uint8_t *)ujbd_buf_data(b) + (grp % LFS_GPB) * LFS_GD_SIZE;
+	memcpy(&gd, p, sizeof(gd));
+	gd.g_free_blocks = (uint32_t)((int64_t)gd.g_free_blocks + dfree);
+	gd.g_free_inodes = (uint32_t)((int64_t)gd.g_free_inodes + dinodes);
+	gd.g_used_dirs = (uint32_t)((int64_t)gd.g_used_dirs + ddirs);
+	memcpy(p, &gd, sizeof(gd));
+	return lfs_tx_dirty(tx, b);
+}
+
+static uint32_t ino_group(const struct lab_fs *fs, lab_ino_t ino)
+{
+	return (ino - 1) / fs->fs_geo.ipg;
+}
+
+uint64_t lfs_ino_goal(struct lab_fs *fs, lab_ino_t ino)
+{
+	return lfs_group_data(&fs->fs_geo, ino_group(fs, ino));
+}
+
+/* Orlov for a top-level directory: fewest directories among the groups with
+ * at least average free inodes and blocks; ties to the lowest group after
+ * the parent's. */
+static int group_spread(struct lab_fs *fs, uint32_t *out)
+{
+	const struct lfs_geo *g = &fs->fs_geo;
+	uint64_t free_i = 0, free_b = 0;
+	uint32_t best = UINT32_MAX, best_dirs = UINT32_MAX;
+	struct lfs_gd gd;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < g->ngroups && !rc; i++) {
+		rc = lfs_gd_get(fs, i, &gd);
+		free_i += gd.g_free_inodes;
+		free_b += gd.g_free_blocks;
+	}
+	for (uint32_t i = 0; i < g->ngroups && !rc; i++) {
+		rc = lfs_gd_get(fs, i, &gd);
+		if (rc || !gd.g_free_inodes)
+			continue;
+		if ((uint64_t)gd.g_free_inodes * g->ngroups < free_i ||
+		    (uint64_t)gd.g_free_blocks * g->ngroups < free_b)
+			continue;
+		if (gd.g_used_dirs < best_dirs) {
+			best = i;
+			best_dirs = gd.g_used_dirs;
+		}
+	}
+	if (rc)
+		return rc;
+	*out = best;
+	return best == UINT32_MAX ? -ENOSPC : 0;
+}
+
+/* The parent's group if it has a free inode and free blocks, else the next
+ * that has (ext3's find_group_other, linear). */
+static int group_near(struct lab_fs *fs, uint32_t pgrp, uint32_t *out)
+{
+	const struct lfs_geo *g = &fs->fs_geo;
+	struct lfs_gd gd;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t k = 0; k < g->ngroups; k++) {
+			uint32_t i = (pgrp + k) % g->ngroups;
+			int rc = lfs_gd_get(fs, i, &gd);
+
+			if (rc)
+				return rc;
+			if (gd.g_free_inodes && (pass || gd.g_free_blocks)) {
+				*out = i;
+				return 0;
+			}
+		}
+	}
+	return -ENOSPC;
+}
+
+/* First clear bit in [from, n) of a bitmap block, else -1. */
+static int64_t bit_find(const uint8_t *bm, uint32_t from, uint32_t n)
+{
+	for (uint32_t i = from; i < n; i++) {
+		if (!(i % 8) && bm[i / 8] == 0xff) {
+			i += 7;
+			continue;
+		}
+		if (!(bm[i / 8] & (1u << (i % 8))))
+			return i;
+	}
+	return -1;
+}
+
+static int bitmap_take(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block, uint32_t from, uint32_t n,
+		       int64_t *bit)
+{
+	struct ujbd_buf *b;
+	uint8_t tmp[LFS_BS];
+	int rc = ujbd_read(fs->fs_j, block, tmp);
+
+	*bit = -1;
+	if (rc)
+		return rc;
+	*bit = bit_find(tmp, from, n);
+	if (*bit < 0)
+		return 0;
+	rc = lfs_tx_get(tx, block, false, &b);
+	if (rc)
+		return rc;
+	((uint8_t *)ujbd_buf_data(b))[*bit / 8] |= (uint8_t)(1u << (*bit % 8));
+	return lfs_tx_dirty(tx, b);
+}
+
+static int bitmap_clear(struct lfs_tx *tx, uint64_t block, uint32_t bit)
+{
+	struct ujbd_buf *b;
+	uint8_t *p;
+	int rc = lfs_tx_get(tx, block, false, &b);
+
+	if (rc)
+		return rc;
+	p = ujbd_buf_data(b);
+	if (!(p[bit / 8] & (1u << (bit % 8)))) {
+		ujbd_buf_put(b);
+		return -EUCLEAN; /* freeing a free block: a model bug or a bad disk */
+	}
+	p[bit / 8] &= (uint8_t)~(1u << (bit % 8));
+	return lfs_tx_dirty(tx, b);
+}
+
+int lfs_alloc_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t parent, bool dir,
+		    lab_ino_t *out)
+{
+	const struct lfs_geo *g = &fs->fs_geo;
+	uint32_t grp = 0, start;
+	int64_t bit = -1;
+	int rc;
+
+	if (dir && parent == LFS_ROOT_INO)
+		rc = group_spread(fs, &grp);
+	else
+		rc = group_near(fs, ino_group(fs, parent), &grp);
+	start = grp;
+	while (!rc) {
+		rc = bitmap_take(fs, tx, lfs_group_meta(g, grp) + 1, 0, g->ipg, &bit);
+		if (rc || bit >= 0)
+			break;
+		grp = (grp + 1) % g->ngroups;
+		if (grp == start)
+			rc = -ENOSPC;
+	}
+	if (!rc)
+		rc = gd_add(fs, tx, grp, 0, -1, dir ? 1 : 0);
+	if (!rc)
+		*out = grp * g->ipg + (lab_ino_t)bit + 1;
+	return rc;
+}
+
+int lfs_free_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, bool dir)
+{
+	uint32_t grp = ino_group(fs, ino);
+	int rc = bitmap_clear(tx, lfs_group_meta(&fs->fs_geo, grp) + 1, (ino - 1) % fs->fs_geo.ipg);
+
+	return rc ? rc : gd_add(fs, tx, grp, 0, 1, dir ? -1 : 0);
+}
+
+int lfs_alloc_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_t *out)
+{
+	const struct lfs_geo *g = &fs->fs_geo;
+	uint32_t grp = (uint32_t)(goal / g->bpg), start;
+	uint32_t from;
+	struct lfs_gd gd;
+	int64_t bit = -1;
+	int rc = 0;
+
+	if (goal >= g->blocks)
+		grp = 0;
+	from = goal >= g->blocks ? 0 : (uint32_t)(goal % g->bpg);
+	start = grp;
+	for (;;) {
+		rc = lfs_gd_get(fs, grp, &gd);
+		if (!rc && gd.g_free_blocks)
+			rc = bitmap_take(fs, tx, lfs_group_meta(g, grp), from,
+					 lfs_group_blocks(g, grp), &bit);
+		if (rc || bit >= 0)
+			break;
+		if (from) {          /* the part of the goal's group before it */
+			from = 0;
+			if (!rc && gd.g_free_blocks)
+				rc = bitmap_take(fs, tx, lfs_group_meta(g, grp), 0,
+						 lfs_group_blocks(g, grp), &bit);
+			if (rc || bit >= 0)
+				break;
+		}
+		grp = (grp + 1) % g->ngroups;
+		if (grp == start)
+			return -ENOSPC;
+	}
+	if (!rc)
+		rc = gd_add(fs, tx, grp, -1, 0, 0);
+	if (!rc)
+		*out = lfs_group_base(g, grp) + (uint64_t)bit;
+	return rc;
+}
+
+int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block)
+{
+	const struct lfs_geo *g = &fs->fs_geo;
+	uint32_t grp = (uint32_t)(block / g->bpg);
+	int rc;
+
+	if (block < lfs_group_data(g, grp) || block >= g->blocks)
+		return -EUCLEAN;
+	rc = bitmap_clear(tx, lfs_group_meta(g, grp), (uint32_t)(block % g->bpg));
+	return rc ? rc : gd_add(fs, tx, grp, 1, 0, 0);
+}

@@ -1,0 +1,199 @@
+/*
+ * The file-system model's insides, shared by fs_layout.c (on-disk format,
+ * mkfs, fsck), fs.c (namespace operations), fs_alloc.c (ext3's allocation),
+ * fs_cache.c (page cache, read, write, writeback, fsync).
+ *
+ * On-disk layout, in fs blocks of 4 KiB (ext3's shape, our own encoding):
+ *   block 0              superblock (struct lfs_sb)
+ *   blocks 1..gdt_blocks group descriptors (struct lfs_gd, 128 per block)
+ *   group g starts at g * blocks_per_group; after group 0's superblock and
+ *   descriptors: block bitmap (1 block), inode bitmap (1 block), inode
+ *   table (inodes_per_group * 128 bytes), then data blocks.
+ *   inode n (from 1) is in group (n-1) / ipg; inodes 1..10 are reserved
+ *   (2 = the root directory), files start at 11, as ext3.
+ *   A directory is blocks of 64-byte entries (struct lfs_dirent; ino 0 =
+ *   free slot). A file maps 12 direct blocks, one indirect block (1024
+ *   pointers) and one double-indirect block.
+ *   A data block starts with a header (struct lfs_dhdr: ino, file block,
+ *   generation) followed by a pattern derived from it.
+ * No field is trusted when read from a disk: lab_fsck checks all of them;
+ * the mounted model checks what it follows (block numbers in range).
+ *
+ * Lock order: fs_lock, then pc_lock. fs_lock guards every metadata change and
+ * every metadata read (buffers of the journal's cache are changed in place
+ * under it); it is never held across ujbd_start or ujbd_stop, or a page
+ * cache data I/O. pc_lock guards the page cache and the counters; it is
+ * never held across any I/O or journal call.
+ */
+#ifndef UJBD_LAB_FS_INT_H
+#define UJBD_LAB_FS_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lab/fs.h"
+#include "ujbd/rt.h"
+#include "ujbd/ujbd.h"
+
+#define LFS_MAGIC 0x4c414246u   /* "FBAL" */
+#define LFS_DMAGIC 0x44415441u  /* data block header */
+#define LFS_BS 4096u
+#define LFS_ROOT_INO 2u
+#define LFS_FIRST_INO 11u
+#define LFS_NDIR 12u
+#define LFS_IND 12u             /* block[] slot of the indirect block */
+#define LFS_DIND 13u            /* ... of the double-indirect block */
+#define LFS_NBLOCK 15u
+#define LFS_PTRS (LFS_BS / 4u)
+#define LFS_DIRENT 64u
+#define LFS_NAME_MAX 58u
+#define LFS_DPB (LFS_BS / LFS_DIRENT)  /* entries per directory block */
+#define LFS_GD_SIZE 32u
+#define LFS_GPB (LFS_BS / LFS_GD_SIZE) /* descriptors per block */
+#define LFS_MAX_FBLOCKS (LFS_NDIR + LFS_PTRS + (uint64_t)LFS_PTRS * LFS_PTRS)
+
+enum lfs_mode { LFS_FREE = 0, LFS_FILE = 1, LFS_DIR = 2 };
+
+struct lfs_sb {
+	uint32_t s_magic, s_block_size, s_bpg, s_ipg, s_inode_size, s_ngroups;
+	uint32_t s_gdt_blocks, s_first_ino;
+	uint64_t s_blocks;
+	uint32_t s_pad[6];
+};
+_Static_assert(sizeof(struct lfs_sb) == 64, "lfs_sb");
+
+struct lfs_gd {
+	uint32_t g_block_bitmap, g_inode_bitmap, g_inode_table;
+	uint32_t g_free_blocks, g_free_inodes, g_used_dirs;
+	uint32_t g_pad[2];
+};
+_Static_assert(sizeof(struct lfs_gd) == LFS_GD_SIZE, "lfs_gd");
+
+struct lfs_inode {
+	uint16_t i_mode;       /* enum lfs_mode */
+	uint16_t i_nlink;
+	uint32_t i_gen;
+	uint64_t i_size;
+	uint64_t i_atime_ns, i_mtime_ns, i_ctime_ns;
+	uint32_t i_blocks;     /* data blocks mapped (not indirect blocks) */
+	uint32_t i_parent;     /* directories: the parent ("..") */
+	uint32_t i_block[LFS_NBLOCK];
+	uint32_t i_pad[5];
+};
+_Static_assert(sizeof(struct lfs_inode) == 128, "lfs_inode");
+
+struct lfs_dirent {
+	uint32_t d_ino;
+	uint8_t d_len;
+	char d_name[LFS_DIRENT - 5];
+};
+_Static_assert(sizeof(struct lfs_dirent) == LFS_DIRENT, "lfs_dirent");
+
+struct lfs_dhdr {
+	uint32_t h_magic, h_ino;
+	uint64_t h_fblock;
+	uint32_t h_gen, h_pad;
+};
+
+/* Geometry, from the superblock (shared by the model and fsck). */
+struct lfs_geo {
+	uint64_t blocks;
+	uint32_t bpg, ipg, ngroups, gdt_blocks, itb; /* itb: inode table blocks */
+};
+
+uint64_t lfs_group_base(const struct lfs_geo *g, uint32_t grp);
+/* First block of group grp's bitmaps (after the sb and gdt in group 0). */
+uint64_t lfs_group_meta(const struct lfs_geo *g, uint32_t grp);
+uint64_t lfs_group_data(const struct lfs_geo *g, uint32_t grp);
+uint32_t lfs_group_blocks(const struct lfs_geo *g, uint32_t grp);
+int lfs_geo_from_sb(const struct lfs_sb *sb, struct lfs_geo *g);
+void lfs_fill_data(void *buf, lab_ino_t ino, uint64_t fblock, uint32_t gen);
+
+/* ---- the page cache ---- */
+
+struct lfs_page {
+	lab_ino_t pg_ino;
+	uint32_t pg_gen;
+	uint64_t pg_fblock, pg_pblock;
+	uint64_t pg_dirty_ns;     /* when it became dirty */
+	bool pg_dirty, pg_wb;     /* dirty; under writeback (on no list) */
+	struct lfs_page *pg_hnext;
+	struct lfs_page *pg_prev, *pg_next; /* clean LRU or dirty FIFO */
+};
+
+struct lfs_list {
+	struct lfs_page *first, *last;
+	uint64_t n;
+};
+
+struct lab_fs {
+	struct ujbd *fs_j;
+	struct blk_queue *fs_q;
+	struct lab_fs_params fs_p;
+	struct lfs_geo fs_geo;
+	uint64_t fs_ninodes;
+	rt_mutex fs_lock;
+	uint32_t fs_gen;              /* [fs_lock] write generations */
+	ujbd_tid_t *fs_itid;          /* [fs_lock] last tid that changed each inode */
+	uint64_t *fs_ra_next;         /* [pc_lock] read-ahead: next expected block */
+	rt_mutex pc_lock;
+	rt_cond pc_done;              /* [pc_lock] writeback done, below limits */
+	rt_cond pd_wake;              /* [pc_lock] wake pdflush */
+	struct lfs_page **pc_hash;    /* [pc_lock] */
+	size_t pc_nhash;
+	struct lfs_list pc_clean, pc_dirty; /* [pc_lock] */
+	uint64_t pc_pages, pc_max;    /* [pc_lock] */
+	uint64_t pc_wb;               /* [pc_lock] pages under writeback */
+	bool pd_stop, pd_kick;        /* [pc_lock] */
+	rt_thread *pd_thread;
+	struct lab_fs_stats fs_st;    /* [pc_lock] */
+};
+
+/* A handle with its credit accounting. */
+struct lfs_tx {
+	struct ujbd_handle *h;
+	unsigned credits, used;
+	uint64_t seen[64];   /* blocks this handle already holds */
+	unsigned nseen;
+};
+
+int lfs_tx_start(struct lab_fs *fs, struct lfs_tx *tx, unsigned credits);
+int lfs_tx_stop(struct lab_fs *fs, struct lfs_tx *tx);
+/* Buffer of block for change (create: a new block, zeroed). */
+int lfs_tx_get(struct lfs_tx *tx, uint64_t block, bool create, struct ujbd_buf **out);
+int lfs_tx_dirty(struct lfs_tx *tx, struct ujbd_buf *b);
+
+/* Inodes and block maps [fs_lock]. */
+int lfs_iget(struct lab_fs *fs, lab_ino_t ino, struct lfs_inode *out);
+int lfs_iput(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, const struct lfs_inode *in);
+/* Physical block of file block fb (0: a hole). */
+int lfs_bmap(struct lab_fs *fs, const struct lfs_inode *in, uint64_t fb, uint64_t *pb);
+/* Map fb, allocating it (and indirect blocks) near goal when a hole;
+ * *fresh tells whether it was allocated. */
+int lfs_bmap_alloc(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, struct lfs_inode *in,
+		   uint64_t fb, uint64_t *pb, bool *fresh);
+/* Free every block of the inode (data and indirect). */
+int lfs_free_blocks(struct lab_fs *fs, struct lfs_tx *tx, struct lfs_inode *in);
+
+/* Allocation (fs_alloc.c) [fs_lock]. */
+int lfs_gd_get(struct lab_fs *fs, uint32_t grp, struct lfs_gd *out);
+int lfs_alloc_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t parent, bool dir,
+		    lab_ino_t *out);
+int lfs_free_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, bool dir);
+int lfs_alloc_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_t *out);
+int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block);
+uint64_t lfs_ino_goal(struct lab_fs *fs, lab_ino_t ino);
+
+/* Page cache (fs_cache.c). */
+int lfs_pc_init(struct lab_fs *fs);
+void lfs_pc_release(struct lab_fs *fs);
+int lfs_pdflush_start(struct lab_fs *fs);
+void lfs_pdflush_stop(struct lab_fs *fs);
+/* Drop the file's cached pages [from, to) (file blocks; to = the size in
+ * blocks: no page lies past EOF), waiting for any under writeback. */
+void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to);
+/* Write every dirty page back and wait. */
+int lfs_pc_sync(struct lab_fs *fs);
+void lfs_note_tid(struct lab_fs *fs, lab_ino_t ino, struct lfs_tx *tx);
+
+#endif /* UJBD_LAB_FS_INT_H */

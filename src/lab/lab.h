@@ -1,0 +1,80 @@
+/*
+ * lab: the scenarios of the seeds, run as experiments, and their report.
+ *
+ * The one idea: a scenario is a row of a registry (src/lab/scenarios.c)
+ * with a name, the seed it reproduces, its variants and two functions. The
+ * runner (tools/cmd_lab.c, src/lab/runner.c) loops scenarios x variants,
+ * hands each variant a fresh lab_result to fill (named metrics, arrays,
+ * latency samples, (x, y) series, texts), then asks the scenario for its
+ * summary rows (the seed's figure, the lab's, the ratio that matters, why).
+ * The report (src/lab/report.c) prints what was filled: text tables, one
+ * deterministic JSON document, and with --out CSV, gnuplot plots and one
+ * report.html. A scenario never prints; it only fills its result.
+ *
+ * Determinism: results hold names and numbers only, kept in insertion
+ * order, so the same seed gives the same document byte for byte.
+ *
+ * Errors: 0 or a negative errno (-EINVAL for a bad name or a non-finite
+ * value, -ENOMEM); a failing call changes nothing.
+ *
+ * Thread-safety: a lab_result is filled by one thread at a time (the
+ * scenario's; take your own lock if workers fill it).
+ */
+#ifndef UJBD_LAB_LAB_H
+#define UJBD_LAB_LAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ujbd/rt.h"
+
+struct lab_ctx; /* opaque: seed, quick, disk, world, the user's --GROUP=LIST strings */
+uint64_t lab_ctx_seed(const struct lab_ctx *c);
+bool lab_ctx_quick(const struct lab_ctx *c);        /* --quick: a smoke run, seconds not minutes */
+const char *lab_ctx_disk(const struct lab_ctx *c);  /* "hdd" (default), "ssd", or "file:PATH" */
+enum rt_world_kind lab_ctx_world(const struct lab_ctx *c); /* sim (default) or real */
+/* The user's list for a group ("" if none): "hdd", "ssd", "cfq", "deadline", "noop", "queue",
+   "fs", "jbd" ... pass it on to stack_spec (disk/queue params) or rt_param_parse (fs). */
+const char *lab_ctx_params(const struct lab_ctx *c, const char *group);
+/* Progress (one line per scenario and variant, to stderr when it is a terminal or -v). */
+void lab_progress(const struct lab_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+struct lab_result; /* one variant's results, filled by the scenario */
+int lab_result_metric(struct lab_result *r, const char *name, double v); /* a JSON number */
+int lab_result_array(struct lab_result *r, const char *name, const double *v, size_t n); /* array */
+/* Latency samples (ms) for CDF plots in --out; not in the JSON document. */
+int lab_result_samples(struct lab_result *r, const char *name, const double *v, size_t n);
+/* (x, y) series for plots in --out (e.g. "sector_vs_time": x seconds, y sector). */
+int lab_result_series(struct lab_result *r, const char *name, const double *x, const double *y,
+		      size_t n);
+/* Text for the report (blktrace excerpt in blkparse format, notes); printed in text mode, saved
+   in --out, not in the JSON document. */
+int lab_result_text(struct lab_result *r, const char *name, const char *text);
+/* Read back (for summaries): NAN if absent. */
+double lab_result_get(const struct lab_result *r, const char *name);
+
+struct lab_summary; /* rows: */
+void lab_summary_row(struct lab_summary *s, const char *what, const char *seed_figure,
+		     const char *lab_figure, double ratio, const char *goal, bool met,
+		     const char *why);
+
+struct lab_scenario {
+	const char *s_name;            /* "atime", "morton", "flush", "aim7", "smallfile", "fsync-loop" */
+	const char *s_seed;            /* "000", "002", "003", "004", "" */
+	const char *s_help;            /* one line */
+	const char *const *s_variants; /* NULL-terminated: { "be:4", "rt:4", "inherit", NULL } */
+	/* Run one variant; fill out. 0 or -errno (the runner reports it and goes on). */
+	int (*s_run)(const struct lab_ctx *c, const char *variant, struct lab_result *out);
+	/* After all variants ran: fill the report's rows ("the seed's figure", "the lab's", the ratio
+	   that matters, one line on why). r[i] is s_variants[i]'s result, NULL if not run. */
+	void (*s_summary)(const struct lab_result *const *r, struct lab_summary *out);
+};
+
+/* The registry: one row per scenario in src/lab/scenarios.c (adding a scenario = its file + a row). */
+const struct lab_scenario *lab_scenario_find(const char *name);
+size_t lab_scenario_count(void);
+const struct lab_scenario *lab_scenario_at(size_t i);
+
+#endif /* UJBD_LAB_LAB_H */

@@ -1,0 +1,299 @@
+/*
+ * lab report: the text tables and the JSON document of a run.
+ *
+ * The one idea: both are a walk over the run in one fixed order (scenarios
+ * in registry order, variants in the scenario's order, items in insertion
+ * order) that prints names and numbers only, numbers always as "%.9g". No
+ * pointer, no wall-clock time, no locale-dependent format reaches the
+ * output, so the same seed gives the same bytes.
+ *
+ * Text layout, per scenario: a heading, one table with a row per metric and
+ * a column per variant, the failed variants, the summary rows (what | seed's
+ * figure | lab | ratio | goal | met? | why) and the texts (blktrace
+ * excerpts, notes).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab/runner.h"
+
+#define NUM_FMT "%.9g"
+#define COL_MIN 10
+
+/* ---- shared walks -------------------------------------------------------- */
+
+/* The distinct metric names of a scenario's results, in first-seen order
+ * (variants in order). Returns the count; *names is malloc'd (may be NULL
+ * when 0). */
+static size_t metric_names(const struct lab_scen_run *sr, const char ***names)
+{
+	size_t n = 0, cap = 0;
+	const char **v = NULL;
+
+	for (size_t k = 0; k < sr->sr_nvariants; k++) {
+		const struct lab_result *r = sr->sr_res[k];
+
+		for (size_t i = 0; r && i < lab_result_count(r); i++) {
+			const struct lab_item *it = lab_result_item(r, i);
+			bool seen = false;
+
+			if (it->i_kind != LAB_METRIC)
+				continue;
+			for (size_t j = 0; j < n && !seen; j++)
+				seen = !strcmp(v[j], it->i_name);
+			if (seen)
+				continue;
+			if (n == cap) {
+				const char **nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+				if (!nv)
+					break;
+				v = nv;
+			}
+			v[n++] = it->i_name;
+		}
+	}
+	*names = v;
+	return n;
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+static void text_heading(FILE *f, const struct lab_scenario *sc)
+{
+	fprintf(f, "== %s", sc->s_name);
+	if (sc->s_seed && *sc->s_seed)
+		fprintf(f, " (seed %s)", sc->s_seed);
+	fprintf(f, ": %s\n", sc->s_help ? sc->s_help : "");
+}
+
+static int col_width(const struct lab_scen_run *sr, size_t k)
+{
+	size_t w = strlen(sr->sr_scen->s_variants[k]);
+
+	return (int)(w < COL_MIN ? COL_MIN : w);
+}
+
+static void text_metrics(FILE *f, const struct lab_scen_run *sr)
+{
+	const char **names;
+	size_t n = metric_names(sr, &names), w = 6;
+
+	for (size_t j = 0; j < n; j++)
+		w = strlen(names[j]) > w ? strlen(names[j]) : w;
+	fprintf(f, "%-*s", (int)w, "metric");
+	for (size_t k = 0; k < sr->sr_nvariants; k++)
+		if (sr->sr_res[k])
+			fprintf(f, "  %*s", col_width(sr, k), sr->sr_scen->s_variants[k]);
+	fputc('\n', f);
+	for (size_t j = 0; j < n; j++) {
+		fprintf(f, "%-*s", (int)w, names[j]);
+		for (size_t k = 0; k < sr->sr_nvariants; k++) {
+			double v = sr->sr_res[k] ? lab_result_get(sr->sr_res[k], names[j]) : 0;
+
+			if (!sr->sr_res[k])
+				continue;
+			if (isnan(v))
+				fprintf(f, "  %*s", col_width(sr, k), "-");
+			else
+				fprintf(f, "  %*.6g", col_width(sr, k), v);
+		}
+		fputc('\n', f);
+	}
+	free(names);
+}
+
+static void text_failed(FILE *f, const struct lab_scen_run *sr)
+{
+	for (size_t k = 0; k < sr->sr_nvariants; k++)
+		if (sr->sr_rc[k] < 0)
+			fprintf(f, "variant %s failed: %s\n", sr->sr_scen->s_variants[k],
+				strerror(-sr->sr_rc[k]));
+}
+
+static void text_summary(FILE *f, const struct lab_summary *s)
+{
+	if (!lab_summary_count(s))
+		return;
+	fprintf(f, "\n%-28s | %-16s | %-16s | %7s | %-24s | %-4s | %s\n", "what", "seed's figure",
+		"lab", "ratio", "goal", "met?", "why");
+	for (size_t i = 0; i < lab_summary_count(s); i++) {
+		const struct lab_summary_rowv *w = lab_summary_at(s, i);
+		char ratio[32] = "-";
+
+		if (!isnan(w->w_ratio))
+			snprintf(ratio, sizeof(ratio), "%.3g", w->w_ratio);
+		fprintf(f, "%-28s | %-16s | %-16s | %7s | %-24s | %-4s | %s\n", w->w_what,
+			w->w_seed, w->w_lab, ratio, w->w_goal, w->w_met ? "yes" : "no", w->w_why);
+	}
+}
+
+static void text_texts(FILE *f, const struct lab_scen_run *sr)
+{
+	for (size_t k = 0; k < sr->sr_nvariants; k++) {
+		const struct lab_result *r = sr->sr_res[k];
+
+		for (size_t i = 0; r && i < lab_result_count(r); i++) {
+			const struct lab_item *it = lab_result_item(r, i);
+			size_t len;
+
+			if (it->i_kind != LAB_TEXT)
+				continue;
+			len = strlen(it->i_text);
+			fprintf(f, "\n-- %s %s: %s\n%s%s", sr->sr_scen->s_name,
+				sr->sr_scen->s_variants[k], it->i_name, it->i_text,
+				len && it->i_text[len - 1] == '\n' ? "" : "\n");
+		}
+	}
+}
+
+int lab_report_text(FILE *f, const struct lab_run *run)
+{
+	if (!run->r_n)
+		fprintf(f, "ujbd lab: no scenario to run\n");
+	for (size_t i = 0; i < run->r_n; i++) {
+		const struct lab_scen_run *sr = &run->r_scen[i];
+
+		if (i)
+			fputc('\n', f);
+		text_heading(f, sr->sr_scen);
+		text_metrics(f, sr);
+		text_failed(f, sr);
+		text_summary(f, sr->sr_sum);
+		text_texts(f, sr);
+	}
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+/* A JSON string literal (control characters as \u00XX). */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, NUM_FMT, v);
+	else
+		fputs("null", f);
+}
+
+static void json_variant(FILE *f, const struct lab_result *r)
+{
+	bool first = true;
+
+	fputc('{', f);
+	for (size_t i = 0; i < lab_result_count(r); i++) {
+		const struct lab_item *it = lab_result_item(r, i);
+
+		if (it->i_kind != LAB_METRIC && it->i_kind != LAB_ARRAY)
+			continue;
+		fprintf(f, "%s\"%s\": ", first ? "" : ", ", it->i_name);
+		first = false;
+		if (it->i_kind == LAB_METRIC) {
+			json_num(f, it->i_value);
+			continue;
+		}
+		fputc('[', f);
+		for (size_t j = 0; j < it->i_n; j++) {
+			if (j)
+				fputs(", ", f);
+			json_num(f, it->i_x[j]);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
+static void json_summary(FILE *f, const struct lab_summary *s)
+{
+	fputs("\"summary\": [", f);
+	for (size_t i = 0; i < lab_summary_count(s); i++) {
+		const struct lab_summary_rowv *w = lab_summary_at(s, i);
+
+		fputs(i ? ", {\"what\": " : "{\"what\": ", f);
+		json_str(f, w->w_what);
+		fputs(", \"seed_figure\": ", f);
+		json_str(f, w->w_seed);
+		fputs(", \"lab_figure\": ", f);
+		json_str(f, w->w_lab);
+		fputs(", \"ratio\": ", f);
+		json_num(f, w->w_ratio);
+		fputs(", \"goal\": ", f);
+		json_str(f, w->w_goal);
+		fprintf(f, ", \"met\": %s, \"why\": ", w->w_met ? "true" : "false");
+		json_str(f, w->w_why);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void json_scenario(FILE *f, const struct lab_scen_run *sr)
+{
+	bool first = true;
+
+	json_str(f, sr->sr_scen->s_name);
+	fputs(": {\"variants\": {", f);
+	for (size_t k = 0; k < sr->sr_nvariants; k++) {
+		if (!sr->sr_res[k])
+			continue;
+		fprintf(f, "%s", first ? "" : ", ");
+		first = false;
+		json_str(f, sr->sr_scen->s_variants[k]);
+		fputs(": ", f);
+		json_variant(f, sr->sr_res[k]);
+	}
+	fputs("}, \"failed\": {", f);
+	first = true;
+	for (size_t k = 0; k < sr->sr_nvariants; k++) {
+		if (sr->sr_rc[k] >= 0)
+			continue;
+		fprintf(f, "%s", first ? "" : ", ");
+		first = false;
+		json_str(f, sr->sr_scen->s_variants[k]);
+		fputs(": ", f);
+		json_str(f, strerror(-sr->sr_rc[k]));
+	}
+	fputs("}, ", f);
+	json_summary(f, sr->sr_sum);
+	fputc('}', f);
+}
+
+int lab_report_json(FILE *f, const struct lab_run *run)
+{
+	const struct lab_ctx *c = run->r_ctx;
+	int rc;
+
+	fprintf(f, "{\"seed\": %llu, \"quick\": %s, \"world\": \"%s\", \"disk\": ",
+		(unsigned long long)lab_ctx_seed(c), lab_ctx_quick(c) ? "true" : "false",
+		lab_ctx_world(c) == RT_WORLD_SIM ? "sim" : "real");
+	json_str(f, lab_ctx_disk(c));
+	fputs(", \"params\": ", f);
+	rc = lab_params_json(f, c);
+	fputs(", \"scenarios\": {", f);
+	for (size_t i = 0; i < run->r_n; i++) {
+		if (i)
+			fputs(", ", f);
+		json_scenario(f, &run->r_scen[i]);
+	}
+	fputs("}}\n", f);
+	fflush(f);
+	return rc ? rc : (ferror(f) ? -EIO : 0);
+}

@@ -1,0 +1,148 @@
+/*
+ * lab runner: the context, the results and the report, as the `ujbd lab`
+ * tool sees them (the scenarios see only lab.h).
+ *
+ * The one idea: a run is a list of scenario runs, each holding one
+ * lab_result per variant (NULL where the variant was not selected) and the
+ * scenario's summary rows. Everything in it is names and numbers in
+ * insertion order, so the report (report.c) prints the same bytes for the
+ * same seed. Nothing here prints except into a FILE the caller hands over.
+ *
+ * Errors: 0 or a negative errno; err (may be NULL) gets a one-line reason
+ * ("no scenario 'bogus'"). A failing call changes nothing.
+ */
+#ifndef UJBD_LAB_RUNNER_H
+#define UJBD_LAB_RUNNER_H
+
+#include <stdio.h>
+
+#include "lab/lab.h"
+
+/* ---- the context ----------------------------------------------------- */
+
+#define LAB_MAX_GROUPS 32
+
+int lab_ctx_new(struct lab_ctx **out);
+void lab_ctx_free(struct lab_ctx *c);
+void lab_ctx_set_seed(struct lab_ctx *c, uint64_t seed);
+void lab_ctx_set_quick(struct lab_ctx *c, bool quick);
+/* "hdd", "ssd" or "file:PATH" (copied). -EINVAL for anything else. */
+int lab_ctx_set_disk(struct lab_ctx *c, const char *disk);
+void lab_ctx_set_world(struct lab_ctx *c, enum rt_world_kind w);
+/* Progress lines go to f (NULL: none). */
+void lab_ctx_set_progress(struct lab_ctx *c, FILE *f);
+/*
+ * Record the user's --GROUP=LIST. The list is checked against the group's
+ * table (lab_params_check), joined to an earlier one for the same group
+ * ("a=1" then "b=2" gives "a=1,b=2"; later values win when parsed). -EINVAL
+ * with err for an unknown group or a bad list, -ENOMEM, -ENOSPC.
+ */
+int lab_ctx_add_params(struct lab_ctx *c, const char *group, const char *list, char *err,
+		       size_t errlen);
+/* The groups the user gave, in order (for the JSON document). */
+size_t lab_ctx_ngroups(const struct lab_ctx *c);
+const char *lab_ctx_group_at(const struct lab_ctx *c, size_t i);
+
+/* ---- parameter groups (params.c) ------------------------------------- */
+
+/* The groups, in print order (for the tool's --GROUP options). */
+size_t lab_group_count(void);
+const char *lab_group_at(size_t i);
+/* Is group a parameter group the lab knows? */
+bool lab_group_known(const char *group);
+/* Check list against group's table. 0, or -EINVAL with err. */
+int lab_params_check(const char *group, const char *list, char *err, size_t errlen);
+/* Print every group's table (text: rt_param_print; json: one object
+ * {GROUP: {NAME: {"value", "unit", ...}}} and a newline) with the user's
+ * lists of c applied (c NULL: the defaults). 0 or -EIO. */
+int lab_params_print(FILE *f, const struct lab_ctx *c, bool json);
+/* The same object without the newline, for the JSON document. */
+int lab_params_json(FILE *f, const struct lab_ctx *c);
+
+/* ---- results ----------------------------------------------------------- */
+
+enum lab_item_kind {
+	LAB_METRIC = 0,
+	LAB_ARRAY = 1,
+	LAB_SAMPLES = 2,
+	LAB_SERIES = 3,
+	LAB_TEXT = 4,
+};
+
+/* One named item of a result, in insertion order. */
+struct lab_item {
+	enum lab_item_kind i_kind;
+	char *i_name;
+	double i_value;   /* LAB_METRIC */
+	double *i_x;      /* LAB_ARRAY, LAB_SAMPLES (values), LAB_SERIES (x) */
+	double *i_y;      /* LAB_SERIES */
+	size_t i_n;
+	char *i_text;     /* LAB_TEXT */
+};
+
+int lab_result_new(struct lab_result **out);
+void lab_result_free(struct lab_result *r);
+size_t lab_result_count(const struct lab_result *r);
+const struct lab_item *lab_result_item(const struct lab_result *r, size_t i);
+
+struct lab_summary_rowv {
+	char *w_what, *w_seed, *w_lab, *w_goal, *w_why;
+	double w_ratio;   /* NAN: none */
+	bool w_met;
+};
+
+size_t lab_summary_count(const struct lab_summary *s);
+const struct lab_summary_rowv *lab_summary_at(const struct lab_summary *s, size_t i);
+
+/* ---- a run ------------------------------------------------------------- */
+
+struct lab_scen_run {
+	const struct lab_scenario *sr_scen;
+	size_t sr_nvariants;          /* of the scenario */
+	struct lab_result **sr_res;   /* [sr_nvariants]: NULL if not selected or failed */
+	int *sr_rc;                   /* [sr_nvariants]: s_run's rc; 1 = not selected */
+	struct lab_summary *sr_sum;
+};
+
+struct lab_run {
+	const struct lab_ctx *r_ctx;
+	size_t r_n;
+	struct lab_scen_run *r_scen;
+	size_t r_failed;              /* variants whose s_run failed */
+};
+
+/*
+ * Select scenarios (comma list, NULL or "" = all) and variants (comma
+ * list of variant names, NULL or "" = all; a scenario keeps those it has;
+ * a name no selected scenario has is an error) without running anything.
+ * -EINVAL with err for an unknown name, -ENOMEM.
+ */
+int lab_run_new(const struct lab_ctx *c, const char *scenarios, const char *variants,
+		struct lab_run **out, char *err, size_t errlen);
+/* The same over a table of the caller's (the runner's tests). */
+int lab_run_new_from(const struct lab_scenario *const *scen, size_t n, const struct lab_ctx *c,
+		     const char *scenarios, const char *variants, struct lab_run **out, char *err,
+		     size_t errlen);
+/* Run every selected variant, then each scenario's summary. Returns the
+ * number of failed variants (each recorded in sr_rc), never negative. */
+size_t lab_run_all(struct lab_run *run);
+void lab_run_free(struct lab_run *run);
+
+/* ---- the report (report.c) -------------------------------------------- */
+
+/* The text tables, summaries and texts. 0 or -EIO. */
+int lab_report_text(FILE *f, const struct lab_run *run);
+/* The JSON document and a newline. 0 or -EIO. */
+int lab_report_json(FILE *f, const struct lab_run *run);
+/*
+ * Write dir/: lab.json, per scenario and variant NAME_VARIANT_metrics.csv
+ * and NAME_VARIANT_data.csv (samples, series), gnuplot scripts (*.gp) and,
+ * if gnuplot is found, their PNGs, texts (*.txt) and report.html. The
+ * directory is created if missing. 0, or -errno with err.
+ */
+int lab_report_dir(const struct lab_run *run, const char *dir, char *err, size_t errlen);
+
+/* A file-name-safe copy of s (letters, digits, '-', '.' kept; others '_'). */
+void lab_file_name(char *buf, size_t len, const char *s);
+
+#endif /* UJBD_LAB_RUNNER_H */

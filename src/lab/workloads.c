@@ -1,0 +1,643 @@
+/*
+ * The lab's workload pieces: the scenarios' stack (lab_rig), trees of files,
+ * the tree-copy loop and the foreground reader of seed 000, and samples.
+ *
+ * The one idea: each workload is a thread body over a struct it owns, run
+ * until a virtual stop time; the scenario starts threads, joins them and
+ * turns their structs into metrics. Nothing here knows a variant.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab/workloads.h"
+#include "ujbd/rt.h"
+
+/* ---- samples -------------------------------------------------------------- */
+
+void lab_samples_init(struct lab_samples *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void lab_samples_release(struct lab_samples *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+int lab_samples_add(struct lab_samples *s, double ms)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		double *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = ms;
+	return 0;
+}
+
+double lab_samples_avg(const struct lab_samples *s)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		sum += s->v[i];
+	return s->n ? sum / (double)s->n : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double lab_samples_pct(const struct lab_samples *s, double pct)
+{
+	double *v, r;
+	size_t k;
+
+	if (!s->n || !(v = malloc(s->n * sizeof(*v))))
+		return 0;
+	memcpy(v, s->v, s->n * sizeof(*v));
+	qsort(v, s->n, sizeof(*v), cmp_double);
+	k = (size_t)ceil(pct / 100.0 * (double)s->n); /* nearest rank */
+	r = v[k ? k - 1 : 0];
+	free(v);
+	return r;
+}
+
+double lab_samples_max(const struct lab_samples *s)
+{
+	double m = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i] > m)
+			m = s->v[i];
+	return m;
+}
+
+/* ---- the rig ---------------------------------------------------------------- */
+
+void lab_rig_spec_init(struct lab_rig_spec *rs)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->elevator = "cfq";
+	ujbd_opts_default(&rs->jopts);
+	lab_fs_params_default(&rs->fsp);
+	/* The buffer cache is the page cache of the era: metadata blocks stay
+	 * cached up to the RAM (the fs model's ram_bytes), as in 2.6.2x where
+	 * buffer heads live in the block device's page cache. */
+	rs->jopts.cache_blocks = rs->fsp.ram_bytes / 4096;
+}
+
+/* The scenario's list, then the user's (later values win). */
+static int rig_group(struct stack_spec *sp, const struct lab_ctx *c, const char *group,
+		     const char *own, char *err, size_t n)
+{
+	const char *user = lab_ctx_params(c, group);
+	int rc = 0;
+
+	if (own && *own)
+		rc = stack_spec_set_group(sp, group, own, err, n);
+	if (!rc && user && *user)
+		rc = stack_spec_set_group(sp, group, user, err, n);
+	return rc;
+}
+
+/* The disk's size in bytes: its model's default with the scenario's and
+ * the user's lists applied (a model outside the registry: the stack's
+ * 256 MiB for a file it creates). */
+static int rig_disk_bytes(const struct lab_ctx *c, const char *model, const char *own,
+			  uint64_t *bytes, char *err, size_t n)
+{
+	const struct dev_model *m = dev_model_find(model);
+	const char *user = lab_ctx_params(c, model);
+	void *p;
+	int rc;
+
+	*bytes = 256ull << 20;
+	if (!m)
+		return 0;
+	p = calloc(1, m->m_params->t_size);
+	if (!p)
+		return -ENOMEM;
+	m->m_defaults(p);
+	rc = rt_param_parse(m->m_params, p, own ? own : "", err, n);
+	if (!rc)
+		rc = rt_param_parse(m->m_params, p, user ? user : "", err, n);
+	if (!rc)
+		memcpy(bytes, (const char *)p + m->m_size_offset, sizeof(*bytes));
+	free(p);
+	return rc;
+}
+
+/*
+ * Where things lie on the one disk: the file system from block 0, whole
+ * groups, then the journal (ext3's internal journal, on the same spindle,
+ * so the commit's writes seek against the data's).
+ */
+static int rig_layout(const struct lab_ctx *c, const struct lab_rig_spec *rs, const char *model,
+		      struct stack_spec *sp, uint64_t *fs_blocks, char *err, size_t n)
+{
+	uint64_t bytes, blocks, bpg = rs->fsp.blocks_per_group;
+	int rc = rig_disk_bytes(c, model, rs->disk_params, &bytes, err, n);
+
+	if (rc)
+		return rc;
+	blocks = bytes / 4096;
+	if (!bpg || blocks < LAB_RIG_JOURNAL_BLOCKS + 2 * bpg) {
+		snprintf(err, n, "%s: %llu bytes: too small for the file system and journal", model,
+			 (unsigned long long)bytes);
+		return -EINVAL;
+	}
+	*fs_blocks = (blocks - LAB_RIG_JOURNAL_BLOCKS) / bpg * bpg;
+	sp->journal_start = *fs_blocks;
+	sp->journal_blocks = LAB_RIG_JOURNAL_BLOCKS;
+	return 0;
+}
+
+static int rig_spec(const struct lab_ctx *c, const struct lab_rig_spec *rs,
+		    struct stack_spec *sp, uint64_t *fs_blocks, char *err, size_t n)
+{
+	const char *model = rs->disk_model ? rs->disk_model : lab_ctx_disk(c);
+	int rc;
+
+	stack_spec_default(sp);
+	sp->world = lab_ctx_world(c);
+	sp->seed = lab_ctx_seed(c);
+	sp->ncpus = rs->ncpus;
+	sp->ndisks = 1;
+	sp->disks[0].model = model;
+	sp->queues[0].elevator = rs->elevator;
+	sp->queues[0].trace = rs->trace;
+	sp->queues[0].trace_fn = rs->trace_fn;
+	sp->queues[0].trace_arg = rs->trace_arg;
+	sp->journal = true;
+	sp->jopts = rs->jopts;
+	sp->jopts.format = true;
+	if (strncmp(model, "file:", 5) == 0)
+		model = "file";
+	rc = rig_layout(c, rs, model, sp, fs_blocks, err, n);
+	rc = rc ? rc : rig_group(sp, c, model, rs->disk_params, err, n);
+	if (!rc)
+		rc = rig_group(sp, c, rs->elevator, rs->elevator_params, err, n);
+	if (!rc)
+		rc = rig_group(sp, c, "queue", rs->queue_params, err, n);
+	return rc;
+}
+
+static int rig_main(struct stack *s, void *arg)
+{
+	struct lab_rig *r = arg;
+	int rc, urc;
+
+	r->r_stack = s;
+	r->r_j = stack_journal(s);
+	r->r_q = stack_queue(s, 0);
+	rc = lab_fs_mkfs(r->r_j, r->r_q, &r->r_fsp);
+	if (!rc) /* mkfs's bitmaps go home now, not during the measurement */
+		rc = ujbd_checkpoint(r->r_j);
+	if (!rc)
+		rc = lab_fs_mount(r->r_j, r->r_q, &r->r_fsp, &r->r_fs);
+	if (rc)
+		return rc;
+	rc = r->r_fn(r, r->r_arg);
+	urc = r->r_fs ? lab_fs_unmount(r->r_fs) : 0;
+	r->r_fs = NULL;
+	return rc ? rc : urc;
+}
+
+int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
+		int (*fn)(struct lab_rig *r, void *arg), void *arg)
+{
+	struct stack_spec sp;
+	struct stack *s = NULL;
+	struct lab_rig r = { .r_ctx = c, .r_fn = fn, .r_arg = arg, .r_fsp = rs->fsp };
+	char err[256];
+	int rc;
+
+	err[0] = '\0';
+	rc = rt_param_parse(&lab_fs_param_table, &r.r_fsp, lab_ctx_params(c, "fs"), err,
+			    sizeof(err));
+	rs->fsp = r.r_fsp;
+	if (!rc)
+		rc = rig_spec(c, rs, &sp, &r.r_fsp.fs_blocks, err, sizeof(err));
+	if (!rc)
+		rc = stack_new(&sp, &s, err, sizeof(err));
+	if (!rc) {
+		rc = stack_run(s, "lab", rig_main, &r);
+		if (rc)
+			snprintf(err, sizeof(err), "%s", stack_error(s));
+	}
+	if (rc)
+		lab_progress(c, "failed: %s (%s)", err[0] ? err : "-", ujbd_strerror(rc));
+	stack_free(s);
+	return rc;
+}
+
+int lab_rig_remount(struct lab_rig *r)
+{
+	int rc = lab_fs_unmount(r->r_fs);
+
+	r->r_fs = NULL;
+	if (!rc) /* the setup's metadata goes home before the measurement */
+		rc = ujbd_checkpoint(r->r_j);
+	if (!rc)
+		rc = lab_fs_mount(r->r_j, r->r_q, &r->r_fsp, &r->r_fs);
+	return rc;
+}
+
+int lab_rig_settle(struct lab_rig *r)
+{
+	int rc = ujbd_sync(r->r_j);
+
+	return rc ? rc : ujbd_checkpoint(r->r_j);
+}
+
+/* ---- trees ------------------------------------------------------------------- */
+
+int lab_tree_init(struct lab_tree *t, const char *root, unsigned files, unsigned per_dir,
+		  unsigned min_kib, unsigned max_kib, uint64_t seed)
+{
+	struct rt_prng p;
+	unsigned steps = (max_kib - min_kib) / 4 + 1;
+
+	memset(t, 0, sizeof(*t));
+	if (!files || !per_dir || min_kib < 4 || max_kib < min_kib ||
+	    strlen(root) >= sizeof(t->t_root))
+		return -EINVAL;
+	t->t_size = calloc(files, sizeof(*t->t_size));
+	if (!t->t_size)
+		return -ENOMEM;
+	snprintf(t->t_root, sizeof(t->t_root), "%s", root);
+	t->t_files = files;
+	t->t_per_dir = per_dir;
+	rt_prng_init(&p, seed);
+	for (unsigned i = 0; i < files; i++) {
+		t->t_size[i] = (uint32_t)(min_kib + 4 * rt_prng_below(&p, steps)) * 1024u;
+		t->t_bytes += t->t_size[i];
+	}
+	return 0;
+}
+
+void lab_tree_release(struct lab_tree *t)
+{
+	free(t->t_size);
+	memset(t, 0, sizeof(*t));
+}
+
+void lab_tree_path(const struct lab_tree *t, const char *root, unsigned i, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/d%03u/f%04u", root ? root : t->t_root, i / t->t_per_dir, i);
+}
+
+static void tree_dir(const struct lab_tree *t, const char *root, unsigned d, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/d%03u", root ? root : t->t_root, d);
+}
+
+/* mkdir root and, when file i starts a directory, that directory. */
+static int tree_mkdirs(struct lab_fs *fs, const struct lab_tree *t, const char *root, unsigned i)
+{
+	char path[96];
+	int rc = 0;
+
+	if (i == 0)
+		rc = lab_fs_mkdir(fs, root);
+	if (!rc && i % t->t_per_dir == 0) {
+		tree_dir(t, root, i / t->t_per_dir, path, sizeof(path));
+		rc = lab_fs_mkdir(fs, path);
+	}
+	return rc == -EEXIST ? 0 : rc;
+}
+
+int lab_tree_make(struct lab_fs *fs, const struct lab_tree *t)
+{
+	char path[96];
+	lab_ino_t ino;
+	int rc = 0;
+
+	for (unsigned i = 0; i < t->t_files && !rc; i++) {
+		rc = tree_mkdirs(fs, t, t->t_root, i);
+		lab_tree_path(t, NULL, i, path, sizeof(path));
+		if (!rc)
+			rc = lab_fs_create(fs, path, &ino);
+		if (!rc)
+			rc = lab_fs_write(fs, ino, 0, t->t_size[i], 0);
+	}
+	return rc;
+}
+
+int lab_tree_read(struct lab_fs *fs, const struct lab_tree *t)
+{
+	char path[96];
+	lab_ino_t ino;
+	int rc = 0;
+
+	for (unsigned i = 0; i < t->t_files && !rc; i++) {
+		lab_tree_path(t, NULL, i, path, sizeof(path));
+		rc = lab_fs_lookup(fs, path, &ino);
+		for (uint64_t off = 0; !rc && off < t->t_size[i]; off += 64 * 1024) {
+			int64_t n = lab_fs_read(fs, ino, off, 64 * 1024, 0);
+
+			rc = n < 0 ? (int)n : 0;
+		}
+	}
+	return rc;
+}
+
+int lab_tree_remove(struct lab_fs *fs, const struct lab_tree *t, const char *root)
+{
+	unsigned dirs = (t->t_files + t->t_per_dir - 1) / t->t_per_dir;
+	char path[96];
+	int rc = 0;
+
+	for (unsigned i = 0; i < t->t_files && !rc; i++) {
+		lab_tree_path(t, root, i, path, sizeof(path));
+		rc = lab_fs_unlink(fs, path);
+		rc = rc == -ENOENT ? 0 : rc;
+	}
+	for (unsigned d = 0; d < dirs && !rc; d++) {
+		tree_dir(t, root, d, path, sizeof(path));
+		rc = lab_fs_unlink(fs, path);
+		rc = rc == -ENOENT ? 0 : rc;
+	}
+	if (!rc)
+		rc = lab_fs_unlink(fs, root);
+	return rc == -ENOENT ? 0 : rc;
+}
+
+/* ---- the copy loop ---------------------------------------------------------- */
+
+/* cp's copy through its user buffer, 2 x memcpy per byte at ~2.5 GB/s:
+ * STREAM "Copy" on a 2007 Core 2 desktop with DDR2-800 is 3-5 GB/s
+ * (McCalpin's STREAM results table); 800 ps a byte. */
+#define LAB_CP_PS_PER_BYTE 800ull
+#define COPY_CHUNK (64u * 1024u) /* cp's buffer of the era: st_blksize-sized reads; 64 KiB files fit one */
+
+static bool copier_done(const struct lab_copier *k)
+{
+	return rt_now_ns() >= k->until_ns || (k->stop && atomic_load(k->stop));
+}
+
+/* Copy file i of src to root; counts what it copied. */
+static int copy_file(struct lab_copier *k, const char *root, unsigned i)
+{
+	char from[96], to[96];
+	lab_ino_t si, di;
+	uint64_t size = k->src->t_size[i];
+	int rc;
+
+	lab_tree_path(k->src, NULL, i, from, sizeof(from));
+	lab_tree_path(k->src, root, i, to, sizeof(to));
+	rc = lab_fs_lookup(k->fs, from, &si);
+	if (!rc)
+		rc = lab_fs_create(k->fs, to, &di);
+	for (uint64_t off = 0; !rc && off < size; off += COPY_CHUNK) {
+		uint64_t len = size - off < COPY_CHUNK ? size - off : COPY_CHUNK;
+		int64_t got = lab_fs_read(k->fs, si, off, len, 0);
+
+		/* cp's own work: the bytes cross its buffer twice (read, write) */
+		if (got > 0)
+			rt_cpu((uint64_t)got * LAB_CP_PS_PER_BYTE / 1000);
+		rc = got < 0 ? (int)got : lab_fs_write(k->fs, di, off, (uint64_t)got, 0);
+		if (!rc)
+			k->bytes += (uint64_t)got;
+	}
+	if (!rc)
+		k->files++;
+	return rc;
+}
+
+void lab_copier_thread(void *arg)
+{
+	struct lab_copier *k = arg;
+	char root[2][16] = { "/copy0", "/copy1" };
+	unsigned cur = 0;
+	int rc = 0;
+
+	k->start_ns = rt_now_ns();
+	while (!rc && !copier_done(k)) {
+		for (unsigned i = 0; i < k->src->t_files && !rc && !copier_done(k); i++) {
+			rc = tree_mkdirs(k->fs, k->src, root[cur], i);
+			if (!rc)
+				rc = copy_file(k, root[cur], i);
+		}
+		/* the previous copy goes once this one is complete (or stopped) */
+		if (!rc)
+			rc = lab_tree_remove(k->fs, k->src, root[cur ^ 1]);
+		cur ^= 1;
+		k->loops++;
+	}
+	k->end_ns = rt_now_ns();
+	k->rc = rc;
+}
+
+/* ---- the foreground reader ---------------------------------------------------- */
+
+/* One operation: stat, open, read the first read_bytes of file i. */
+static int reader_op(struct lab_reader *rd, unsigned i)
+{
+	char path[96];
+	struct lab_stat st;
+	lab_ino_t ino;
+	int64_t got;
+	int rc;
+
+	lab_tree_path(rd->tree, NULL, i, path, sizeof(path));
+	rc = lab_fs_stat(rd->fs, path, &st);
+	if (!rc)
+		rc = lab_fs_lookup(rd->fs, path, &ino);
+	if (rc)
+		return rc;
+	got = lab_fs_read(rd->fs, ino, 0, rd->read_bytes, 0);
+	return got < 0 ? (int)got : 0;
+}
+
+/* Fold one operation's journal waits (after - before) and its rest. */
+static void reader_causes(struct lab_fg_causes *fc, const struct ujbd_lat_acct *before,
+			  const struct ujbd_lat_acct *after, double op_ms)
+{
+	double waited = 0;
+
+	for (int c = 0; c < UJBD_LAT_NR; c++) {
+		double ms = (double)(after->sum_ns[c] - before->sum_ns[c]) / 1e6;
+
+		fc->count[c] += after->count[c] - before->count[c];
+		fc->sum_ms[c] += ms;
+		if (ms > fc->max_ms[c])
+			fc->max_ms[c] = ms;
+		waited += ms;
+	}
+	op_ms = op_ms > waited ? op_ms - waited : 0;
+	fc->other_sum_ms += op_ms;
+	if (op_ms > fc->other_max_ms)
+		fc->other_max_ms = op_ms;
+}
+
+void lab_reader_thread(void *arg)
+{
+	struct lab_reader *rd = arg;
+	struct ujbd_lat_acct acc, before;
+	uint64_t next = rt_now_ns();
+	int rc = 0;
+
+	memset(&acc, 0, sizeof(acc));
+	if (rd->ioprio)
+		rt_ioprio_set(rd->ioprio);
+	ujbd_lat_attach(&acc);
+	for (unsigned i = 0; !rc && rt_now_ns() < rd->until_ns; i = (i + 1) % rd->tree->t_files) {
+		uint64_t t0 = rt_now_ns();
+
+		before = acc;
+		rc = reader_op(rd, i);
+		double ms = (double)(rt_now_ns() - t0) / 1e6;
+		if (!rc)
+			rc = lab_samples_add(&rd->lat, ms);
+		reader_causes(&rd->causes, &before, &acc, ms);
+		next += rd->period_ns;
+		if (next > rt_now_ns())
+			rt_sleep_until(next);
+		else
+			next = rt_now_ns(); /* late: the next one starts now */
+	}
+	ujbd_lat_attach(NULL);
+	rd->rc = rc;
+}
+
+/* The per-cause names in the JSON document. */
+static const char *const cause_name[UJBD_LAT_NR] = {
+	[UJBD_LAT_WAIT_TRANSACTION] = "transaction",
+	[UJBD_LAT_WAIT_COMMIT] = "commit",
+	[UJBD_LAT_WAIT_LOG_SPACE] = "log_space",
+	[UJBD_LAT_WAIT_FROZEN] = NULL, /* a copy made, not a wait */
+	[UJBD_LAT_WAIT_SHADOW] = "buffer",
+};
+
+int lab_reader_report(const struct lab_reader *rd, struct lab_result *r)
+{
+	const struct lab_fg_causes *fc = &rd->causes;
+	char name[64];
+	int rc;
+
+	rc = lab_result_metric(r, "fg_latency_ms_avg", lab_samples_avg(&rd->lat));
+	rc = rc ? rc : lab_result_metric(r, "fg_latency_ms_p99", lab_samples_pct(&rd->lat, 99));
+	rc = rc ? rc : lab_result_metric(r, "fg_latency_ms_max", lab_samples_max(&rd->lat));
+	rc = rc ? rc : lab_result_metric(r, "fg_ops", (double)rd->lat.n);
+	for (int c = 0; c < UJBD_LAT_NR && !rc; c++) {
+		if (!cause_name[c])
+			continue;
+		snprintf(name, sizeof(name), "fg_wait_%s_ms_total", cause_name[c]);
+		rc = lab_result_metric(r, name, fc->sum_ms[c]);
+		snprintf(name, sizeof(name), "fg_wait_%s_ms_max", cause_name[c]);
+		rc = rc ? rc : lab_result_metric(r, name, fc->max_ms[c]);
+	}
+	rc = rc ? rc : lab_result_metric(r, "fg_other_ms_total", fc->other_sum_ms);
+	rc = rc ? rc : lab_result_metric(r, "fg_other_ms_max", fc->other_max_ms);
+	if (!rc && rd->lat.n)
+		rc = lab_result_samples(r, "fg_latency_ms", rd->lat.v, rd->lat.n);
+	return rc;
+}
+
+/* ---- journal and queue figures ------------------------------------------------ */
+
+int lab_report_journal(struct ujbd *j, const struct ujbd_stats *base, struct lab_result *r)
+{
+	struct ujbd_stats st, zero;
+	double n, cn, csum;
+	int rc = ujbd_stats(j, &st);
+
+	if (rc)
+		return rc;
+	if (!base) {
+		memset(&zero, 0, sizeof(zero));
+		base = &zero;
+	}
+	n = (double)(st.ts_tid - base->ts_tid);
+	cn = (double)(st.commit_time.count - base->commit_time.count);
+	csum = (double)(st.commit_time.sum_ns - base->commit_time.sum_ns);
+	rc = lab_result_metric(r, "commits", n);
+	rc = rc ? rc : lab_result_metric(r, "commit_ms_avg", cn > 0 ? csum / cn / 1e6 : 0);
+	rc = rc ? rc : lab_result_metric(r, "wakeups", (double)(st.wakeups - base->wakeups));
+	rc = rc ? rc : lab_result_metric(r, "useless_wakeups",
+					  (double)(st.useless_wakeups - base->useless_wakeups));
+	return rc;
+}
+
+uint64_t lab_trace_seeks(struct blk_queue *q)
+{
+	struct blk_trace_event ev[256];
+	size_t total = blk_trace_count(q), at = 0, got;
+	uint64_t seeks = 0, end = UINT64_MAX;
+
+	while (at < total && (got = blk_trace_events(q, at, ev, 256)) > 0) {
+		for (size_t i = 0; i < got; i++) {
+			if (ev[i].action != 'D' || !ev[i].nr_sectors)
+				continue;
+			if (ev[i].sector != end)
+				seeks++;
+			end = ev[i].sector + ev[i].nr_sectors;
+		}
+		at += got;
+	}
+	return seeks;
+}
+
+static void qwatch_flush(struct lab_qwatch *w, const struct blk_trace_event *ev)
+{
+	for (int i = 0; i < LAB_QWATCH_PENDING; i++) {
+		if (ev->action == 'D' && !w->pend[i].busy) {
+			w->pend[i].busy = true;
+			w->pend[i].sector = ev->sector;
+			w->pend[i].t_ns = ev->time_ns;
+			return;
+		}
+		if (ev->action == 'C' && w->pend[i].busy && w->pend[i].sector == ev->sector) {
+			uint64_t ns = ev->time_ns - w->pend[i].t_ns;
+
+			w->pend[i].busy = false;
+			w->flushes++;
+			w->flush_sum_ns += ns;
+			if (ns > w->flush_max_ns)
+				w->flush_max_ns = ns;
+			return;
+		}
+	}
+}
+
+void lab_qwatch_fn(void *arg, const struct blk_trace_event *ev)
+{
+	struct lab_qwatch *w = arg;
+
+	if (!atomic_load(&w->on) || (ev->action != 'D' && ev->action != 'C'))
+		return;
+	if (ev->rwbs[0] == 'F')
+		qwatch_flush(w, ev);
+	if (ev->action != 'D' || !ev->nr_sectors)
+		return;
+	w->dispatched++;
+	if (ev->sector != w->end)
+		w->seeks++;
+	w->end = ev->sector + ev->nr_sectors;
+}
+
+const char *lab_fmt(char *buf, size_t n, double v, const char *unit)
+{
+	snprintf(buf, n, "%.3g %s", v, unit);
+	return buf;
+}
+
+double lab_ratio(double a, double b)
+{
+	if (!isfinite(a) || !isfinite(b) || a <= 0 || b <= 0)
+		return NAN;
+	return a / b;
+}

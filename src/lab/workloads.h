@@ -1,0 +1,190 @@
+/*
+ * The lab's workload pieces, shared by the scenarios: the stack every
+ * scenario stands on, trees of files (made, copied in a loop, read), the
+ * timed foreground reader of seed 000, and latency samples.
+ *
+ * The one idea: a workload is a thread with a stop time, not a count, so a
+ * scenario's virtual duration is what it chooses and --quick only shortens
+ * it; every thread records what it did in its own struct, read by the
+ * scenario after the join.
+ *
+ * Determinism: file sizes come from an rt_prng seeded by the run's seed;
+ * every wait is rt_*.
+ *
+ * Errors: 0 or a negative errno; nothing prints.
+ */
+#ifndef UJBD_LAB_WORKLOADS_H
+#define UJBD_LAB_WORKLOADS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lab/fs.h"
+#include "lab/lab.h"
+#include "ujbd/stack.h"
+#include "ujbd/ujbd.h"
+
+/* ---- latency samples ------------------------------------------------------ */
+
+struct lab_samples {
+	double *v;     /* ms */
+	size_t n, cap;
+};
+void lab_samples_init(struct lab_samples *s);
+void lab_samples_release(struct lab_samples *s);
+int lab_samples_add(struct lab_samples *s, double ms);
+/* avg, p99 (nearest rank) and max; 0 for an empty set. */
+double lab_samples_avg(const struct lab_samples *s);
+double lab_samples_pct(const struct lab_samples *s, double pct);
+double lab_samples_max(const struct lab_samples *s);
+
+/* ---- the stack a scenario runs on ----------------------------------------- */
+
+/*
+ * What a scenario asks of its stack. The disk is the context's (--disk) unless
+ * disk_model is set; the user's --GROUP=LIST lists apply over the scenario's
+ * own (disk_params first, then the user's).
+ */
+struct lab_rig_spec {
+	const char *elevator;        /* "cfq", "deadline", "noop" */
+	const char *elevator_params; /* the scenario's tunables, NULL = none */
+	const char *queue_params;    /* the scenario's queue list, NULL = none */
+	const char *disk_model;      /* NULL = lab_ctx_disk */
+	const char *disk_params;     /* the scenario's disk list, NULL = none */
+	bool trace;                  /* keep blktrace events */
+	blk_trace_fn trace_fn;       /* passed every event (q_lock held), NULL = none */
+	void *trace_arg;
+	unsigned ncpus;              /* 0 = rt's default */
+	struct ujbd_opts jopts;      /* from lab_rig_spec_init, then the scenario's */
+	struct lab_fs_params fsp;    /* the era's: from lab_rig_spec_init, then the scenario's */
+};
+
+/* The journal: 32768 blocks (128 MiB, mke2fs's size for a file system
+ * over 4 GiB), on the file system's disk, just past its last group. */
+#define LAB_RIG_JOURNAL_BLOCKS 32768ull
+
+/* Defaults: cfq, journal options of ujbd, fs params of lab_fs_params_default. */
+void lab_rig_spec_init(struct lab_rig_spec *rs);
+
+struct lab_rig {
+	const struct lab_ctx *r_ctx;
+	struct stack *r_stack;
+	struct ujbd *r_j;
+	struct blk_queue *r_q;
+	struct lab_fs *r_fs;
+	struct lab_fs_params r_fsp;
+	int (*r_fn)(struct lab_rig *r, void *arg);
+	void *r_arg;
+};
+
+/*
+ * Build the stack (sim world seeded by the context), mkfs + mount the fs
+ * model, run fn(rig, arg) as the first thread, unmount, close. Returns fn's
+ * result or the first error.
+ */
+int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
+		int (*fn)(struct lab_rig *r, void *arg), void *arg);
+/* Inside fn: unmount and mount again (a cold page cache). */
+int lab_rig_remount(struct lab_rig *r);
+/* Inside fn: commit and checkpoint what the setup wrote, keeping the
+ * caches (the measurement starts from a quiet disk and a warm cache). */
+int lab_rig_settle(struct lab_rig *r);
+
+/* ---- trees of files ----------------------------------------------------- */
+
+/* A tree: root/dNNN/fNNNN, files_per_dir files per directory, sizes drawn
+ * uniformly from [min_kib, max_kib] in 4 KiB steps. */
+struct lab_tree {
+	char t_root[32];
+	unsigned t_files, t_per_dir;
+	uint32_t *t_size;   /* bytes, t_files of them */
+	uint64_t t_bytes;   /* sum */
+};
+int lab_tree_init(struct lab_tree *t, const char *root, unsigned files, unsigned per_dir,
+		  unsigned min_kib, unsigned max_kib, uint64_t seed);
+void lab_tree_release(struct lab_tree *t);
+/* Path of file i of t with another root (root NULL = t's). */
+void lab_tree_path(const struct lab_tree *t, const char *root, unsigned i, char *buf, size_t n);
+/* Create t on fs (directories and files, written buffered). */
+int lab_tree_make(struct lab_fs *fs, const struct lab_tree *t);
+/* Read every file of t whole (cat > /dev/null: warms the page cache). */
+int lab_tree_read(struct lab_fs *fs, const struct lab_tree *t);
+/* rm -rf of a copy of t at root. Missing files are fine (-ENOENT ignored). */
+int lab_tree_remove(struct lab_fs *fs, const struct lab_tree *t, const char *root);
+
+/* ---- the tree-copy loop (seed 000's background) ------------------------- */
+
+struct lab_copier {
+	struct lab_fs *fs;
+	const struct lab_tree *src;
+	uint64_t until_ns;        /* stop at this virtual time */
+	atomic_bool *stop;        /* or when set (may be NULL) */
+	/* out */
+	uint64_t bytes;           /* copied */
+	uint64_t files, loops;
+	uint64_t start_ns, end_ns;
+	int rc;
+};
+/* Thread body: cp -r src /copyN, rm -rf the previous copy, again. */
+void lab_copier_thread(void *arg);
+
+/* ---- the foreground reader (seed 000's build) ---------------------------- */
+
+/* Per-cause time of the foreground: the journal's causes (ujbd_lat_acct)
+ * and what is left of each operation (read I/O and CPU). */
+struct lab_fg_causes {
+	double sum_ms[UJBD_LAT_NR], max_ms[UJBD_LAT_NR];
+	uint64_t count[UJBD_LAT_NR];
+	double other_sum_ms, other_max_ms;
+};
+
+struct lab_reader {
+	struct lab_fs *fs;
+	const struct lab_tree *tree;
+	uint64_t period_ns;       /* 5 ms */
+	uint64_t read_bytes;      /* 4 KiB */
+	uint64_t until_ns;
+	uint16_t ioprio;          /* 0 = leave the thread's */
+	/* out */
+	struct lab_samples lat;   /* per operation (stat + open + read), ms */
+	struct lab_fg_causes causes;
+	int rc;
+};
+/* Thread body: every period, stat, open and read the next file of tree. */
+void lab_reader_thread(void *arg);
+/* Put the reader's metrics in r: fg_latency_ms_{avg,p99,max}, fg_ops and the
+ * per-cause fields fg_wait_<cause>_ms_{total,max}, fg_other_ms_{total,max}. */
+int lab_reader_report(const struct lab_reader *rd, struct lab_result *r);
+
+/* ---- journal and queue figures -------------------------------------------- */
+
+/* commits, commit_ms_avg, wakeups, useless_wakeups of the journal since
+ * base (a ujbd_stats snapshot; NULL = since open). */
+int lab_report_journal(struct ujbd *j, const struct ujbd_stats *base, struct lab_result *r);
+
+/* Seeks: dispatched requests that did not start where the previous one
+ * ended, from the queue's kept trace (the stack must trace). */
+uint64_t lab_trace_seeks(struct blk_queue *q);
+/*
+ * The queue watched live, as a trace_fn (for runs longer than the kept
+ * trace), while on is set: seeks among dispatches, and the service time
+ * (dispatch to completion) of requests that flush the disk's cache (a
+ * PREFLUSH write or a bare flush: RWBS starting with F).
+ */
+#define LAB_QWATCH_PENDING 16
+struct lab_qwatch {
+	atomic_bool on;
+	uint64_t seeks, dispatched, end;
+	uint64_t flushes, flush_sum_ns, flush_max_ns;
+	struct { uint64_t sector, t_ns; bool busy; } pend[LAB_QWATCH_PENDING];
+};
+void lab_qwatch_fn(void *arg, const struct blk_trace_event *ev);
+
+/* Format for summaries: "%.3g" of v with unit. */
+const char *lab_fmt(char *buf, size_t n, double v, const char *unit);
+/* a / b, NAN when either is not a positive finite number. */
+double lab_ratio(double a, double b);
+
+#endif /* UJBD_LAB_WORKLOADS_H */

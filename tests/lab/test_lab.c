@@ -1,0 +1,270 @@
+/*
+ * The lab runner and report with a scenario of the test's own ("selftest",
+ * never shipped): results keep insertion order and refuse bad input
+ * without changing, selection by scenario and variant, a failing variant is
+ * reported and the others run, the JSON document is a function of the seed
+ * (byte for byte), the text report holds the tables and summaries, and
+ * --out writes the files (PNGs when gnuplot is there).
+ */
+#include <errno.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lab/runner.h"
+#include "t.h"
+
+static const char *const self_variants[] = { "base", "fast:2", "broken", NULL };
+static const char *const other_variants[] = { "one", NULL };
+
+static int self_run(const struct lab_ctx *c, const char *variant, struct lab_result *out)
+{
+	double k = (double)lab_ctx_seed(c) + (strcmp(variant, "base") ? 2 : 1);
+	double lat[50], t[20], sec[20], fx[3] = { 0, 10, 20 }, fy[3];
+	int rc = 0;
+
+	if (!strcmp(variant, "broken"))
+		return -EIO;
+	for (size_t i = 0; i < 50; i++)
+		lat[i] = k * (double)((i * 7) % 50 + 1) / 10;
+	for (size_t i = 0; i < 20; i++)
+		t[i] = (double)i / 10, sec[i] = (double)(i * 1000 % 7919) * k;
+	for (size_t i = 0; i < 3; i++)
+		fy[i] = k * (double)(i + 1);
+	rc |= lab_result_metric(out, "total_ms", 100 * k);
+	rc |= lab_result_metric(out, "copy_mb_s", 10 / k);
+	rc |= lab_result_metric(out, "zero_count", 0);
+	rc |= lab_result_array(out, "flush_ms", fx, 3);
+	rc |= lab_result_array(out, "fg_latency_ms_max", fy, 3);
+	rc |= lab_result_samples(out, "fg_latency_ms", lat, 50);
+	rc |= lab_result_series(out, "sector_vs_time", t, sec, 20);
+	rc |= lab_result_text(out, "blktrace", "  8,0    0        1     0.000000000  1  Q  WS 8 + 8 [kjournald]\n");
+	return rc;
+}
+
+static void self_summary(const struct lab_result *const *r, struct lab_summary *out)
+{
+	double a = r[0] ? lab_result_get(r[0], "total_ms") : NAN;
+	double b = r[1] ? lab_result_get(r[1], "total_ms") : NAN;
+
+	lab_summary_row(out, "total base / fast", "2x", "lab <figure>", a / b, ">= 0.5x",
+			a / b >= 0.5, "because \"fast\" is faster & cheaper");
+	lab_summary_row(out, "no ratio", "-", "-", NAN, "-", false, "nothing to compare");
+}
+
+static int other_run(const struct lab_ctx *c, const char *variant, struct lab_result *out)
+{
+	return lab_result_metric(out, "x", (double)lab_ctx_quick(c));
+}
+
+static const struct lab_scenario self_scen = {
+	"selftest", "", "the runner's own test", self_variants, self_run, self_summary,
+};
+static const struct lab_scenario other_scen = {
+	"other", "000", "a second scenario", other_variants, other_run, NULL,
+};
+static const struct lab_scenario *const table[] = { &self_scen, &other_scen };
+
+static void t_result(void)
+{
+	struct lab_result *r;
+	double v[2] = { 1, NAN };
+
+	T_EQ(lab_result_new(&r), 0);
+	T_EQ(lab_result_metric(r, "a", 1), 0);
+	T_EQ(lab_result_metric(r, "b", 2), 0);
+	T_EQ(lab_result_metric(r, "a", 3), 0);      /* replaced in place */
+	T_EQ(lab_result_count(r), 2);
+	T_STREQ(lab_result_item(r, 0)->i_name, "a");
+	T_CHECK(lab_result_get(r, "a") == 3);
+	T_EQ(lab_result_metric(r, "c", NAN), -EINVAL);
+	T_EQ(lab_result_metric(r, "c", INFINITY), -EINVAL);
+	T_EQ(lab_result_metric(r, "bad name", 1), -EINVAL);
+	T_EQ(lab_result_metric(r, "", 1), -EINVAL);
+	T_EQ(lab_result_array(r, "d", v, 2), -EINVAL);
+	T_EQ(lab_result_series(r, "e", v, NULL, 1), -EINVAL);
+	T_EQ(lab_result_count(r), 2);               /* failures changed nothing */
+	T_CHECK(isnan(lab_result_get(r, "c")));
+	T_EQ(lab_result_array(r, "d", v, 1), 0);
+	T_CHECK(isnan(lab_result_get(r, "d")));     /* an array is not a metric */
+	lab_result_free(r);
+}
+
+static void t_ctx(void)
+{
+	struct lab_ctx *c;
+	char err[128] = "";
+
+	T_EQ(lab_ctx_new(&c), 0);
+	T_EQ(lab_ctx_seed(c), 1);
+	T_STREQ(lab_ctx_disk(c), "hdd");
+	T_EQ(lab_ctx_world(c), RT_WORLD_SIM);
+	T_EQ(lab_ctx_set_disk(c, "floppy"), -EINVAL);
+	T_EQ(lab_ctx_set_disk(c, "file:"), -EINVAL);
+	T_STREQ(lab_ctx_disk(c), "hdd");
+	T_EQ(lab_ctx_set_disk(c, "file:/tmp/x"), 0);
+	T_STREQ(lab_ctx_disk(c), "file:/tmp/x");
+	T_STREQ(lab_ctx_params(c, "hdd"), "");
+	T_EQ(lab_ctx_add_params(c, "hdd", "rpm=5400", err, sizeof(err)), 0);
+	T_EQ(lab_ctx_add_params(c, "hdd", "seek_avg_ms=9.5", err, sizeof(err)), 0);
+	T_STREQ(lab_ctx_params(c, "hdd"), "rpm=5400,seek_avg_ms=9.5");
+	T_EQ(lab_ctx_add_params(c, "hdd", "seek_avg_ms=100", err, sizeof(err)), -EINVAL);
+	T_CHECK(strstr(err, "seek_avg_ms") != NULL);  /* the table's range */
+	T_STREQ(lab_ctx_params(c, "hdd"), "rpm=5400,seek_avg_ms=9.5");
+	T_EQ(lab_ctx_add_params(c, "nosuch", "a=1", err, sizeof(err)), -EINVAL);
+	T_CHECK(strstr(err, "nosuch") != NULL);
+	T_EQ(lab_ctx_add_params(c, "cfq", "novalue", err, sizeof(err)), -EINVAL);
+	T_STREQ(lab_ctx_params(c, "cfq"), "");
+	T_EQ(lab_ctx_ngroups(c), 1);
+	lab_ctx_free(c);
+}
+
+static void t_select(void)
+{
+	struct lab_ctx *c;
+	struct lab_run *run = NULL;
+	char err[128] = "";
+
+	T_EQ(lab_ctx_new(&c), 0);
+	T_EQ(lab_run_new_from(table, 2, c, "nope", NULL, &run, err, sizeof(err)), -EINVAL);
+	T_CHECK(strstr(err, "'nope'") != NULL);
+	T_EQ(lab_run_new_from(table, 2, c, "other", "base", &run, err, sizeof(err)), -EINVAL);
+	T_CHECK(strstr(err, "'base'") != NULL);
+	T_EQ(lab_run_new_from(table, 2, c, "selftest,", NULL, &run, err, sizeof(err)), -EINVAL);
+	T_EQ(lab_run_new_from(table, 2, c, NULL, "fast:2", &run, err, sizeof(err)), 0);
+	T_EQ(run->r_n, 1);                          /* "other" has no fast:2 */
+	T_EQ(run->r_scen[0].sr_rc[0], 1);           /* base not selected */
+	T_EQ(lab_run_all(run), 0);
+	T_CHECK(run->r_scen[0].sr_res[0] == NULL);
+	T_CHECK(run->r_scen[0].sr_res[1] != NULL);
+	lab_run_free(run);
+	T_EQ(lab_run_new_from(table, 2, c, "", "", &run, err, sizeof(err)), 0);
+	T_EQ(run->r_n, 2);
+	lab_run_free(run);
+	lab_ctx_free(c);
+}
+
+/* The JSON document (or the text) of a full run with seed into a string. */
+static char *report_of(uint64_t seed, bool json, size_t *failed)
+{
+	struct lab_ctx *c;
+	struct lab_run *run = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (lab_ctx_new(&c))
+		return NULL;
+	lab_ctx_set_seed(c, seed);
+	if (lab_run_new_from(table, 2, c, NULL, NULL, &run, NULL, 0)) {
+		lab_ctx_free(c);
+		return NULL;
+	}
+	*failed = lab_run_all(run);
+	f = open_memstream(&buf, &len);
+	if (f) {
+		json ? lab_report_json(f, run) : lab_report_text(f, run);
+		fclose(f);
+	}
+	lab_run_free(run);
+	lab_ctx_free(c);
+	return buf;
+}
+
+static void t_json(void)
+{
+	size_t failed = 0;
+	char *a = report_of(7, true, &failed), *b = report_of(7, true, &failed),
+	     *d = report_of(8, true, &failed);
+
+	T_CHECK(a && b && d);
+	T_EQ(failed, 1);                            /* "broken" */
+	T_STREQ(a, b);
+	T_CHECK(strcmp(a, d) != 0);
+	T_CHECK(!strncmp(a, "{\"seed\": 7, ", 12));
+	T_CHECK(strstr(a, "\"selftest\": {\"variants\": {\"base\": {\"total_ms\": 800, "
+			  "\"copy_mb_s\": 1.25, \"zero_count\": 0, \"flush_ms\": [0, 10, 20], "
+			  "\"fg_latency_ms_max\": [8, 16, 24]}") != NULL);
+	T_CHECK(strstr(a, "\"failed\": {\"broken\": \"Input/output error\"}") != NULL);
+	T_CHECK(strstr(a, "\"why\": \"because \\\"fast\\\" is faster & cheaper\"") != NULL);
+	T_CHECK(strstr(a, "\"ratio\": null") != NULL);
+	T_CHECK(strstr(a, "sector_vs_time") == NULL); /* series stay out of the document */
+	T_CHECK(strstr(a, "\"other\": {\"variants\": {\"one\": {\"x\": 0}}") != NULL);
+	free(a), free(b), free(d);
+}
+
+static void t_text(void)
+{
+	size_t failed = 0;
+	char *s = report_of(1, false, &failed);
+
+	T_CHECK(s != NULL);
+	T_CHECK(strstr(s, "== selftest: the runner's own test") != NULL);
+	T_CHECK(strstr(s, "== other (seed 000)") != NULL);
+	T_CHECK(strstr(s, "variant broken failed: Input/output error") != NULL);
+	T_CHECK(strstr(s, "total_ms") && strstr(s, "fast:2"));
+	T_CHECK(strstr(s, "|   0.667 |") != NULL); /* total base / fast: 200 / 300 */
+	T_CHECK(strstr(s, "[kjournald]") != NULL);
+	free(s);
+}
+
+static bool file_nonempty(const char *dir, const char *name)
+{
+	char p[512];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return !stat(p, &st) && st.st_size > 0;
+}
+
+static void t_dir(void)
+{
+	char dir[] = "/tmp/test_lab.XXXXXX", err[256] = "", cmd[600];
+	struct lab_ctx *c;
+	struct lab_run *run = NULL;
+	bool gnuplot = !system("gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1");
+
+	T_CHECK(mkdtemp(dir) != NULL);
+	T_EQ(lab_ctx_new(&c), 0);
+	T_EQ(lab_run_new_from(table, 2, c, NULL, NULL, &run, NULL, 0), 0);
+	lab_run_all(run);
+	T_EQ(lab_report_dir(run, dir, err, sizeof(err)), 0);
+	T_CHECK(file_nonempty(dir, "lab.json") && file_nonempty(dir, "report.txt"));
+	T_CHECK(file_nonempty(dir, "report.html"));
+	T_CHECK(file_nonempty(dir, "selftest_fast_2_metrics.csv"));
+	T_CHECK(file_nonempty(dir, "selftest_base_data.csv"));
+	T_CHECK(file_nonempty(dir, "selftest_base_blktrace.txt"));
+	T_CHECK(file_nonempty(dir, "selftest_bars.gp") && file_nonempty(dir, "selftest_flush.gp"));
+	T_CHECK(file_nonempty(dir, "selftest_fg_latency_ms_cdf.gp"));
+	T_CHECK(file_nonempty(dir, "selftest_base_sector_vs_time.gp"));
+	if (gnuplot) {
+		T_CHECK(file_nonempty(dir, "selftest_bars.png"));
+		T_CHECK(file_nonempty(dir, "selftest_flush.png"));
+		T_CHECK(file_nonempty(dir, "selftest_fg_latency_ms_cdf.png"));
+		T_CHECK(file_nonempty(dir, "selftest_fast_2_sector_vs_time.png"));
+	} else {
+		printf("  (gnuplot missing: PNGs not checked)\n");
+	}
+	T_CHECK(lab_report_dir(run, "/proc/nonexistent/x", err, sizeof(err)) < 0);
+	T_CHECK(strstr(err, "/proc/nonexistent/x") != NULL);
+	lab_run_free(run);
+	lab_ctx_free(c);
+	if (getenv("LAB_TEST_KEEP")) { /* to look at the report */
+		printf("  kept %s\n", dir);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	T_EQ(system(cmd), 0);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	T_RUN(t_result);
+	T_RUN(t_ctx);
+	T_RUN(t_select);
+	T_RUN(t_json);
+	T_RUN(t_text);
+	T_RUN(t_dir);
+	return t_done(argv[0]);
+}
