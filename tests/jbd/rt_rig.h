@@ -15,6 +15,7 @@
 #include "ujbd/dev.h"
 #include "ujbd/jbd_log.h"
 #include "ujbd/rt.h"
+#include "ujbd/stack.h"
 #include "ujbd/ujbd.h"
 
 struct rig {
@@ -91,6 +92,40 @@ static inline int rig_sim_run(uint64_t seed, void (*fn)(void *), void *arg)
 		rc = rt_world_run(w, "main", fn, arg);
 	if (w)
 		rt_world_free(w);
+	return rc;
+}
+
+/*
+ * A sim stack as the rig's tests use it: one disk of model ("ssd", "hdd",
+ * "mem") of size bytes, the journal (jblocks of bs at block 0, rig_opts,
+ * format on) and the data on it. Adjust *sp, then rig_stack_run.
+ */
+static inline void rig_stack_spec(struct stack_spec *sp, uint64_t seed, const char *model,
+				  uint64_t size, uint32_t bs, uint64_t jblocks)
+{
+	stack_spec_default(sp);
+	sp->seed = seed;
+	sp->disks[0] = (struct stack_disk_spec){ model, NULL, size };
+	sp->journal = true;
+	sp->journal_blocks = jblocks;
+	sp->block_size = bs;
+	rig_opts(&sp->jopts, true);
+}
+
+/* Build sp's stack, run fn as its thread "main", free it: fn's result or
+ * the stack's error (printed). */
+static inline int rig_stack_run(const struct stack_spec *sp, int (*fn)(struct stack *, void *),
+				void *arg)
+{
+	struct stack *st = NULL;
+	char err[256] = "";
+	int rc = stack_new(sp, &st, err, sizeof(err));
+
+	if (!rc)
+		rc = stack_run(st, "main", fn, arg);
+	if (rc)
+		fprintf(stderr, "  rig_stack_run: %d %s\n", rc, st ? stack_error(st) : err);
+	stack_free(st);
 	return rc;
 }
 

@@ -302,46 +302,44 @@ struct wk {
 	int rc;
 };
 
-static void wk_main(void *arg)
+static int wk_main(struct stack *st, void *arg)
 {
 	struct wk *k = arg;
-	struct rig r;
-	struct ujbd_opts o;
-	struct dev *d;
-	struct dev_ssd_params p;
+	struct ujbd *j = stack_journal(st);
 	ujbd_tid_t tid = 0;
 
-	dev_ssd_defaults(&p);
-	p.size = 16ull << 20;
-	if ((k->rc = dev_sim_ssd_new(&p, &d)) || (k->rc = rig_devs(&r, BS, 512, 16384, d, d)))
-		return;
-	rig_opts(&o, true);
-	o.wake = k->wake;
-	if ((k->rc = rig_open(&r, &o)))
-		return;
-	k->rc = rig_write(r.j, 600, 1, 1, true, &tid);
+	k->rc = rig_write(j, 600, 1, 1, true, &tid);
 	/* fsync of a file whose transaction is already committed, 5 times. */
 	for (int i = 0; i < 5 && !k->rc; i++) {
 		rt_sleep_ns(RT_NS_PER_MS);
-		k->rc = ujbd_commit_tid(r.j, tid);
+		k->rc = ujbd_commit_tid(j, tid);
 		if (!k->rc)
-			k->rc = ujbd_wait_tid(r.j, tid);
+			k->rc = ujbd_wait_tid(j, tid);
 		rt_sleep_ns(RT_NS_PER_MS);
 	}
-	ujbd_stats(r.j, &k->st);
+	ujbd_stats(j, &k->st);
+	int rc = stack_journal_close(st, false);
 	if (!k->rc)
-		k->rc = ujbd_close(r.j);
-	r.j = NULL;
-	rig_free(&r);
+		k->rc = rc;
+	return 0;
+}
+
+static int wk_run(struct wk *k)
+{
+	struct stack_spec sp;
+
+	rig_stack_spec(&sp, 3, "ssd", 16ull << 20, BS, 512);
+	sp.jopts.wake = k->wake;
+	return rig_stack_run(&sp, wk_main, k);
 }
 
 static void t_wake_policy(void)
 {
 	struct wk n = { .wake = UJBD_WAKE_NEEDED }, a = { .wake = UJBD_WAKE_ALWAYS };
 
-	T_EQ(rig_sim_run(3, wk_main, &n), 0);
+	T_EQ(wk_run(&n), 0);
 	T_EQ(n.rc, 0);
-	T_EQ(rig_sim_run(3, wk_main, &a), 0);
+	T_EQ(wk_run(&a), 0);
 	T_EQ(a.rc, 0);
 	T_EQ_U64(n.st.useless_wakeups, 0);
 	T_EQ_U64(a.st.useless_wakeups, 5);
@@ -380,38 +378,17 @@ static void iop_writer(void *arg)
 		rt_sleep_ns(6 * RT_NS_PER_S); /* let the commit timer fire */
 }
 
-static void iop_main(void *arg)
+static int iop_main(struct stack *st, void *arg)
 {
 	struct iop_box *box = arg;
 	struct iop *p = &box->p;
-	struct rig r;
-	struct ujbd_opts o;
-	struct dev *d;
-	struct dev_ssd_params sp;
-	struct blk_queue_opts qo;
-	struct blk_queue *q;
+	struct blk_queue *q = stack_queue(st, 0);
 	rt_thread *t;
 
-	dev_ssd_defaults(&sp);
-	sp.size = 16ull << 20;
-	if ((p->rc = dev_sim_ssd_new(&sp, &d)) || (p->rc = rig_devs(&r, BS, 512, 16384, d, d)))
-		return;
-	blk_queue_opts_default(&qo);
-	qo.trace = true;
-	if ((p->rc = blk_queue_new(d, &qo, &q)))
-		return;
-	rig_opts(&o, true);
-	o.journal_queue = o.data_queue = q;
-	o.commit_ioprio = p->commit_prio;
-	o.journal_meta = p->meta;
-	o.journal_sync = p->sync_policy;
-	if ((p->rc = rig_open(&r, &o)))
-		return;
-	box->j = r.j;
+	box->j = stack_journal(st);
 	rt_thread_create(&t, "fsyncer", iop_writer, box);
 	rt_thread_join(t);
-	ujbd_close_hard(r.j);
-	r.j = NULL;
+	stack_journal_close(st, true);
 	size_t n = blk_trace_count(q);
 	struct blk_trace_event *ev = calloc(n, sizeof(*ev));
 	n = blk_trace_events(q, 0, ev, n);
@@ -426,14 +403,20 @@ static void iop_main(void *arg)
 		p->seen_prio = ev[i].ioprio;
 	}
 	free(ev);
-	blk_queue_free(q);
-	rig_free(&r);
+	return 0;
 }
 
 static int iop_run(struct iop *p)
 {
 	struct iop_box box = { .p = *p };
-	int rc = rig_sim_run(11, iop_main, &box);
+	struct stack_spec sp;
+
+	rig_stack_spec(&sp, 11, "ssd", 16ull << 20, BS, 512);
+	sp.queues[0] = (struct stack_queue_spec){ .elevator = "noop", .trace = true };
+	sp.jopts.commit_ioprio = p->commit_prio;
+	sp.jopts.journal_meta = p->meta;
+	sp.jopts.journal_sync = p->sync_policy;
+	int rc = rig_stack_run(&sp, iop_main, &box);
 
 	*p = box.p;
 	return rc ? rc : p->rc;
