@@ -129,6 +129,22 @@ static inline int rig_stack_run(const struct stack_spec *sp, int (*fn)(struct st
 	return rc;
 }
 
+/* Inside a stack run: a rig over the stack's devices and journal, for
+ * rig_has, rig_data, rig_recover (the stack owns them: no rig_free). */
+static inline void rig_of_stack(struct rig *r, struct stack *st)
+{
+	const struct jbd_loc *l = stack_loc(st);
+
+	memset(r, 0, sizeof(*r));
+	r->loc = *l;
+	r->jd = l->j_dev;
+	r->dd = l->j_data;
+	r->j = stack_journal(st);
+	r->bs = l->j_blocksize;
+	r->jblocks = l->j_len;
+	r->dblocks = l->j_data_blocks;
+}
+
 /* The journal superblock as on the device. */
 static inline int rig_sb(struct rig *r, struct jbd2_sb *sb)
 {

@@ -177,53 +177,45 @@ static void frz_b(void *arg)
 	f->live_is_new = ujbd_read(f->j, 600, now) == 0 && memcmp(now, want, BS) == 0;
 }
 
-static void frz_main(void *arg)
+static int frz_main(struct stack *st, void *arg)
 {
-	struct rig *r = arg;
+	int *code = arg;
 	struct frz f = { 0 };
-	struct ujbd_opts o;
-	struct dev *d;
-	struct dev_hdd_params p;
+	struct rig r;
 	rt_thread *ta, *tb;
 
-	dev_hdd_defaults(&p);
-	p.size = 64ull << 20;
-	if (dev_sim_hdd_new(&p, &d) || rig_devs(r, BS, 512, (64ull << 20) / BS, d, d))
-		return;
-	rig_opts(&o, true);
-	if (rig_open(r, &o))
-		return;
-	f.j = r->j;
-	ujbd_set_trace_hook(r->j, frz_hook, &f);
+	rig_of_stack(&r, st);
+	f.j = r.j;
+	ujbd_set_trace_hook(r.j, frz_hook, &f);
 	rt_thread_create(&ta, "writer-a", frz_a, &f);
 	rt_thread_create(&tb, "writer-b", frz_b, &f);
 	rt_thread_join(ta);
 	rt_thread_join(tb);
-	ujbd_stats(r->j, &f.st);
-	ujbd_set_trace_hook(r->j, NULL, NULL);
+	ujbd_stats(r.j, &f.st);
+	ujbd_set_trace_hook(r.j, NULL, NULL);
 	/* Crash: T1 committed, T2 (B's change) not. */
-	ujbd_close_hard(r->j);
-	r->j = NULL;
-	r->err.code = f.rc_a || f.rc_b || !f.live_is_new || f.st.lat[UJBD_LAT_WAIT_FROZEN].count != 1
-			      ? -1 : 0;
-	if (r->err.code)
+	stack_journal_close(st, true);
+	*code = f.rc_a || f.rc_b || !f.live_is_new || f.st.lat[UJBD_LAT_WAIT_FROZEN].count != 1
+			? -1 : 0;
+	if (*code)
 		fprintf(stderr, "  a %d b %d live_new %d frozen %" PRIu64 "\n", f.rc_a, f.rc_b,
 			f.live_is_new, f.st.lat[UJBD_LAT_WAIT_FROZEN].count);
-	if (!r->err.code && rig_recover(r))
-		r->err.code = -2;
-	if (!r->err.code && !(rig_has(r, 600, 1) && rig_has(r, 601, 1)))
-		r->err.code = -3;
-	rig_free(r);
+	if (!*code && rig_recover(&r))
+		*code = -2;
+	if (!*code && !(rig_has(&r, 600, 1) && rig_has(&r, 601, 1)))
+		*code = -3;
+	return 0;
 }
 
 static void t_frozen(void)
 {
 	for (uint64_t seed = 1; seed <= 6; seed++) {
-		struct rig r;
-		memset(&r, 0, sizeof(r));
-		r.err.code = -99;
-		T_EQ(rig_sim_run(seed, frz_main, &r), 0);
-		T_EQ(r.err.code, 0);
+		struct stack_spec sp;
+		int code = -99;
+
+		rig_stack_spec(&sp, seed, "hdd", 64ull << 20, BS, 512);
+		T_EQ(rig_stack_run(&sp, frz_main, &code), 0);
+		T_EQ(code, 0);
 	}
 }
 
