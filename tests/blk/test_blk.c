@@ -16,6 +16,7 @@
 #include "ujbd/dev.h"
 #include "ujbd/param.h"
 #include "ujbd/rt.h"
+#include "ujbd/stack.h"
 
 #define MAXB 64
 #define MAXW 4
@@ -100,27 +101,12 @@ static void worker_fn(void *arg)
 	free(w->buf);
 }
 
-static void scen_main(void *arg)
+static int scen_main(struct stack *st, void *arg)
 {
 	struct scen *s = arg;
-	struct dev_hdd_params hp;
-	dev_hdd_defaults(&hp);
-	hp.queue_depth = s->hdd_qd ? s->hdd_qd : 1;
-	if (s->hdd_cache != (uint64_t)-1)
-		hp.cache_bytes = s->hdd_cache;
-	struct dev *d = NULL;
-	struct blk_queue *q = NULL;
-	s->rc = dev_sim_hdd_new(&hp, &d);
-	if (s->rc < 0)
-		return;
-	s->o.trace = true;
-	s->o.trace_max_events = MAXEV;
-	s->rc = blk_queue_new(d, &s->o, &q);
-	if (s->rc < 0) {
-		dev_close(d);
-		return;
-	}
+	struct blk_queue *q = stack_queue(st, 0);
 	rt_thread *t[MAXW];
+
 	for (unsigned i = 0; i < s->nw; i++) {
 		s->w[i].q = q;
 		rt_thread_create(&t[i], s->w[i].name, worker_fn, &s->w[i]);
@@ -131,11 +117,10 @@ static void scen_main(void *arg)
 	s->nev = blk_trace_events(q, 0, s->ev, MAXEV);
 	blk_stats_classes(q, s->cls);
 	blk_queue_stats(q, &s->qs);
-	blk_queue_free(q);
-	dev_close(d);
 	for (unsigned i = 0; i < s->nw; i++)
 		if (s->w[i].rc && !s->rc)
 			s->rc = s->w[i].rc;
+	return 0;
 }
 
 static struct scen *scen_new(enum blk_elevator e)
@@ -147,15 +132,30 @@ static struct scen *scen_new(enum blk_elevator e)
 	return s;
 }
 
+/* One sim HDD (queue depth hdd_qd, cache hdd_cache unless -1) under a
+ * traced queue of options s->o. */
 static int scen_run(struct scen *s, uint64_t seed)
 {
-	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
-	rt_world *w;
-	int rc = rt_world_new(&wo, &w);
+	struct stack_spec sp;
+	struct stack *st;
+	char hp[64];
+	int n = snprintf(hp, sizeof(hp), "queue_depth=%u", s->hdd_qd ? s->hdd_qd : 1);
+	int rc;
+
+	if (s->hdd_cache != (uint64_t)-1)
+		snprintf(hp + n, sizeof(hp) - (size_t)n, ",cache_mib=%.17g",
+			 (double)s->hdd_cache / 1048576);
+	s->o.trace = true;
+	s->o.trace_max_events = MAXEV;
+	stack_spec_default(&sp);
+	sp.seed = seed;
+	sp.disks[0] = (struct stack_disk_spec){ "hdd", hp, 0 };
+	sp.queues[0].base = &s->o;
+	rc = stack_new(&sp, &st, NULL, 0);
 	if (rc < 0)
 		return rc;
-	rc = rt_world_run(w, "main", scen_main, s);
-	rt_world_free(w);
+	rc = stack_run(st, "main", scen_main, s);
+	stack_free(st);
 	return rc < 0 ? rc : s->rc;
 }
 
