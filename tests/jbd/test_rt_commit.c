@@ -463,25 +463,14 @@ struct tmr {
 	int extend_rc;
 };
 
-static void tmr_main(void *arg)
+static int tmr_main(struct stack *st, void *arg)
 {
 	struct tmr *k = arg;
 	struct rig r;
-	struct ujbd_opts o;
-	struct dev *d;
-	struct dev_ssd_params p;
 	struct ujbd_handle *h;
 	ujbd_tid_t tid = 0;
 
-	dev_ssd_defaults(&p);
-	p.size = 16ull << 20;
-	if ((k->rc = dev_sim_ssd_new(&p, &d)) || (k->rc = rig_devs(&r, BS, 512, 16384, d, d)))
-		return;
-	rig_opts(&o, true);
-	o.commit_interval_ns = 100 * RT_NS_PER_MS;
-	o.max_transaction_blocks = 8;
-	if ((k->rc = rig_open(&r, &o)))
-		return;
+	rig_of_stack(&r, st);
 	/* Nobody asks: the timer commits it. */
 	k->rc = rig_write(r.j, 600, 1, 1, false, &tid);
 	uint64_t t0 = rt_now_ns();
@@ -499,21 +488,25 @@ static void tmr_main(void *arg)
 		k->extend_rc = ujbd_extend(h, 3);
 		k->rc = ujbd_stop(h);
 	}
+	int crc = stack_journal_close(st, k->rc != 0);
+
 	if (!k->rc)
-		k->rc = ujbd_close(r.j);
-	else
-		ujbd_close_hard(r.j);
-	r.j = NULL;
+		k->rc = crc;
 	if (!k->rc && !(rig_has(&r, 600, 1) && rig_has(&r, 719, 1)))
 		k->rc = -1;
-	rig_free(&r);
+	return 0;
 }
 
 static void t_timer_and_full(void)
 {
 	struct tmr k = { 0 };
 
-	T_EQ(rig_sim_run(4, tmr_main, &k), 0);
+	struct stack_spec sp;
+
+	rig_stack_spec(&sp, 4, "ssd", 16ull << 20, BS, 512);
+	sp.jopts.commit_interval_ns = 100 * RT_NS_PER_MS;
+	sp.jopts.max_transaction_blocks = 8;
+	T_EQ(rig_stack_run(&sp, tmr_main, &k), 0);
 	T_EQ(k.rc, 0);
 	T_CHECK(k.waited_ns <= 100 * RT_NS_PER_MS + 10 * RT_NS_PER_MS);
 	T_CHECK(k.waited_ns >= 90 * RT_NS_PER_MS);
