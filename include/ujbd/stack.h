@@ -72,6 +72,10 @@ struct stack_disk_spec {
  * (nr_requests, max_sectors, queue_depth, queue_plug, unplug_thresh,
  * unplug_delay_ms, plug=explicit|implicit-sync). trace: keep blktrace events in memory; trace_fn,
  * if set, is passed every event (blk.h: runs with q_lock held).
+ * base: the queue's options to start from instead of blk_queue_opts_default
+ * (copied by stack_new; pointers in it must outlive the stack): a queue
+ * then exists, elevator NULL means base's, and the lists, trace (when
+ * set) and trace_fn (when set) apply on top. NULL = the defaults.
  */
 struct stack_queue_spec {
 	const char *elevator;
@@ -80,6 +84,7 @@ struct stack_queue_spec {
 	bool trace;
 	blk_trace_fn trace_fn;
 	void *trace_arg;
+	const struct blk_queue_opts *base;
 };
 
 struct stack_spec {

@@ -86,19 +86,25 @@ static int resolve_queue(struct stack_queue *q, const struct stack_spec *sp, uns
 	enum blk_elevator e;
 	int rc;
 
-	q->q_on = name || (sp->journal && (i == sp->journal_disk || i == sp->data_disk));
+	q->q_on = name || qs->base ||
+		  (sp->journal && (i == sp->journal_disk || i == sp->data_disk));
 	if (!q->q_on)
 		return 0;
 	if (!name)
-		name = "noop";
+		name = qs->base ? blk_elevator_at((size_t)qs->base->elevator)->e_name : "noop";
 	if (blk_elevator_parse(name, &e))
 		return seterr(err, n, -EINVAL, "unknown elevator '%s' (see --params)", name);
 	t = blk_elevator_at((size_t)e);
-	blk_queue_opts_default(&q->q_opts);
+	if (qs->base)
+		q->q_opts = *qs->base;
+	else
+		blk_queue_opts_default(&q->q_opts);
 	q->q_opts.elevator = e;
-	q->q_opts.trace = qs->trace;
-	q->q_opts.trace_fn = qs->trace_fn;
-	q->q_opts.trace_arg = qs->trace_arg;
+	q->q_opts.trace = q->q_opts.trace || qs->trace;
+	if (qs->trace_fn || !qs->base) {
+		q->q_opts.trace_fn = qs->trace_fn;
+		q->q_opts.trace_arg = qs->trace_arg;
+	}
 	rc = rt_param_parse(blk_queue_params(), &q->q_opts, qs->queue_params, err, n);
 	if (rc || !qs->params || !*qs->params)
 		return rc;

@@ -16,6 +16,7 @@
 #include "ujbd/dev.h"
 #include "ujbd/param.h"
 #include "ujbd/rt.h"
+#include "ujbd/stack.h"
 
 #define MAXB 64
 #define MAXW 4
@@ -100,27 +101,12 @@ static void worker_fn(void *arg)
 	free(w->buf);
 }
 
-static void scen_main(void *arg)
+static int scen_main(struct stack *st, void *arg)
 {
 	struct scen *s = arg;
-	struct dev_hdd_params hp;
-	dev_hdd_defaults(&hp);
-	hp.queue_depth = s->hdd_qd ? s->hdd_qd : 1;
-	if (s->hdd_cache != (uint64_t)-1)
-		hp.cache_bytes = s->hdd_cache;
-	struct dev *d = NULL;
-	struct blk_queue *q = NULL;
-	s->rc = dev_sim_hdd_new(&hp, &d);
-	if (s->rc < 0)
-		return;
-	s->o.trace = true;
-	s->o.trace_max_events = MAXEV;
-	s->rc = blk_queue_new(d, &s->o, &q);
-	if (s->rc < 0) {
-		dev_close(d);
-		return;
-	}
+	struct blk_queue *q = stack_queue(st, 0);
 	rt_thread *t[MAXW];
+
 	for (unsigned i = 0; i < s->nw; i++) {
 		s->w[i].q = q;
 		rt_thread_create(&t[i], s->w[i].name, worker_fn, &s->w[i]);
@@ -131,11 +117,10 @@ static void scen_main(void *arg)
 	s->nev = blk_trace_events(q, 0, s->ev, MAXEV);
 	blk_stats_classes(q, s->cls);
 	blk_queue_stats(q, &s->qs);
-	blk_queue_free(q);
-	dev_close(d);
 	for (unsigned i = 0; i < s->nw; i++)
 		if (s->w[i].rc && !s->rc)
 			s->rc = s->w[i].rc;
+	return 0;
 }
 
 static struct scen *scen_new(enum blk_elevator e)
@@ -147,15 +132,30 @@ static struct scen *scen_new(enum blk_elevator e)
 	return s;
 }
 
+/* One sim HDD (queue depth hdd_qd, cache hdd_cache unless -1) under a
+ * traced queue of options s->o. */
 static int scen_run(struct scen *s, uint64_t seed)
 {
-	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
-	rt_world *w;
-	int rc = rt_world_new(&wo, &w);
+	struct stack_spec sp;
+	struct stack *st;
+	char hp[64];
+	int n = snprintf(hp, sizeof(hp), "queue_depth=%u", s->hdd_qd ? s->hdd_qd : 1);
+	int rc;
+
+	if (s->hdd_cache != (uint64_t)-1)
+		snprintf(hp + n, sizeof(hp) - (size_t)n, ",cache_mib=%.17g",
+			 (double)s->hdd_cache / 1048576);
+	s->o.trace = true;
+	s->o.trace_max_events = MAXEV;
+	stack_spec_default(&sp);
+	sp.seed = seed;
+	sp.disks[0] = (struct stack_disk_spec){ "hdd", hp, 0 };
+	sp.queues[0].base = &s->o;
+	rc = stack_new(&sp, &st, NULL, 0);
 	if (rc < 0)
 		return rc;
-	rc = rt_world_run(w, "main", scen_main, s);
-	rt_world_free(w);
+	rc = stack_run(st, "main", scen_main, s);
+	stack_free(st);
 	return rc < 0 ? rc : s->rc;
 }
 
@@ -523,7 +523,6 @@ struct merge_arg {
 	int ok_data;
 	struct blk_trace_event ev[256];
 	size_t nev;
-	uint32_t max_sectors;
 };
 
 static void fill(char *p, size_t n, int seed)
@@ -532,23 +531,10 @@ static void fill(char *p, size_t n, int seed)
 		p[i] = (char)(seed * 31 + i * 7);
 }
 
-static void merge_main(void *arg)
+static int merge_main(struct stack *st, void *arg)
 {
 	struct merge_arg *m = arg;
-	struct dev_hdd_params hp;
-	dev_hdd_defaults(&hp);
-	struct dev *d;
-	struct blk_queue *q;
-	struct blk_queue_opts o;
-	blk_queue_opts_default(&o);
-	o.trace = true;
-	o.max_sectors = m->max_sectors;
-	if ((m->rc = dev_sim_hdd_new(&hp, &d)) < 0)
-		return;
-	if ((m->rc = blk_queue_new(d, &o, &q)) < 0) {
-		dev_close(d);
-		return;
-	}
+	struct blk_queue *q = stack_queue(st, 0);
 	enum { N = 6, L = 4096 };
 	static char wbuf[N][L], rbuf[3][L], big[3 * L];
 	struct blk_bio b[N];
@@ -597,19 +583,30 @@ static void merge_main(void *arg)
 		     memcmp(rbuf[0], wbuf[1], L) == 0 && memcmp(big, wbuf[2], L) == 0 &&
 		     memcmp(big + L, wbuf[0], L) == 0 && memcmp(big + 2 * L, wbuf[1], L) == 0;
 	m->nev = blk_trace_events(q, 0, m->ev, 256);
-	blk_queue_free(q);
-	dev_close(d);
+	return 0;
 }
 
-static int run_world(void (*fn)(void *), void *arg, uint64_t seed)
+/* fn on a sim HDD (the model's defaults; wrapped by wrap if set) under a
+ * traced noop queue with queue_params. */
+static int hdd_run(int (*fn)(struct stack *, void *), void *arg, uint64_t seed,
+		   const char *queue_params,
+		   int (*wrap)(void *, unsigned, struct dev *, struct dev **))
 {
-	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
-	rt_world *w;
-	int rc = rt_world_new(&wo, &w);
+	struct stack_spec sp;
+	struct stack *st;
+	int rc;
+
+	stack_spec_default(&sp);
+	sp.seed = seed;
+	sp.disks[0] = (struct stack_disk_spec){ "hdd", NULL, 0 };
+	sp.queues[0] = (struct stack_queue_spec){ .elevator = "noop",
+						  .queue_params = queue_params, .trace = true };
+	sp.wrap = wrap;
+	rc = stack_new(&sp, &st, NULL, 0);
 	if (rc < 0)
 		return rc;
-	rc = rt_world_run(w, "main", fn, arg);
-	rt_world_free(w);
+	rc = stack_run(st, "main", fn, arg);
+	stack_free(st);
 	return rc;
 }
 
@@ -625,8 +622,7 @@ static int has_event(const struct merge_arg *m, char action, uint64_t sector, ui
 static void test_merging(void)
 {
 	struct merge_arg *m = calloc(1, sizeof(*m));
-	m->max_sectors = 1024;
-	T_EQ(run_world(merge_main, m, 8), 0);
+	T_EQ(hdd_run(merge_main, m, 8, "max_sectors=1024", NULL), 0);
 	T_EQ(m->rc, 0);
 	T_CHECK(m->ok_data);
 	T_CHECK(has_event(m, 'M', 108, 8));  /* back merge */
@@ -640,8 +636,7 @@ static void test_merging(void)
 
 	/* max_sectors 16: 100+108 merge, 92 cannot join them. */
 	m = calloc(1, sizeof(*m));
-	m->max_sectors = 16;
-	T_EQ(run_world(merge_main, m, 8), 0);
+	T_EQ(hdd_run(merge_main, m, 8, "max_sectors=16", NULL), 0);
 	T_CHECK(has_event(m, 'D', 100, 16));
 	T_CHECK(has_event(m, 'D', 92, 8));
 	T_CHECK(!has_event(m, 'F', 92, 8));
@@ -1067,29 +1062,18 @@ struct err_arg {
 	size_t nev;
 };
 
-static void err_main(void *arg)
+/* The wrap hook: the second read fails. */
+static int fail_2nd_read(void *arg, unsigned disk, struct dev *inner, struct dev **out)
+{
+	struct dev_fault_opts fo = { .fail_read_nth = 2 };
+
+	return dev_fault_new(inner, &fo, out);
+}
+
+static int err_main(struct stack *st, void *arg)
 {
 	struct err_arg *ea = arg;
-	struct dev_hdd_params hp;
-	dev_hdd_defaults(&hp);
-	struct dev *inner, *d;
-	struct dev_fault_opts fo;
-	memset(&fo, 0, sizeof(fo));
-	fo.fail_read_nth = 2;
-	if ((ea->rc = dev_sim_hdd_new(&hp, &inner)) < 0)
-		return;
-	if ((ea->rc = dev_fault_new(inner, &fo, &d)) < 0) {
-		dev_close(inner);
-		return;
-	}
-	struct blk_queue_opts o;
-	blk_queue_opts_default(&o);
-	o.trace = true;
-	struct blk_queue *q;
-	if ((ea->rc = blk_queue_new(d, &o, &q)) < 0) {
-		dev_close(d);
-		return;
-	}
+	struct blk_queue *q = stack_queue(st, 0);
 	static char buf[4096];
 	struct blk_bio b;
 	int *res[3] = { &ea->e1, &ea->e2, &ea->e3 };
@@ -1102,14 +1086,13 @@ static void err_main(void *arg)
 		*res[i] = blk_submit_wait(q, &b);
 	}
 	ea->nev = blk_trace_events(q, 0, ea->ev, 64);
-	blk_queue_free(q);
-	dev_close(d);
+	return 0;
 }
 
 static void test_io_error(void)
 {
 	struct err_arg *ea = calloc(1, sizeof(*ea));
-	T_EQ(run_world(err_main, ea, 16), 0);
+	T_EQ(hdd_run(err_main, ea, 16, NULL, fail_2nd_read), 0);
 	T_EQ(ea->rc, 0);
 	T_EQ(ea->e1, 0);
 	T_EQ(ea->e2, -EIO);

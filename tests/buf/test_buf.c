@@ -11,6 +11,7 @@
 #include "t.h"
 #include "buf/buf.h"
 #include "ujbd/dev.h"
+#include "ujbd/stack.h"
 
 #define BS 4096u
 #define NB 64u
@@ -123,21 +124,14 @@ static void racer(void *arg)
 	a->r->rc[a->i] = buf_get(a->r->c, 7, BUF_GET_READ, &a->r->b[a->i]);
 }
 
-static void race_main(void *arg)
+static int race_main(struct stack *stk, void *arg)
 {
 	struct race *r = arg;
-	struct dev_hdd_params p;
-	struct dev *d;
-	struct blk_queue *q;
 	struct buf_stats st;
 	rt_thread *t[2];
 
-	dev_hdd_defaults(&p);
-	p.size = 64ull << 20;
-	if (dev_sim_hdd_new(&p, &d) || blk_queue_new(d, NULL, &q))
-		return;
-	if (buf_cache_new(q, BS, (64ull << 20) / BS, 0, &r->c))
-		return;
+	if (buf_cache_new(stack_queue(stk, 0), BS, (64ull << 20) / BS, 0, &r->c))
+		return 0;
 	struct racer_arg ra[2] = { { r, 0 }, { r, 1 } };
 	r->rc[0] = r->rc[1] = 1;
 	rt_thread_create(&t[0], "racer0", racer, &ra[0]);
@@ -150,19 +144,23 @@ static void race_main(void *arg)
 	buf_put(r->b[0]);
 	buf_put(r->b[1]);
 	buf_cache_free(r->c);
-	blk_queue_free(q);
-	dev_close(d);
+	return 0;
 }
 
 static void t_one_read_for_two(void)
 {
 	for (uint64_t seed = 1; seed <= 5; seed++) {
-		struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
+		struct stack_spec sp;
+		struct stack *stk;
 		struct race r = { 0 };
-		rt_world *w;
-		T_EQ(rt_world_new(&wo, &w), 0);
-		T_EQ(rt_world_run(w, "main", race_main, &r), 0);
-		rt_world_free(w);
+
+		stack_spec_default(&sp);
+		sp.seed = seed;
+		sp.disks[0] = (struct stack_disk_spec){ "hdd", NULL, 64ull << 20 };
+		sp.queues[0].elevator = "noop";
+		T_EQ(stack_new(&sp, &stk, NULL, 0), 0);
+		T_EQ(stack_run(stk, "main", race_main, &r), 0);
+		stack_free(stk);
 		T_EQ(r.rc[0], 0);
 		T_EQ(r.rc[1], 0);
 	}

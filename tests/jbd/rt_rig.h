@@ -15,6 +15,7 @@
 #include "ujbd/dev.h"
 #include "ujbd/jbd_log.h"
 #include "ujbd/rt.h"
+#include "ujbd/stack.h"
 #include "ujbd/ujbd.h"
 
 struct rig {
@@ -92,6 +93,56 @@ static inline int rig_sim_run(uint64_t seed, void (*fn)(void *), void *arg)
 	if (w)
 		rt_world_free(w);
 	return rc;
+}
+
+/*
+ * A sim stack as the rig's tests use it: one disk of model ("ssd", "hdd",
+ * "mem") of size bytes, the journal (jblocks of bs at block 0, rig_opts,
+ * format on) and the data on it. Adjust *sp, then rig_stack_run.
+ */
+static inline void rig_stack_spec(struct stack_spec *sp, uint64_t seed, const char *model,
+				  uint64_t size, uint32_t bs, uint64_t jblocks)
+{
+	stack_spec_default(sp);
+	sp->seed = seed;
+	sp->disks[0] = (struct stack_disk_spec){ model, NULL, size };
+	sp->journal = true;
+	sp->journal_blocks = jblocks;
+	sp->block_size = bs;
+	rig_opts(&sp->jopts, true);
+}
+
+/* Build sp's stack, run fn as its thread "main", free it: fn's result or
+ * the stack's error (printed). */
+static inline int rig_stack_run(const struct stack_spec *sp, int (*fn)(struct stack *, void *),
+				void *arg)
+{
+	struct stack *st = NULL;
+	char err[256] = "";
+	int rc = stack_new(sp, &st, err, sizeof(err));
+
+	if (!rc)
+		rc = stack_run(st, "main", fn, arg);
+	if (rc)
+		fprintf(stderr, "  rig_stack_run: %d %s\n", rc, st ? stack_error(st) : err);
+	stack_free(st);
+	return rc;
+}
+
+/* Inside a stack run: a rig over the stack's devices and journal, for
+ * rig_has, rig_data, rig_recover (the stack owns them: no rig_free). */
+static inline void rig_of_stack(struct rig *r, struct stack *st)
+{
+	const struct jbd_loc *l = stack_loc(st);
+
+	memset(r, 0, sizeof(*r));
+	r->loc = *l;
+	r->jd = l->j_dev;
+	r->dd = l->j_data;
+	r->j = stack_journal(st);
+	r->bs = l->j_blocksize;
+	r->jblocks = l->j_len;
+	r->dblocks = l->j_data_blocks;
 }
 
 /* The journal superblock as on the device. */

@@ -72,6 +72,17 @@ static int sim_ssd_rig(struct rig *r)
 	return rc ? rc : rig_devs(r, BS, 1024, 15360, d, d);
 }
 
+/* The sim stack of these runs: sim_ssd_rig's disk and journal, opened with
+ * caller_commit as asked; fn runs as thread "main". */
+static int caller_run(uint64_t seed, bool caller, int (*fn)(struct stack *, void *), void *arg)
+{
+	struct stack_spec sp;
+
+	rig_stack_spec(&sp, seed, "ssd", 16ull << 20, BS, 1024);
+	sp.jopts.caller_commit = caller;
+	return rig_stack_run(&sp, fn, arg);
+}
+
 /* ---- one thread's fsync loop (sim) ---------------------------------------- */
 
 #define FL_N 30
@@ -84,19 +95,13 @@ struct fl {
 	int rc, recovered;
 };
 
-static void fl_main(void *arg)
+static int fl_main(struct stack *st, void *arg)
 {
 	struct fl *f = arg;
 	struct rig r;
-	struct ujbd_opts o;
 	ujbd_tid_t tid = 0;
 
-	if ((f->rc = sim_ssd_rig(&r)))
-		return;
-	rig_opts(&o, true);
-	o.caller_commit = f->caller;
-	if ((f->rc = rig_open(&r, &o)))
-		return;
+	rig_of_stack(&r, st);
 	ujbd_set_trace_hook(r.j, seen_hook, &f->seen);
 	/* 30 fsyncs 400 ms apart: 12 s, past two commit intervals */
 	for (int i = 0; i < FL_N && !f->rc; i++) {
@@ -111,12 +116,11 @@ static void fl_main(void *arg)
 	ujbd_stats(r.j, &f->st);
 	f->end_ns = rt_now_ns();
 	/* stopped hard: every fsynced block must come back from the log */
-	ujbd_close_hard(r.j);
-	r.j = NULL;
+	stack_journal_close(st, true);
 	f->recovered = rig_recover(&r) == 0;
 	for (int i = 0; i < FL_N && f->recovered; i++)
 		f->recovered = rig_has(&r, DB + (uint64_t)i, (uint32_t)i + 1);
-	rig_free(&r);
+	return 0;
 }
 
 static void t_fsync_loop(void)
@@ -126,9 +130,9 @@ static void t_fsync_loop(void)
 			  *again = calloc(1, sizeof(*again));
 		T_CHECK(c && k && again);
 		c->caller = again->caller = true;
-		T_EQ(rig_sim_run(seed, fl_main, c), 0);
-		T_EQ(rig_sim_run(seed, fl_main, k), 0);
-		T_EQ(rig_sim_run(seed, fl_main, again), 0);
+		T_EQ(caller_run(seed, true, fl_main, c), 0);
+		T_EQ(caller_run(seed, false, fl_main, k), 0);
+		T_EQ(caller_run(seed, true, fl_main, again), 0);
 		T_EQ(c->rc, 0);
 		T_EQ(k->rc, 0);
 		T_CHECK(c->recovered && k->recovered);
@@ -165,23 +169,15 @@ struct sh {
 	int rc, recovered;
 };
 
-static void sh_main(void *arg)
+static int sh_main(struct stack *st, void *arg)
 {
 	struct sh *f = arg;
 	struct rig r;
-	struct ujbd_opts o;
 	uint8_t *blk = malloc(BS);
 
-	if (!blk || (f->rc = sim_ssd_rig(&r))) {
-		free(blk);
-		return;
-	}
-	rig_opts(&o, true);
-	o.caller_commit = true;
-	if ((f->rc = rig_open(&r, &o))) {
-		free(blk);
-		return;
-	}
+	if (!blk)
+		return -ENOMEM;
+	rig_of_stack(&r, st);
 	ujbd_set_trace_hook(r.j, seen_hook, &f->seen);
 	for (int i = 0; i < 10 && !f->rc; i++) {
 		if (i % 2) {
@@ -195,13 +191,12 @@ static void sh_main(void *arg)
 	}
 	ujbd_set_trace_hook(r.j, NULL, NULL);
 	ujbd_stats(r.j, &f->st);
-	ujbd_close_hard(r.j);
-	r.j = NULL;
+	stack_journal_close(st, true);
 	f->recovered = rig_recover(&r) == 0;
 	for (int i = 0; i < 10 && f->recovered; i++)
 		f->recovered = rig_has(&r, DB + (uint64_t)i, (uint32_t)i + 1);
-	rig_free(&r);
 	free(blk);
+	return 0;
 }
 
 static void t_sync_handles(void)
@@ -209,7 +204,7 @@ static void t_sync_handles(void)
 	struct sh *f = calloc(1, sizeof(*f));
 
 	T_CHECK(f);
-	T_EQ(rig_sim_run(7, sh_main, f), 0);
+	T_EQ(caller_run(7, true, sh_main, f), 0);
 	T_EQ(f->rc, 0);
 	T_CHECK(f->recovered);
 	/* every durable write committed on its own thread */
@@ -251,19 +246,13 @@ static void gc_worker(void *arg)
 	g->rc[me] = rc;
 }
 
-static void gc_main(void *arg)
+static int gc_main(struct stack *st, void *arg)
 {
 	struct gc *g = arg;
 	struct rig r;
-	struct ujbd_opts o;
 	rt_thread *th[GT];
 
-	if ((g->rc[0] = sim_ssd_rig(&r)))
-		return;
-	rig_opts(&o, true);
-	o.caller_commit = true;
-	if ((g->rc[0] = rig_open(&r, &o)))
-		return;
+	rig_of_stack(&r, st);
 	g->j = r.j;
 	ujbd_set_trace_hook(r.j, seen_hook, &g->seen);
 	for (int i = 0; i < GT; i++)
@@ -274,13 +263,12 @@ static void gc_main(void *arg)
 			rt_thread_join(th[i]);
 	ujbd_set_trace_hook(r.j, NULL, NULL);
 	ujbd_stats(r.j, &g->st);
-	ujbd_close_hard(r.j);
-	r.j = NULL;
+	stack_journal_close(st, true);
 	g->recovered = rig_recover(&r) == 0;
 	for (unsigned t = 0; t < GT && g->recovered; t++)
 		for (unsigned i = 0; i < GN && g->recovered; i++)
 			g->recovered = rig_has(&r, DB + t * GN + i, i + 1);
-	rig_free(&r);
+	return 0;
 }
 
 static void t_many_threads(void)
@@ -288,7 +276,7 @@ static void t_many_threads(void)
 	for (uint64_t seed = 1; seed <= 4; seed++) {
 		struct gc *g = calloc(1, sizeof(*g));
 		T_CHECK(g);
-		T_EQ(rig_sim_run(seed, gc_main, g), 0);
+		T_EQ(caller_run(seed, true, gc_main, g), 0);
 		for (int i = 0; i < GT; i++)
 			T_EQ(g->rc[i], 0);
 		T_CHECK(g->recovered);

@@ -177,53 +177,45 @@ static void frz_b(void *arg)
 	f->live_is_new = ujbd_read(f->j, 600, now) == 0 && memcmp(now, want, BS) == 0;
 }
 
-static void frz_main(void *arg)
+static int frz_main(struct stack *st, void *arg)
 {
-	struct rig *r = arg;
+	int *code = arg;
 	struct frz f = { 0 };
-	struct ujbd_opts o;
-	struct dev *d;
-	struct dev_hdd_params p;
+	struct rig r;
 	rt_thread *ta, *tb;
 
-	dev_hdd_defaults(&p);
-	p.size = 64ull << 20;
-	if (dev_sim_hdd_new(&p, &d) || rig_devs(r, BS, 512, (64ull << 20) / BS, d, d))
-		return;
-	rig_opts(&o, true);
-	if (rig_open(r, &o))
-		return;
-	f.j = r->j;
-	ujbd_set_trace_hook(r->j, frz_hook, &f);
+	rig_of_stack(&r, st);
+	f.j = r.j;
+	ujbd_set_trace_hook(r.j, frz_hook, &f);
 	rt_thread_create(&ta, "writer-a", frz_a, &f);
 	rt_thread_create(&tb, "writer-b", frz_b, &f);
 	rt_thread_join(ta);
 	rt_thread_join(tb);
-	ujbd_stats(r->j, &f.st);
-	ujbd_set_trace_hook(r->j, NULL, NULL);
+	ujbd_stats(r.j, &f.st);
+	ujbd_set_trace_hook(r.j, NULL, NULL);
 	/* Crash: T1 committed, T2 (B's change) not. */
-	ujbd_close_hard(r->j);
-	r->j = NULL;
-	r->err.code = f.rc_a || f.rc_b || !f.live_is_new || f.st.lat[UJBD_LAT_WAIT_FROZEN].count != 1
-			      ? -1 : 0;
-	if (r->err.code)
+	stack_journal_close(st, true);
+	*code = f.rc_a || f.rc_b || !f.live_is_new || f.st.lat[UJBD_LAT_WAIT_FROZEN].count != 1
+			? -1 : 0;
+	if (*code)
 		fprintf(stderr, "  a %d b %d live_new %d frozen %" PRIu64 "\n", f.rc_a, f.rc_b,
 			f.live_is_new, f.st.lat[UJBD_LAT_WAIT_FROZEN].count);
-	if (!r->err.code && rig_recover(r))
-		r->err.code = -2;
-	if (!r->err.code && !(rig_has(r, 600, 1) && rig_has(r, 601, 1)))
-		r->err.code = -3;
-	rig_free(r);
+	if (!*code && rig_recover(&r))
+		*code = -2;
+	if (!*code && !(rig_has(&r, 600, 1) && rig_has(&r, 601, 1)))
+		*code = -3;
+	return 0;
 }
 
 static void t_frozen(void)
 {
 	for (uint64_t seed = 1; seed <= 6; seed++) {
-		struct rig r;
-		memset(&r, 0, sizeof(r));
-		r.err.code = -99;
-		T_EQ(rig_sim_run(seed, frz_main, &r), 0);
-		T_EQ(r.err.code, 0);
+		struct stack_spec sp;
+		int code = -99;
+
+		rig_stack_spec(&sp, seed, "hdd", 64ull << 20, BS, 512);
+		T_EQ(rig_stack_run(&sp, frz_main, &code), 0);
+		T_EQ(code, 0);
 	}
 }
 
@@ -304,49 +296,47 @@ struct wk {
 	int rc;
 };
 
-static void wk_main(void *arg)
+static int wk_main(struct stack *st, void *arg)
 {
 	struct wk *k = arg;
-	struct rig r;
-	struct ujbd_opts o;
-	struct dev *d;
-	struct dev_ssd_params p;
+	struct ujbd *j = stack_journal(st);
 	ujbd_tid_t tid = 0;
 
-	dev_ssd_defaults(&p);
-	p.size = 16ull << 20;
-	if ((k->rc = dev_sim_ssd_new(&p, &d)) || (k->rc = rig_devs(&r, BS, 512, 16384, d, d)))
-		return;
-	rig_opts(&o, true);
-	o.wake = k->wake;
-	o.wakeup_cpu_ns = k->wakeup_cpu_ns;
-	if ((k->rc = rig_open(&r, &o)))
-		return;
-	k->rc = rig_write(r.j, 600, 1, 1, true, &tid);
+	k->rc = rig_write(j, 600, 1, 1, true, &tid);
 	k->loop_ns = rt_now_ns();
 	/* fsync of a file whose transaction is already committed, 5 times. */
 	for (int i = 0; i < 5 && !k->rc; i++) {
 		rt_sleep_ns(RT_NS_PER_MS);
-		k->rc = ujbd_commit_tid(r.j, tid);
+		k->rc = ujbd_commit_tid(j, tid);
 		if (!k->rc)
-			k->rc = ujbd_wait_tid(r.j, tid);
+			k->rc = ujbd_wait_tid(j, tid);
 		rt_sleep_ns(RT_NS_PER_MS);
 	}
 	k->loop_ns = rt_now_ns() - k->loop_ns;
-	ujbd_stats(r.j, &k->st);
+	ujbd_stats(j, &k->st);
+	int rc = stack_journal_close(st, false);
 	if (!k->rc)
-		k->rc = ujbd_close(r.j);
-	r.j = NULL;
-	rig_free(&r);
+		k->rc = rc;
+	return 0;
+}
+
+static int wk_run(struct wk *k)
+{
+	struct stack_spec sp;
+
+	rig_stack_spec(&sp, 3, "ssd", 16ull << 20, BS, 512);
+	sp.jopts.wake = k->wake;
+	sp.jopts.wakeup_cpu_ns = k->wakeup_cpu_ns;
+	return rig_stack_run(&sp, wk_main, k);
 }
 
 static void t_wake_policy(void)
 {
 	struct wk n = { .wake = UJBD_WAKE_NEEDED }, a = { .wake = UJBD_WAKE_ALWAYS };
 
-	T_EQ(rig_sim_run(3, wk_main, &n), 0);
+	T_EQ(wk_run(&n), 0);
 	T_EQ(n.rc, 0);
-	T_EQ(rig_sim_run(3, wk_main, &a), 0);
+	T_EQ(wk_run(&a), 0);
 	T_EQ(a.rc, 0);
 	T_EQ_U64(n.st.useless_wakeups, 0);
 	T_EQ_U64(a.st.useless_wakeups, 5);
@@ -360,9 +350,9 @@ static void t_wakeup_cost(void)
 	struct wk a = { .wake = UJBD_WAKE_ALWAYS };
 	struct wk c = { .wake = UJBD_WAKE_ALWAYS, .wakeup_cpu_ns = 2 * RT_NS_PER_MS };
 
-	T_EQ(rig_sim_run(3, wk_main, &a), 0);
+	T_EQ(wk_run(&a), 0);
 	T_EQ(a.rc, 0);
-	T_EQ(rig_sim_run(3, wk_main, &c), 0);
+	T_EQ(wk_run(&c), 0);
 	T_EQ(c.rc, 0);
 	T_EQ_U64(c.st.useless_wakeups, 5);
 	T_EQ(c.loop_ns >= a.loop_ns + 5 * 2 * RT_NS_PER_MS, true);
@@ -400,38 +390,17 @@ static void iop_writer(void *arg)
 		rt_sleep_ns(6 * RT_NS_PER_S); /* let the commit timer fire */
 }
 
-static void iop_main(void *arg)
+static int iop_main(struct stack *st, void *arg)
 {
 	struct iop_box *box = arg;
 	struct iop *p = &box->p;
-	struct rig r;
-	struct ujbd_opts o;
-	struct dev *d;
-	struct dev_ssd_params sp;
-	struct blk_queue_opts qo;
-	struct blk_queue *q;
+	struct blk_queue *q = stack_queue(st, 0);
 	rt_thread *t;
 
-	dev_ssd_defaults(&sp);
-	sp.size = 16ull << 20;
-	if ((p->rc = dev_sim_ssd_new(&sp, &d)) || (p->rc = rig_devs(&r, BS, 512, 16384, d, d)))
-		return;
-	blk_queue_opts_default(&qo);
-	qo.trace = true;
-	if ((p->rc = blk_queue_new(d, &qo, &q)))
-		return;
-	rig_opts(&o, true);
-	o.journal_queue = o.data_queue = q;
-	o.commit_ioprio = p->commit_prio;
-	o.journal_meta = p->meta;
-	o.journal_sync = p->sync_policy;
-	if ((p->rc = rig_open(&r, &o)))
-		return;
-	box->j = r.j;
+	box->j = stack_journal(st);
 	rt_thread_create(&t, "fsyncer", iop_writer, box);
 	rt_thread_join(t);
-	ujbd_close_hard(r.j);
-	r.j = NULL;
+	stack_journal_close(st, true);
 	size_t n = blk_trace_count(q);
 	struct blk_trace_event *ev = calloc(n, sizeof(*ev));
 	n = blk_trace_events(q, 0, ev, n);
@@ -446,14 +415,20 @@ static void iop_main(void *arg)
 		p->seen_prio = ev[i].ioprio;
 	}
 	free(ev);
-	blk_queue_free(q);
-	rig_free(&r);
+	return 0;
 }
 
 static int iop_run(struct iop *p)
 {
 	struct iop_box box = { .p = *p };
-	int rc = rig_sim_run(11, iop_main, &box);
+	struct stack_spec sp;
+
+	rig_stack_spec(&sp, 11, "ssd", 16ull << 20, BS, 512);
+	sp.queues[0] = (struct stack_queue_spec){ .elevator = "noop", .trace = true };
+	sp.jopts.commit_ioprio = p->commit_prio;
+	sp.jopts.journal_meta = p->meta;
+	sp.jopts.journal_sync = p->sync_policy;
+	int rc = rig_stack_run(&sp, iop_main, &box);
 
 	*p = box.p;
 	return rc ? rc : p->rc;
@@ -508,25 +483,14 @@ struct tmr {
 	int extend_rc;
 };
 
-static void tmr_main(void *arg)
+static int tmr_main(struct stack *st, void *arg)
 {
 	struct tmr *k = arg;
 	struct rig r;
-	struct ujbd_opts o;
-	struct dev *d;
-	struct dev_ssd_params p;
 	struct ujbd_handle *h;
 	ujbd_tid_t tid = 0;
 
-	dev_ssd_defaults(&p);
-	p.size = 16ull << 20;
-	if ((k->rc = dev_sim_ssd_new(&p, &d)) || (k->rc = rig_devs(&r, BS, 512, 16384, d, d)))
-		return;
-	rig_opts(&o, true);
-	o.commit_interval_ns = 100 * RT_NS_PER_MS;
-	o.max_transaction_blocks = 8;
-	if ((k->rc = rig_open(&r, &o)))
-		return;
+	rig_of_stack(&r, st);
 	/* Nobody asks: the timer commits it. */
 	k->rc = rig_write(r.j, 600, 1, 1, false, &tid);
 	uint64_t t0 = rt_now_ns();
@@ -544,21 +508,25 @@ static void tmr_main(void *arg)
 		k->extend_rc = ujbd_extend(h, 3);
 		k->rc = ujbd_stop(h);
 	}
+	int crc = stack_journal_close(st, k->rc != 0);
+
 	if (!k->rc)
-		k->rc = ujbd_close(r.j);
-	else
-		ujbd_close_hard(r.j);
-	r.j = NULL;
+		k->rc = crc;
 	if (!k->rc && !(rig_has(&r, 600, 1) && rig_has(&r, 719, 1)))
 		k->rc = -1;
-	rig_free(&r);
+	return 0;
 }
 
 static void t_timer_and_full(void)
 {
 	struct tmr k = { 0 };
 
-	T_EQ(rig_sim_run(4, tmr_main, &k), 0);
+	struct stack_spec sp;
+
+	rig_stack_spec(&sp, 4, "ssd", 16ull << 20, BS, 512);
+	sp.jopts.commit_interval_ns = 100 * RT_NS_PER_MS;
+	sp.jopts.max_transaction_blocks = 8;
+	T_EQ(rig_stack_run(&sp, tmr_main, &k), 0);
 	T_EQ(k.rc, 0);
 	T_CHECK(k.waited_ns <= 100 * RT_NS_PER_MS + 10 * RT_NS_PER_MS);
 	T_CHECK(k.waited_ns >= 90 * RT_NS_PER_MS);

@@ -71,48 +71,27 @@ static void uc_access(void *arg)
 	u->rc = rc ? rc : s;
 }
 
-static void uc_main(void *arg)
+static int uc_main(struct stack *st, void *arg)
 {
 	struct uc *u = arg;
-	struct dev_hdd_params hp;
-	struct blk_queue_opts qo;
-	struct blk_queue *jq = NULL, *dq = NULL;
-	struct ujbd_opts o;
-	struct dev *d;
+	struct blk_queue *jq = stack_queue(st, 0);
 	struct rig r;
 	rt_thread *t;
 	ujbd_tid_t tid;
 
-	dev_hdd_defaults(&hp);
-	hp.size = 1ull << 30;
-	hp.cache_bytes = 0; /* a log write takes the media's time */
-	if ((u->rc = dev_sim_hdd_new(&hp, &d)) ||
-	    (u->rc = rig_devs(&r, BS, JBLOCKS, DBLOCKS, d, NULL)))
-		return;
-	blk_queue_opts_default(&qo);
-	qo.trace = true;
-	qo.trace_max_events = MAXEV;
-	if ((u->rc = blk_queue_new(r.jd, &qo, &jq)) || (u->rc = blk_queue_new(r.dd, NULL, &dq)))
-		goto out;
-	rig_opts(&o, true);
-	o.journal_queue = jq;
-	o.data_queue = dq;
-	o.under_commit = u->policy;
-	if ((u->rc = rig_open(&r, &o)))
-		goto out;
+	rig_of_stack(&r, st);
 	u->j = r.j;
 	/* a first commit: the log is not empty (no superblock write) */
 	if ((u->rc = rig_write(r.j, 10, 4, 1, true, NULL)))
-		goto out;
+		return 0;
 	if ((u->rc = rig_write(r.j, 10, 4, 2, false, &tid)) || (u->rc = ujbd_commit_tid(r.j, tid)))
-		goto out;
+		return 0;
 	rt_thread_create(&t, "access", uc_access, u);
 	rt_thread_join(t);
 	if (u->rc)
-		goto out;
+		return 0;
 	ujbd_stats(r.j, &u->st);
-	ujbd_close_hard(r.j); /* a crash: recovery replays the log */
-	r.j = NULL;
+	stack_journal_close(st, true); /* a crash: recovery replays the log */
 	size_t n = blk_trace_count(jq);
 	struct blk_trace_event *ev = calloc(n, sizeof(*ev));
 	n = blk_trace_events(jq, 0, ev, n);
@@ -126,26 +105,33 @@ static void uc_main(void *arg)
 	}
 	free(ev);
 	if ((u->rc = rig_recover(&r)))
-		goto out;
+		return 0;
 	for (unsigned i = 0; i < 4 && !u->rc; i++)
 		u->rc = rig_data(&r, 10 + i, u->data[i]);
-out:
-	if (r.j)
-		ujbd_close_hard(r.j);
-	r.j = NULL;
-	if (jq)
-		blk_queue_free(jq);
-	if (dq)
-		blk_queue_free(dq);
-	rig_free(&r);
+	return 0;
 }
 
 static struct uc *uc_run(enum ujbd_under_commit p)
 {
 	struct uc *u = calloc(1, sizeof(*u));
 
+	struct blk_queue_opts qo;
+	struct stack_spec sp;
+
 	u->policy = p;
-	int rc = rig_sim_run(5, uc_main, u);
+	/* the journal on an HDD without a cache (a log write takes the
+	 * media's time), the data on RAM, a traced queue over each */
+	rig_stack_spec(&sp, 5, "hdd", 1ull << 30, BS, JBLOCKS);
+	sp.disks[0].params = "cache_mib=0";
+	sp.ndisks = 2;
+	sp.disks[1] = (struct stack_disk_spec){ "mem", NULL, (uint64_t)DBLOCKS * BS };
+	sp.data_disk = 1;
+	blk_queue_opts_default(&qo);
+	qo.trace = true;
+	qo.trace_max_events = MAXEV;
+	sp.queues[0].base = &qo;
+	sp.jopts.under_commit = p;
+	int rc = rig_stack_run(&sp, uc_main, u);
 	if (rc && !u->rc)
 		u->rc = rc;
 	return u;

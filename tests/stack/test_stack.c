@@ -326,6 +326,58 @@ static void test_params_print(void)
 	free(buf);
 }
 
+/* ---- a base blk_queue_opts ---------------------------------------------- */
+
+static void count_ev(void *arg, const struct blk_trace_event *ev)
+{
+	(void)ev;
+	(*(unsigned *)arg)++;
+}
+
+static int flush_queue(struct stack *s, void *arg)
+{
+	struct blk_queue *q = stack_queue(s, 0);
+
+	*(int *)arg = q ? blk_flush(q) : -ENODEV;
+	return 0;
+}
+
+/* A queue from base: it exists without an elevator name, takes base's
+ * elevator (its tunables parse: CFQ's, not noop's none), trace and
+ * trace_fn; the caller's struct may change after stack_new. */
+static void test_queue_base(void)
+{
+	struct blk_queue_opts qo;
+	struct stack_spec sp;
+	struct stack *s;
+	unsigned events = 0;
+	int frc = 1;
+
+	blk_queue_opts_default(&qo);
+	qo.elevator = BLK_ELV_CFQ;
+	qo.trace = true;
+	qo.trace_fn = count_ev;
+	qo.trace_arg = &events;
+	stack_spec_default(&sp);
+	sp.queues[0].base = &qo;
+	sp.queues[0].params = "slice_idle_ms=0";
+	T_EQ(stack_new(&sp, &s, err, sizeof(err)), 0);
+	qo.trace_fn = NULL;
+	T_EQ(stack_run(s, "main", flush_queue, &frc), 0);
+	T_EQ(frc, 0);
+	T_CHECK(events > 0);
+	stack_free(s);
+	qo.elevator = BLK_ELV_NOOP;
+	T_EQ(stack_new(&sp, &s, err, sizeof(err)), -EINVAL);
+	T_CHECK(strstr(err, "noop") != NULL);
+	sp.queues[0].params = NULL;
+	T_EQ(stack_new(&sp, &s, err, sizeof(err)), 0);
+	frc = 1;
+	T_EQ(stack_run(s, "main", flush_queue, &frc), 0);
+	T_EQ(frc, 0);
+	stack_free(s);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -335,6 +387,7 @@ int main(int argc, char **argv)
 	T_RUN(test_journal_on_hdd);
 	T_RUN(test_two_disks);
 	T_RUN(test_wrap);
+	T_RUN(test_queue_base);
 	T_RUN(test_params_print);
 	return t_done(argv[0]);
 }
