@@ -72,7 +72,7 @@ $(UJBD): $(TOOL_OBJ) $(STATIC)
 	$(quiet) LD $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJ) $(STATIC) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(STATIC) tests/t.h
+$(BUILD)/tests/%: tests/%.c $(STATIC) tests/t.h tests/t_sim.h
 	@mkdir -p $(@D)
 	$(quiet) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(STATIC) $(LDLIBS)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "t.h"
+#include "t_sim.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
 #include "ujbd/jbd_log.h"
@@ -84,15 +85,7 @@ static inline void rig_free(struct rig *r)
 /* Run fn(arg) as thread "main" of a new sim world with this seed. */
 static inline int rig_sim_run(uint64_t seed, void (*fn)(void *), void *arg)
 {
-	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
-	rt_world *w = NULL;
-	int rc = rt_world_new(&wo, &w);
-
-	if (!rc)
-		rc = rt_world_run(w, "main", fn, arg);
-	if (w)
-		rt_world_free(w);
-	return rc;
+	return t_sim_run(seed, fn, arg);
 }
 
 /*

@@ -10,21 +10,10 @@
 
 #include "lab/workload.h"
 #include "t.h"
+#include "t_sim.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
-
-static int run_world(void (*fn)(void *), void *arg, uint64_t seed)
-{
-	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
-	rt_world *w;
-	int rc = rt_world_new(&wo, &w);
-	if (rc < 0)
-		return rc;
-	rc = rt_world_run(w, "main", fn, arg);
-	rt_world_free(w);
-	return rc;
-}
 
 /* ---- the load generator: RT vs BE random readers (devbench --threads) -- */
 
@@ -65,7 +54,7 @@ static void test_bench_rt_vs_be(void)
 {
 	struct bench_arg *ba = calloc(1, sizeof(*ba));
 	ba->e = BLK_ELV_CFQ;
-	T_EQ(run_world(bench_main, ba, 12), 0);
+	T_EQ(t_sim_run(12, bench_main, ba), 0);
 	T_EQ(ba->rc, 0);
 	const struct lab_blkload_result *rt = &ba->r[0], *be = &ba->r[1];
 	fprintf(stderr, "    cfq: rt %.1f iops p50 %.0f us, be %.1f iops p50 %.0f us max %.0f us\n",
@@ -79,7 +68,7 @@ static void test_bench_rt_vs_be(void)
 	/* noop ignores priorities: the two readers share the disk. */
 	ba = calloc(1, sizeof(*ba));
 	ba->e = BLK_ELV_NOOP;
-	T_EQ(run_world(bench_main, ba, 12), 0);
+	T_EQ(t_sim_run(12, bench_main, ba), 0);
 	T_EQ(ba->rc, 0);
 	fprintf(stderr, "    noop: rt %.1f iops, be %.1f iops\n", ba->r[0].iops, ba->r[1].iops);
 	T_CHECK(ba->r[0].iops < 1.3 * ba->r[1].iops && ba->r[1].iops < 1.3 * ba->r[0].iops);

@@ -11,22 +11,10 @@
 
 #include "lab/workload.h"
 #include "t.h"
+#include "t_sim.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
-
-static int run_world(void (*fn)(void *), void *arg, uint64_t seed)
-{
-	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = seed };
-	rt_world *w;
-	int rc = rt_world_new(&wo, &w);
-
-	if (rc < 0)
-		return rc;
-	rc = rt_world_run(w, "main", fn, arg);
-	rt_world_free(w);
-	return rc;
-}
 
 /* ---- lab_threads_run -------------------------------------------------- */
 
@@ -62,7 +50,7 @@ static void test_threads(void)
 {
 	struct thr_arg a = { .together = true };
 
-	T_EQ(run_world(thr_main, &a, 3), 0);
+	T_EQ(t_sim_run(3, thr_main, &a), 0);
 	T_EQ(a.rc, 0);
 	T_STREQ(a.info[0].name, "w0");
 	T_STREQ(a.info[2].name, "w2");
@@ -79,7 +67,7 @@ static void test_threads(void)
 
 	memset(&a, 0, sizeof(a));
 	a.same_name = true;
-	T_EQ(run_world(thr_main, &a, 3), 0);
+	T_EQ(t_sim_run(3, thr_main, &a), 0);
 	T_STREQ(a.info[1].name, "w");
 	T_EQ(lab_threads_err(a.info, 3), -EIO);
 	T_EQ_U64(a.elapsed_ns, 5 * RT_NS_PER_MS);
@@ -136,7 +124,7 @@ static void test_devload(void)
 
 	a.r = calloc(1, sizeof(*a.r));
 	T_CHECK(a.r);
-	T_EQ(run_world(dev_main, &a, 5), 0);
+	T_EQ(t_sim_run(5, dev_main, &a), 0);
 	T_EQ(a.rc, 0);
 	T_EQ(a.r->nthreads, 3);
 	T_STREQ(a.r->thr[1].name, "bench1");
@@ -156,18 +144,18 @@ static void test_devload(void)
 	T_CHECK(all.iops > 0);
 	p50 = all.lat.p50_us;
 	/* the same seed, the same figures */
-	T_EQ(run_world(dev_main, &a, 5), 0);
+	T_EQ(t_sim_run(5, dev_main, &a), 0);
 	lab_devload_stats(a.r, 0, 3, &all);
 	T_CHECK(all.lat.p50_us == p50);
 	/* no queue: one thread, straight to the device; more is refused */
 	a.queue = false;
 	a.threads = 1;
-	T_EQ(run_world(dev_main, &a, 5), 0);
+	T_EQ(t_sim_run(5, dev_main, &a), 0);
 	T_EQ(a.rc, 0);
 	lab_devload_stats(a.r, 0, 1, &all);
 	T_EQ_U64(all.n, 300);
 	a.threads = 2;
-	T_EQ(run_world(dev_main, &a, 5), 0);
+	T_EQ(t_sim_run(5, dev_main, &a), 0);
 	T_EQ(a.rc, -EINVAL);
 	free(a.r);
 }
