@@ -32,6 +32,7 @@ struct frig {
 	uint64_t dblocks, jblocks;
 	enum ujbd_data_mode mode;
 	uint8_t *snap;             /* rec: the device when the log starts */
+	bool ssd;                  /* a sim SSD (time passes) instead of RAM */
 };
 
 /* A small fs: groups of 1024 blocks, 256 inodes, 64 MiB of "RAM". */
@@ -103,7 +104,15 @@ static inline int frig_up(struct frig *r, uint64_t dblocks, uint64_t jblocks, bo
 
 	r->dblocks = dblocks;
 	r->jblocks = jblocks;
-	rc = dev_mem_new((dblocks + jblocks) * FR_BS, 512, &r->mem);
+	if (r->ssd) {
+		struct dev_ssd_params sp;
+
+		dev_ssd_defaults(&sp);
+		sp.size = (dblocks + jblocks) * FR_BS;
+		rc = dev_sim_ssd_new(&sp, &r->mem);
+	} else {
+		rc = dev_mem_new((dblocks + jblocks) * FR_BS, 512, &r->mem);
+	}
 	r->dev = r->mem;
 	if (!rc)
 		rc = frig_format(r);
@@ -151,9 +160,9 @@ static inline int frig_down(struct frig *r)
 
 static inline void frig_free(struct frig *r)
 {
-	if (r->dev && r->dev != r->mem)
-		dev_close(r->dev);
-	if (r->mem)
+	if (r->dev)
+		dev_close(r->dev);       /* a recorder closes the device it wraps */
+	else if (r->mem)
 		dev_close(r->mem);
 	r->dev = r->mem = NULL;
 	free(r->snap);
