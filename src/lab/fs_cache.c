@@ -199,11 +199,19 @@ void lfs_pc_release(struct lab_fs *fs)
 	rt_mutex_release(&fs->pc_lock);
 }
 
+static bool dio_busy(const struct lab_fs *fs, lab_ino_t ino)
+{
+	for (unsigned i = 0; i < fs->dio_n; i++)
+		if (fs->dio_ino[i] == ino)
+			return true;
+	return false;
+}
+
 void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from)
 {
 	rt_mutex_lock(&fs->pc_lock);
 	for (;;) {
-		bool busy = false;
+		bool busy = dio_busy(fs, ino);
 
 		for (size_t i = 0; i < fs->pc_nhash; i++) {
 			struct lfs_page *p = fs->pc_hash[i], *n;
@@ -535,6 +543,7 @@ struct wchunk {
 	uint64_t pb[LFS_CHUNK];
 	uint32_t gen[LFS_CHUNK];
 	uint32_t done;     /* blocks mapped */
+	bool dio;          /* registered in dio_ino */
 };
 
 /* Map (allocating) and attach one chunk [fs_lock]. */
@@ -562,6 +571,8 @@ static int chunk_map(struct lab_fs *fs, struct lfs_tx *tx, struct wchunk *c, uin
 		rt_mutex_lock(&fs->pc_lock);
 		struct lfs_page *pg = c->direct ? pc_find(fs, c->ino, c->fb0 + i)
 						: pc_get(fs, c->ino, c->fb0 + i, c->pb[i]);
+		if (pg)
+			pg->pg_pblock = c->pb[i];   /* a page cached before a truncate */
 		if (pg && (fresh || c->direct))
 			pc_set_clean(fs, pg, c->gen[i]);
 		else if (pg)
@@ -572,6 +583,14 @@ static int chunk_map(struct lab_fs *fs, struct lfs_tx *tx, struct wchunk *c, uin
 	}
 	if (in.i_mode != LFS_FILE)
 		return rc;
+	if (c->direct && c->done) {
+		rt_mutex_lock(&fs->pc_lock);
+		while (fs->dio_n == 64)
+			rt_cond_wait(&fs->pc_done, &fs->pc_lock);
+		fs->dio_ino[fs->dio_n++] = c->ino;
+		c->dio = true;
+		rt_mutex_unlock(&fs->pc_lock);
+	}
 	uint64_t end = c->done == c->n ? c->end : (c->fb0 + c->done) * LFS_BS;
 	if (end > in.i_size)
 		in.i_size = end;
@@ -603,11 +622,18 @@ static int chunk_direct_io(struct lab_fs *fs, struct wchunk *c)
 		rc = runs_io(fs, runs, nr);
 	for (size_t i = 0; i < nr; i++)
 		free(runs[i].buf);
-	if (!rc) {
-		rt_mutex_lock(&fs->pc_lock);
+	rt_mutex_lock(&fs->pc_lock);
+	if (!rc)
 		fs->fs_st.data_writes += c->done;
-		rt_mutex_unlock(&fs->pc_lock);
+	for (unsigned i = 0; i < fs->dio_n; i++) {
+		if (fs->dio_ino[i] == c->ino) {
+			fs->dio_ino[i] = fs->dio_ino[--fs->dio_n];
+			break;
+		}
 	}
+	c->dio = false;
+	rt_cond_broadcast(&fs->pc_done);
+	rt_mutex_unlock(&fs->pc_lock);
 	return rc;
 }
 
@@ -627,7 +653,7 @@ static int write_chunk(struct lab_fs *fs, struct wchunk *c, uint8_t *tmp)
 	rt_mutex_unlock(&fs->fs_lock);
 	s = lfs_tx_stop(fs, &tx);
 	rc = rc ? rc : s;
-	if (c->direct && c->done) {
+	if (c->dio) {
 		s = chunk_direct_io(fs, c);
 		rc = rc ? rc : s;
 	}

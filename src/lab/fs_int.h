@@ -145,6 +145,10 @@ struct lab_fs {
 	uint64_t pc_pages, pc_max;    /* [pc_lock] */
 	uint64_t pc_wb;               /* [pc_lock] pages under writeback */
 	bool pd_stop, pd_kick;        /* [pc_lock] */
+	/* [pc_lock] inodes with O_DIRECT writes in flight (inode_dio_wait):
+	 * their blocks are not freed until the writes are done */
+	lab_ino_t dio_ino[64];
+	unsigned dio_n;
 	rt_thread *pd_thread;
 	struct lab_fs_stats fs_st;    /* [pc_lock] */
 };

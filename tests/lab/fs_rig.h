@@ -33,6 +33,7 @@ struct frig {
 	enum ujbd_data_mode mode;
 	uint8_t *snap;             /* rec: the device when the log starts */
 	bool ssd;                  /* a sim SSD (time passes) instead of RAM */
+	uint64_t commit_ns;        /* the journal's commit interval (0: default) */
 };
 
 /* A small fs: groups of 1024 blocks, 256 inodes, 64 MiB of "RAM". */
@@ -89,6 +90,8 @@ static inline int frig_open_journal(struct frig *r, bool format)
 	o.journal_queue = o.data_queue = r->q;
 	o.recover = true;
 	o.cache_blocks = 4096;
+	if (r->commit_ns)
+		o.commit_interval_ns = r->commit_ns;
 	frig_loc(r);
 	rc = ujbd_open(&r->loc, &o, &r->j, &err);
 	if (rc)
