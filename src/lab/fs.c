@@ -848,7 +848,10 @@ int lab_fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_p
 	if (!rc) {
 		fs->fs_itid = calloc(fs->fs_ninodes, sizeof(*fs->fs_itid));
 		fs->fs_ra_next = calloc(fs->fs_ninodes, sizeof(*fs->fs_ra_next));
-		rc = fs->fs_itid && fs->fs_ra_next ? 0 : -ENOMEM;
+		fs->fs_ino_pages = calloc(fs->fs_ninodes, sizeof(*fs->fs_ino_pages));
+		fs->fs_ino_wb = calloc(fs->fs_ninodes, sizeof(*fs->fs_ino_wb));
+		rc = fs->fs_itid && fs->fs_ra_next && fs->fs_ino_pages && fs->fs_ino_wb ? 0
+										: -ENOMEM;
 	}
 	if (!rc)
 		rc = rt_mutex_init(&fs->fs_lock, "fs_lock");
@@ -859,6 +862,8 @@ int lab_fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_p
 	if (rc) {
 		free(fs->fs_itid);
 		free(fs->fs_ra_next);
+		free(fs->fs_ino_pages);
+		free(fs->fs_ino_wb);
 		free(fs);
 		return rc;
 	}
@@ -879,6 +884,8 @@ int lab_fs_unmount(struct lab_fs *fs)
 	rt_mutex_release(&fs->fs_lock);
 	free(fs->fs_itid);
 	free(fs->fs_ra_next);
+	free(fs->fs_ino_pages);
+	free(fs->fs_ino_wb);
 	free(fs);
 	return rc ? rc : s;
 }

@@ -83,6 +83,7 @@ static void pc_unhash(struct lab_fs *fs, struct lfs_page *pg)
 		pp = &(*pp)->pg_hnext;
 	*pp = pg->pg_hnext;
 	fs->pc_pages--;
+	fs->fs_ino_pages[pg->pg_ino - 1]--;
 }
 
 /* Unlink a page from its list (not under writeback). */
@@ -123,6 +124,7 @@ static struct lfs_page *pc_get(struct lab_fs *fs, lab_ino_t ino, uint64_t fb, ui
 	pg->pg_hnext = fs->pc_hash[s];
 	fs->pc_hash[s] = pg;
 	fs->pc_pages++;
+	fs->fs_ino_pages[ino - 1]++;
 	list_add(&fs->pc_clean, pg);
 	return pg;
 }
@@ -213,6 +215,8 @@ void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from)
 	for (;;) {
 		bool busy = dio_busy(fs, ino);
 
+		if (!fs->fs_ino_pages[ino - 1] && !busy)
+			break;
 		for (size_t i = 0; i < fs->pc_nhash; i++) {
 			struct lfs_page *p = fs->pc_hash[i], *n;
 
@@ -308,6 +312,7 @@ static void take_wb(struct lab_fs *fs, struct lfs_page *pg, struct lfs_wb *wb, s
 	pg->pg_dirty = false;
 	pg->pg_wb = true;
 	fs->pc_wb++;
+	fs->fs_ino_wb[pg->pg_ino - 1]++;
 	wb[*n] = (struct lfs_wb){ pg, pg->pg_ino, pg->pg_gen, pg->pg_fblock, pg->pg_pblock };
 	(*n)++;
 }
@@ -344,6 +349,7 @@ static int write_pages(struct lab_fs *fs, struct lfs_wb *wb, size_t n, uint32_t 
 
 		pg->pg_wb = false;
 		fs->pc_wb--;
+		fs->fs_ino_wb[pg->pg_ino - 1]--;
 		if (rc && !pg->pg_dirty) {        /* failed: dirty again */
 			pg->pg_dirty = true;
 			pg->pg_dirty_ns = rt_now_ns();
@@ -446,10 +452,7 @@ static int flush_pages(struct lab_fs *fs, lab_ino_t ino, uint32_t flags, uint64_
 			if (!ino || p->pg_ino == ino)
 				take_wb(fs, p, wb, &n);
 		}
-		bool busy = false;
-		for (size_t i = 0; !n && i < fs->pc_nhash && !busy; i++)
-			for (struct lfs_page *p = fs->pc_hash[i]; p && !busy; p = p->pg_hnext)
-				busy = p->pg_wb && (!ino || p->pg_ino == ino);
+		bool busy = !n && (ino ? fs->fs_ino_wb[ino - 1] > 0 : fs->pc_wb > 0);
 		if (!n && busy)
 			rt_cond_wait(&fs->pc_done, &fs->pc_lock);
 		rt_mutex_unlock(&fs->pc_lock);

@@ -136,6 +136,8 @@ struct lab_fs {
 	uint32_t fs_gen;              /* [fs_lock] write generations */
 	ujbd_tid_t *fs_itid;          /* [fs_lock] last tid that changed each inode */
 	uint64_t *fs_ra_next;         /* [pc_lock] read-ahead: next expected block */
+	uint32_t *fs_ino_pages;       /* [pc_lock] cached pages per inode */
+	uint32_t *fs_ino_wb;          /* [pc_lock] ... of them under writeback */
 	rt_mutex pc_lock;
 	rt_cond pc_done;              /* [pc_lock] writeback done, below limits */
 	rt_cond pd_wake;              /* [pc_lock] wake pdflush */
