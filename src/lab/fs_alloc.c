@@ -245,14 +245,17 @@ int lfs_alloc_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_
 	return rc;
 }
 
-int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block)
+int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block, bool meta)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	uint32_t grp = (uint32_t)(block / g->bpg);
-	int rc;
+	int rc = 0;
 
 	if (block < lfs_group_data(g, grp) || block >= g->blocks)
 		return -EUCLEAN;
-	rc = bitmap_clear(tx, lfs_group_meta(g, grp), (uint32_t)(block % g->bpg));
+	if (meta || fs->fs_p.data_mode == UJBD_DATA_JOURNAL)
+		rc = lfs_tx_revoke(tx, block);
+	if (!rc)
+		rc = bitmap_clear(tx, lfs_group_meta(g, grp), (uint32_t)(block % g->bpg));
 	return rc ? rc : gd_add(fs, tx, grp, 1, 0, 0);
 }

@@ -161,6 +161,7 @@ struct lfs_tx {
 	unsigned credits, used;
 	uint64_t seen[64];   /* blocks this handle already holds */
 	unsigned nseen;
+	bool seen_full;      /* more than seen[] holds */
 };
 
 int lfs_tx_start(struct lab_fs *fs, struct lfs_tx *tx, unsigned credits);
@@ -168,6 +169,8 @@ int lfs_tx_stop(struct lab_fs *fs, struct lfs_tx *tx);
 /* Buffer of block for change (create: a new block, zeroed). */
 int lfs_tx_get(struct lfs_tx *tx, uint64_t block, bool create, struct ujbd_buf **out);
 int lfs_tx_dirty(struct lfs_tx *tx, struct ujbd_buf *b);
+/* The block is freed: revoke its journaled copies (forget one held here). */
+int lfs_tx_revoke(struct lfs_tx *tx, uint64_t block);
 
 /* Inodes and block maps [fs_lock]. */
 int lfs_iget(struct lab_fs *fs, lab_ino_t ino, struct lfs_inode *out);
@@ -187,7 +190,9 @@ int lfs_alloc_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t parent, bool
 		    lab_ino_t *out);
 int lfs_free_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, bool dir);
 int lfs_alloc_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_t *out);
-int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block);
+/* meta: the block held metadata (a directory or indirect block), or data
+ * under data=journal: its journaled copies are revoked. */
+int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block, bool meta);
 uint64_t lfs_ino_goal(struct lab_fs *fs, lab_ino_t ino);
 
 /* Page cache (fs_cache.c). */

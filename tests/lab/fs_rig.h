@@ -107,6 +107,7 @@ static inline int frig_up(struct frig *r, uint64_t dblocks, uint64_t jblocks, bo
 
 	r->dblocks = dblocks;
 	r->jblocks = jblocks;
+	r->p.data_mode = r->mode;
 	if (r->ssd) {
 		struct dev_ssd_params sp;
 
