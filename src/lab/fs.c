@@ -880,8 +880,9 @@ int lab_fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_p
 		fs->fs_ra_next = calloc(fs->fs_ninodes, sizeof(*fs->fs_ra_next));
 		fs->fs_ino_pages = calloc(fs->fs_ninodes, sizeof(*fs->fs_ino_pages));
 		fs->fs_ino_wb = calloc(fs->fs_ninodes, sizeof(*fs->fs_ino_wb));
-		rc = fs->fs_itid && fs->fs_ra_next && fs->fs_ino_pages && fs->fs_ino_wb ? 0
-										: -ENOMEM;
+		fs->pf_bm = calloc((fs->fs_geo.blocks + 7) / 8, 1);
+		rc = fs->fs_itid && fs->fs_ra_next && fs->fs_ino_pages && fs->fs_ino_wb &&
+		     fs->pf_bm ? 0 : -ENOMEM;
 	}
 	if (!rc)
 		rc = rt_mutex_init(&fs->fs_lock, "fs_lock");
@@ -894,6 +895,7 @@ int lab_fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_p
 		free(fs->fs_ra_next);
 		free(fs->fs_ino_pages);
 		free(fs->fs_ino_wb);
+		free(fs->pf_bm);
 		free(fs);
 		return rc;
 	}
@@ -916,6 +918,8 @@ int lab_fs_unmount(struct lab_fs *fs)
 	free(fs->fs_ra_next);
 	free(fs->fs_ino_pages);
 	free(fs->fs_ino_wb);
+	free(fs->pf_bm);
+	free(fs->pf);
 	free(fs);
 	return rc ? rc : s;
 }

@@ -138,6 +138,14 @@ struct lab_fs {
 	uint64_t *fs_ra_next;         /* [pc_lock] read-ahead: next expected block */
 	uint32_t *fs_ino_pages;       /* [pc_lock] cached pages per inode */
 	uint32_t *fs_ino_wb;          /* [pc_lock] ... of them under writeback */
+	/* [fs_lock] blocks freed by a transaction not committed yet: not
+	 * reused until it is (ext3 allocated only blocks free in the last
+	 * committed bitmap too, b_committed_data), or a crash could leave a
+	 * committed owner pointing at the new owner's ordered data. One bit per
+	 * block, and the frees in tid order to clear them. */
+	uint8_t *pf_bm;
+	struct lfs_pfree { uint64_t block; ujbd_tid_t tid; } *pf;
+	size_t pf_head, pf_n, pf_cap;
 	rt_mutex pc_lock;
 	rt_cond pc_done;              /* [pc_lock] writeback done, below limits */
 	rt_cond pd_wake;              /* [pc_lock] wake pdflush */
