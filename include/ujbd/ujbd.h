@@ -302,6 +302,10 @@ int ujbd_read(struct ujbd *j, uint64_t block, void *buf);
 
 /* The running transaction's tid, or the last committing one if none. */
 ujbd_tid_t ujbd_running_tid(struct ujbd *j);
+/* The newest tid whose commit is done (durable), without waiting; what a
+ * file system asks before reusing a block freed in tid (ext3 never reuses a
+ * block its bitmap freed in a transaction not yet committed). */
+ujbd_tid_t ujbd_committed_tid(struct ujbd *j);
 /* Ask for tid to be committed (no wait). 0, or -ENOENT for an unknown tid
  * (already committed tids are fine: 0). */
 int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid);

@@ -591,6 +591,16 @@ void ujbd_set_trace_hook(struct ujbd *j, ujbd_trace_fn fn, void *arg)
 	jbd_tracer_set(&j->j_tracer, fn, arg);
 }
 
+ujbd_tid_t ujbd_committed_tid(struct ujbd *j)
+{
+	ujbd_tid_t tid;
+
+	rt_mutex_lock(&j->j_state_lock);
+	tid = j->j_commit_sequence;
+	rt_mutex_unlock(&j->j_state_lock);
+	return tid;
+}
+
 ujbd_tid_t ujbd_running_tid(struct ujbd *j)
 {
 	ujbd_tid_t tid;

@@ -50,6 +50,8 @@ static int tx_credit(struct lfs_tx *tx, uint64_t block)
 			return 0;
 	if (tx->nseen < 64)
 		tx->seen[tx->nseen++] = block;
+	else
+		tx->seen_full = true;
 	if (tx->used >= tx->credits) {
 		rc = ujbd_extend(tx->h, 16);
 		if (rc)
@@ -76,6 +78,31 @@ int lfs_tx_dirty(struct lfs_tx *tx, struct ujbd_buf *b)
 
 	ujbd_buf_put(b);
 	return rc;
+}
+
+/*
+ * A freed block's journaled copies must not be replayed over its next use
+ * (ext3 revoked freed metadata). One this handle holds is forgotten
+ * instead (ujbd_revoke refuses it); when the handle's list overflowed, the
+ * block is left alone rather than risk the refusal (a lost revoke costs
+ * stale replayed contents of a free block, never consistency).
+ */
+int lfs_tx_revoke(struct lfs_tx *tx, uint64_t block)
+{
+	struct ujbd_buf *b;
+	int rc;
+
+	for (unsigned i = 0; i < tx->nseen; i++) {
+		if (tx->seen[i] != block)
+			continue;
+		rc = ujbd_get_write_access(tx->h, block, &b);
+		if (rc)
+			return rc;
+		rc = ujbd_forget(tx->h, b);
+		ujbd_buf_put(b);
+		return rc;
+	}
+	return tx->seen_full ? 0 : ujbd_revoke(tx->h, block);
 }
 
 void lfs_note_tid(struct lab_fs *fs, lab_ino_t ino, struct lfs_tx *tx)
@@ -262,7 +289,7 @@ out:
 }
 
 /* Free the blocks an indirect block maps (depth 1: data; 2: indirect). */
-static int free_ind(struct lab_fs *fs, struct lfs_tx *tx, uint64_t blk, int depth)
+static int free_ind(struct lab_fs *fs, struct lfs_tx *tx, uint64_t blk, int depth, bool dir)
 {
 	uint32_t ptrs[LFS_PTRS];
 	int rc = blk < fs->fs_geo.blocks ? ujbd_read(fs->fs_j, blk, ptrs) : -EUCLEAN;
@@ -270,24 +297,27 @@ static int free_ind(struct lab_fs *fs, struct lfs_tx *tx, uint64_t blk, int dept
 	for (uint32_t i = 0; i < LFS_PTRS && !rc; i++) {
 		if (!ptrs[i])
 			continue;
-		rc = depth > 1 ? free_ind(fs, tx, ptrs[i], depth - 1) : 0;
+		rc = depth > 1 ? free_ind(fs, tx, ptrs[i], depth - 1, dir) : 0;
 		if (!rc)
-			rc = lfs_free_block(fs, tx, ptrs[i]);
+			rc = lfs_free_block(fs, tx, ptrs[i], depth > 1 || dir);
 	}
 	return rc;
 }
 
 int lfs_free_blocks(struct lab_fs *fs, struct lfs_tx *tx, struct lfs_inode *in)
 {
+	bool dir = in->i_mode == LFS_DIR;
 	int rc = 0;
 
 	for (unsigned i = 0; i < LFS_NBLOCK && !rc; i++) {
+		bool ind = i == LFS_IND || i == LFS_DIND;
+
 		if (!in->i_block[i])
 			continue;
-		if (i == LFS_IND || i == LFS_DIND)
-			rc = free_ind(fs, tx, in->i_block[i], i == LFS_IND ? 1 : 2);
+		if (ind)
+			rc = free_ind(fs, tx, in->i_block[i], i == LFS_IND ? 1 : 2, dir);
 		if (!rc)
-			rc = lfs_free_block(fs, tx, in->i_block[i]);
+			rc = lfs_free_block(fs, tx, in->i_block[i], ind || dir);
 		in->i_block[i] = 0;
 	}
 	in->i_blocks = 0;
@@ -574,7 +604,7 @@ static int truncate_node(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino)
 		return rc;
 	if (in.i_mode != LFS_FILE)
 		return -EISDIR;
-	lfs_pc_truncate(fs, ino, 0, (in.i_size + LFS_BS - 1) / LFS_BS);
+	lfs_pc_truncate(fs, ino, 0);
 	if (!in.i_size && !in.i_blocks)
 		return 0;
 	rc = lfs_free_blocks(fs, tx, &in);
@@ -655,7 +685,7 @@ static int drop_link(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t pino, lab_i
 		return rc;
 	dir = in.i_mode == LFS_DIR;
 	if (dir || in.i_nlink <= 1) {
-		lfs_pc_truncate(fs, ino, 0, (in.i_size + LFS_BS - 1) / LFS_BS);
+		lfs_pc_truncate(fs, ino, 0);
 		rc = lfs_free_blocks(fs, tx, &in);
 		memset(&in, 0, sizeof(in));
 		if (!rc)
@@ -848,7 +878,11 @@ int lab_fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_p
 	if (!rc) {
 		fs->fs_itid = calloc(fs->fs_ninodes, sizeof(*fs->fs_itid));
 		fs->fs_ra_next = calloc(fs->fs_ninodes, sizeof(*fs->fs_ra_next));
-		rc = fs->fs_itid && fs->fs_ra_next ? 0 : -ENOMEM;
+		fs->fs_ino_pages = calloc(fs->fs_ninodes, sizeof(*fs->fs_ino_pages));
+		fs->fs_ino_wb = calloc(fs->fs_ninodes, sizeof(*fs->fs_ino_wb));
+		fs->pf_bm = calloc((fs->fs_geo.blocks + 7) / 8, 1);
+		rc = fs->fs_itid && fs->fs_ra_next && fs->fs_ino_pages && fs->fs_ino_wb &&
+		     fs->pf_bm ? 0 : -ENOMEM;
 	}
 	if (!rc)
 		rc = rt_mutex_init(&fs->fs_lock, "fs_lock");
@@ -859,6 +893,9 @@ int lab_fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_p
 	if (rc) {
 		free(fs->fs_itid);
 		free(fs->fs_ra_next);
+		free(fs->fs_ino_pages);
+		free(fs->fs_ino_wb);
+		free(fs->pf_bm);
 		free(fs);
 		return rc;
 	}
@@ -879,6 +916,10 @@ int lab_fs_unmount(struct lab_fs *fs)
 	rt_mutex_release(&fs->fs_lock);
 	free(fs->fs_itid);
 	free(fs->fs_ra_next);
+	free(fs->fs_ino_pages);
+	free(fs->fs_ino_wb);
+	free(fs->pf_bm);
+	free(fs->pf);
 	free(fs);
 	return rc ? rc : s;
 }

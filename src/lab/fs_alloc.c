@@ -13,6 +13,7 @@
  * Everything here runs under fs_lock, inside a handle.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lab/fs_int.h"
@@ -119,22 +120,76 @@ static int group_near(struct lab_fs *fs, uint32_t pgrp, uint32_t *out)
 	return -ENOSPC;
 }
 
-/* First clear bit in [from, n) of a bitmap block, else -1. */
-static int64_t bit_find(const uint8_t *bm, uint32_t from, uint32_t n)
+/* ---- blocks freed but not yet committed ---- */
+
+static bool pf_test(const struct lab_fs *fs, uint64_t b)
+{
+	return fs->pf_bm && (fs->pf_bm[b / 8] & (1u << (b % 8)));
+}
+
+/* Forget the frees whose transaction has committed. */
+static void pf_prune(struct lab_fs *fs)
+{
+	ujbd_tid_t done;
+
+	if (!fs->pf_n)
+		return;
+	done = ujbd_committed_tid(fs->fs_j);
+	while (fs->pf_head < fs->pf_n && ujbd_tid_geq(done, fs->pf[fs->pf_head].tid)) {
+		uint64_t b = fs->pf[fs->pf_head++].block;
+
+		fs->pf_bm[b / 8] &= (uint8_t)~(1u << (b % 8));
+	}
+	if (fs->pf_head == fs->pf_n)
+		fs->pf_head = fs->pf_n = 0;
+}
+
+static int pf_add(struct lab_fs *fs, uint64_t b, ujbd_tid_t tid)
+{
+	if (!fs->pf_bm)
+		return 0;
+	if (fs->pf_n == fs->pf_cap) {
+		if (fs->pf_head) {
+			memmove(fs->pf, fs->pf + fs->pf_head,
+				(fs->pf_n - fs->pf_head) * sizeof(*fs->pf));
+			fs->pf_n -= fs->pf_head;
+			fs->pf_head = 0;
+		}
+		if (fs->pf_n == fs->pf_cap) {
+			size_t cap = fs->pf_cap ? 2 * fs->pf_cap : 1024;
+			struct lfs_pfree *n = realloc(fs->pf, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			fs->pf = n;
+			fs->pf_cap = cap;
+		}
+	}
+	fs->pf[fs->pf_n++] = (struct lfs_pfree){ b, tid };
+	fs->pf_bm[b / 8] |= (uint8_t)(1u << (b % 8));
+	return 0;
+}
+
+/* First clear bit in [from, n) of a bitmap block, else -1; for a block
+ * bitmap (base: its group's first block, else UINT64_MAX) a block freed by
+ * an uncommitted transaction is not free yet. */
+static int64_t bit_find(const struct lab_fs *fs, const uint8_t *bm, uint32_t from, uint32_t n,
+			uint64_t base)
 {
 	for (uint32_t i = from; i < n; i++) {
 		if (!(i % 8) && bm[i / 8] == 0xff) {
 			i += 7;
 			continue;
 		}
-		if (!(bm[i / 8] & (1u << (i % 8))))
+		if (!(bm[i / 8] & (1u << (i % 8))) &&
+		    (base == UINT64_MAX || !pf_test(fs, base + i)))
 			return i;
 	}
 	return -1;
 }
 
-static int bitmap_take(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block, uint32_t from, uint32_t n,
-		       int64_t *bit)
+static int bitmap_take(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block, uint32_t from,
+		       uint32_t n, uint64_t base, int64_t *bit)
 {
 	struct ujbd_buf *b;
 	uint8_t tmp[LFS_BS];
@@ -143,7 +198,7 @@ static int bitmap_take(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block, uin
 	*bit = -1;
 	if (rc)
 		return rc;
-	*bit = bit_find(tmp, from, n);
+	*bit = bit_find(fs, tmp, from, n, base);
 	if (*bit < 0)
 		return 0;
 	rc = lfs_tx_get(tx, block, false, &b);
@@ -184,7 +239,7 @@ int lfs_alloc_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t parent, bool
 		rc = group_near(fs, ino_group(fs, parent), &grp);
 	start = grp;
 	while (!rc) {
-		rc = bitmap_take(fs, tx, lfs_group_meta(g, grp) + 1, 0, g->ipg, &bit);
+		rc = bitmap_take(fs, tx, lfs_group_meta(g, grp) + 1, 0, g->ipg, UINT64_MAX, &bit);
 		if (rc || bit >= 0)
 			break;
 		grp = (grp + 1) % g->ngroups;
@@ -219,18 +274,20 @@ int lfs_alloc_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_
 		grp = 0;
 	from = goal >= g->blocks ? 0 : (uint32_t)(goal % g->bpg);
 	start = grp;
+	pf_prune(fs);
 	for (;;) {
 		rc = lfs_gd_get(fs, grp, &gd);
 		if (!rc && gd.g_free_blocks)
 			rc = bitmap_take(fs, tx, lfs_group_meta(g, grp), from,
-					 lfs_group_blocks(g, grp), &bit);
+					 lfs_group_blocks(g, grp), lfs_group_base(g, grp), &bit);
 		if (rc || bit >= 0)
 			break;
 		if (from) {          /* the part of the goal's group before it */
 			from = 0;
 			if (!rc && gd.g_free_blocks)
 				rc = bitmap_take(fs, tx, lfs_group_meta(g, grp), 0,
-						 lfs_group_blocks(g, grp), &bit);
+						 lfs_group_blocks(g, grp), lfs_group_base(g, grp),
+						 &bit);
 			if (rc || bit >= 0)
 				break;
 		}
@@ -245,14 +302,19 @@ int lfs_alloc_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_
 	return rc;
 }
 
-int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block)
+int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block, bool meta)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	uint32_t grp = (uint32_t)(block / g->bpg);
-	int rc;
+	int rc = 0;
 
 	if (block < lfs_group_data(g, grp) || block >= g->blocks)
 		return -EUCLEAN;
-	rc = bitmap_clear(tx, lfs_group_meta(g, grp), (uint32_t)(block % g->bpg));
+	if (meta || fs->fs_p.data_mode == UJBD_DATA_JOURNAL)
+		rc = lfs_tx_revoke(tx, block);
+	if (!rc)
+		rc = bitmap_clear(tx, lfs_group_meta(g, grp), (uint32_t)(block % g->bpg));
+	if (!rc)
+		rc = pf_add(fs, block, ujbd_handle_tid(tx->h));
 	return rc ? rc : gd_add(fs, tx, grp, 1, 0, 0);
 }

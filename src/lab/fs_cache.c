@@ -83,6 +83,7 @@ static void pc_unhash(struct lab_fs *fs, struct lfs_page *pg)
 		pp = &(*pp)->pg_hnext;
 	*pp = pg->pg_hnext;
 	fs->pc_pages--;
+	fs->fs_ino_pages[pg->pg_ino - 1]--;
 }
 
 /* Unlink a page from its list (not under writeback). */
@@ -123,6 +124,7 @@ static struct lfs_page *pc_get(struct lab_fs *fs, lab_ino_t ino, uint64_t fb, ui
 	pg->pg_hnext = fs->pc_hash[s];
 	fs->pc_hash[s] = pg;
 	fs->pc_pages++;
+	fs->fs_ino_pages[ino - 1]++;
 	list_add(&fs->pc_clean, pg);
 	return pg;
 }
@@ -199,25 +201,37 @@ void lfs_pc_release(struct lab_fs *fs)
 	rt_mutex_release(&fs->pc_lock);
 }
 
-void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to)
+static bool dio_busy(const struct lab_fs *fs, lab_ino_t ino)
+{
+	for (unsigned i = 0; i < fs->dio_n; i++)
+		if (fs->dio_ino[i] == ino)
+			return true;
+	return false;
+}
+
+void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from)
 {
 	rt_mutex_lock(&fs->pc_lock);
 	for (;;) {
-		bool busy = false;
+		bool busy = dio_busy(fs, ino);
 
-		/* the file's own pages, by lookup: O(file), not O(cache) */
-		for (uint64_t fb = from; fb < to; fb++) {
-			struct lfs_page *p = pc_find(fs, ino, fb);
+		if (!fs->fs_ino_pages[ino - 1] && !busy)
+			break;
+		for (size_t i = 0; i < fs->pc_nhash; i++) {
+			struct lfs_page *p = fs->pc_hash[i], *n;
 
-			if (!p)
-				continue;
-			if (p->pg_wb) {
-				busy = true;
-				continue;
+			for (; p; p = n) {
+				n = p->pg_hnext;
+				if (p->pg_ino != ino || p->pg_fblock < from)
+					continue;
+				if (p->pg_wb) {
+					busy = true;
+					continue;
+				}
+				pc_unlist(fs, p);
+				pc_unhash(fs, p);
+				free(p);
 			}
-			pc_unlist(fs, p);
-			pc_unhash(fs, p);
-			free(p);
 		}
 		if (!busy)
 			break;
@@ -298,6 +312,7 @@ static void take_wb(struct lab_fs *fs, struct lfs_page *pg, struct lfs_wb *wb, s
 	pg->pg_dirty = false;
 	pg->pg_wb = true;
 	fs->pc_wb++;
+	fs->fs_ino_wb[pg->pg_ino - 1]++;
 	wb[*n] = (struct lfs_wb){ pg, pg->pg_ino, pg->pg_gen, pg->pg_fblock, pg->pg_pblock };
 	(*n)++;
 }
@@ -334,6 +349,7 @@ static int write_pages(struct lab_fs *fs, struct lfs_wb *wb, size_t n, uint32_t 
 
 		pg->pg_wb = false;
 		fs->pc_wb--;
+		fs->fs_ino_wb[pg->pg_ino - 1]--;
 		if (rc && !pg->pg_dirty) {        /* failed: dirty again */
 			pg->pg_dirty = true;
 			pg->pg_dirty_ns = rt_now_ns();
@@ -436,10 +452,7 @@ static int flush_pages(struct lab_fs *fs, lab_ino_t ino, uint32_t flags, uint64_
 			if (!ino || p->pg_ino == ino)
 				take_wb(fs, p, wb, &n);
 		}
-		bool busy = false;
-		for (size_t i = 0; !n && i < fs->pc_nhash && !busy; i++)
-			for (struct lfs_page *p = fs->pc_hash[i]; p && !busy; p = p->pg_hnext)
-				busy = p->pg_wb && (!ino || p->pg_ino == ino);
+		bool busy = !n && (ino ? fs->fs_ino_wb[ino - 1] > 0 : fs->pc_wb > 0);
 		if (!n && busy)
 			rt_cond_wait(&fs->pc_done, &fs->pc_lock);
 		rt_mutex_unlock(&fs->pc_lock);
@@ -533,6 +546,7 @@ struct wchunk {
 	uint64_t pb[LFS_CHUNK];
 	uint32_t gen[LFS_CHUNK];
 	uint32_t done;     /* blocks mapped */
+	bool dio;          /* registered in dio_ino */
 };
 
 /* Map (allocating) and attach one chunk [fs_lock]. */
@@ -560,6 +574,8 @@ static int chunk_map(struct lab_fs *fs, struct lfs_tx *tx, struct wchunk *c, uin
 		rt_mutex_lock(&fs->pc_lock);
 		struct lfs_page *pg = c->direct ? pc_find(fs, c->ino, c->fb0 + i)
 						: pc_get(fs, c->ino, c->fb0 + i, c->pb[i]);
+		if (pg)
+			pg->pg_pblock = c->pb[i];   /* a page cached before a truncate */
 		if (pg && (fresh || c->direct))
 			pc_set_clean(fs, pg, c->gen[i]);
 		else if (pg)
@@ -570,6 +586,14 @@ static int chunk_map(struct lab_fs *fs, struct lfs_tx *tx, struct wchunk *c, uin
 	}
 	if (in.i_mode != LFS_FILE)
 		return rc;
+	if (c->direct && c->done) {
+		rt_mutex_lock(&fs->pc_lock);
+		while (fs->dio_n == 64)
+			rt_cond_wait(&fs->pc_done, &fs->pc_lock);
+		fs->dio_ino[fs->dio_n++] = c->ino;
+		c->dio = true;
+		rt_mutex_unlock(&fs->pc_lock);
+	}
 	uint64_t end = c->done == c->n ? c->end : (c->fb0 + c->done) * LFS_BS;
 	if (end > in.i_size)
 		in.i_size = end;
@@ -601,11 +625,18 @@ static int chunk_direct_io(struct lab_fs *fs, struct wchunk *c)
 		rc = runs_io(fs, runs, nr);
 	for (size_t i = 0; i < nr; i++)
 		free(runs[i].buf);
-	if (!rc) {
-		rt_mutex_lock(&fs->pc_lock);
+	rt_mutex_lock(&fs->pc_lock);
+	if (!rc)
 		fs->fs_st.data_writes += c->done;
-		rt_mutex_unlock(&fs->pc_lock);
+	for (unsigned i = 0; i < fs->dio_n; i++) {
+		if (fs->dio_ino[i] == c->ino) {
+			fs->dio_ino[i] = fs->dio_ino[--fs->dio_n];
+			break;
+		}
 	}
+	c->dio = false;
+	rt_cond_broadcast(&fs->pc_done);
+	rt_mutex_unlock(&fs->pc_lock);
 	return rc;
 }
 
@@ -625,7 +656,7 @@ static int write_chunk(struct lab_fs *fs, struct wchunk *c, uint8_t *tmp)
 	rt_mutex_unlock(&fs->fs_lock);
 	s = lfs_tx_stop(fs, &tx);
 	rc = rc ? rc : s;
-	if (c->direct && c->done) {
+	if (c->dio) {
 		s = chunk_direct_io(fs, c);
 		rc = rc ? rc : s;
 	}

@@ -136,6 +136,16 @@ struct lab_fs {
 	uint32_t fs_gen;              /* [fs_lock] write generations */
 	ujbd_tid_t *fs_itid;          /* [fs_lock] last tid that changed each inode */
 	uint64_t *fs_ra_next;         /* [pc_lock] read-ahead: next expected block */
+	uint32_t *fs_ino_pages;       /* [pc_lock] cached pages per inode */
+	uint32_t *fs_ino_wb;          /* [pc_lock] ... of them under writeback */
+	/* [fs_lock] blocks freed by a transaction not committed yet: not
+	 * reused until it is (ext3 allocated only blocks free in the last
+	 * committed bitmap too, b_committed_data), or a crash could leave a
+	 * committed owner pointing at the new owner's ordered data. One bit per
+	 * block, and the frees in tid order to clear them. */
+	uint8_t *pf_bm;
+	struct lfs_pfree { uint64_t block; ujbd_tid_t tid; } *pf;
+	size_t pf_head, pf_n, pf_cap;
 	rt_mutex pc_lock;
 	rt_cond pc_done;              /* [pc_lock] writeback done, below limits */
 	rt_cond pd_wake;              /* [pc_lock] wake pdflush */
@@ -145,6 +155,10 @@ struct lab_fs {
 	uint64_t pc_pages, pc_max;    /* [pc_lock] */
 	uint64_t pc_wb;               /* [pc_lock] pages under writeback */
 	bool pd_stop, pd_kick;        /* [pc_lock] */
+	/* [pc_lock] inodes with O_DIRECT writes in flight (inode_dio_wait):
+	 * their blocks are not freed until the writes are done */
+	lab_ino_t dio_ino[64];
+	unsigned dio_n;
 	rt_thread *pd_thread;
 	struct lab_fs_stats fs_st;    /* [pc_lock] */
 };
@@ -155,6 +169,7 @@ struct lfs_tx {
 	unsigned credits, used;
 	uint64_t seen[64];   /* blocks this handle already holds */
 	unsigned nseen;
+	bool seen_full;      /* more than seen[] holds */
 };
 
 int lfs_tx_start(struct lab_fs *fs, struct lfs_tx *tx, unsigned credits);
@@ -162,6 +177,8 @@ int lfs_tx_stop(struct lab_fs *fs, struct lfs_tx *tx);
 /* Buffer of block for change (create: a new block, zeroed). */
 int lfs_tx_get(struct lfs_tx *tx, uint64_t block, bool create, struct ujbd_buf **out);
 int lfs_tx_dirty(struct lfs_tx *tx, struct ujbd_buf *b);
+/* The block is freed: revoke its journaled copies (forget one held here). */
+int lfs_tx_revoke(struct lfs_tx *tx, uint64_t block);
 
 /* Inodes and block maps [fs_lock]. */
 int lfs_iget(struct lab_fs *fs, lab_ino_t ino, struct lfs_inode *out);
@@ -181,7 +198,9 @@ int lfs_alloc_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t parent, bool
 		    lab_ino_t *out);
 int lfs_free_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, bool dir);
 int lfs_alloc_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_t *out);
-int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block);
+/* meta: the block held metadata (a directory or indirect block), or data
+ * under data=journal: its journaled copies are revoked. */
+int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block, bool meta);
 uint64_t lfs_ino_goal(struct lab_fs *fs, lab_ino_t ino);
 
 /* Page cache (fs_cache.c). */
@@ -189,9 +208,8 @@ int lfs_pc_init(struct lab_fs *fs);
 void lfs_pc_release(struct lab_fs *fs);
 int lfs_pdflush_start(struct lab_fs *fs);
 void lfs_pdflush_stop(struct lab_fs *fs);
-/* Drop the file's cached pages [from, to) (file blocks; to = the size in
- * blocks: no page lies past EOF), waiting for any under writeback. */
-void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to);
+/* Drop the inode's pages from file block `from` on (waits for writeback). */
+void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from);
 /* Write every dirty page back and wait. */
 int lfs_pc_sync(struct lab_fs *fs);
 void lfs_note_tid(struct lab_fs *fs, lab_ino_t ino, struct lfs_tx *tx);
