@@ -17,6 +17,11 @@
  *     (its ioprio: CFQ's shared async queue of that class and level), after
  *     dirty_expire or while above dirty_background_ratio; a writer above
  *     dirty_ratio is throttled (it sleeps and kicks pdflush).
+ *   - Ordered data (new blocks handed to the journal) is dirty memory until
+ *     its transaction commits: it counts against both ratios, and a writer
+ *     throttled by it asks for that commit and waits (kjournald writes it,
+ *     at the commit's priority, as ext3's ordered mode did). Without this a
+ *     tree copy ran at memory speed and never met the disk.
  *   - fsync writes the file's dirty pages SYNC from the caller, then
  *     commits the transaction that last changed the inode.
  * Pages hold no data: a page is (inode, file block, generation), and a
@@ -28,6 +33,7 @@
 #include <string.h>
 
 #include "lab/fs_int.h"
+#include "rt/assert.h"
 #include "ujbd/blk.h"
 
 #define LFS_BIO_MAX 64u /* blocks per bio */
@@ -506,31 +512,100 @@ int lab_fs_fsync(struct lab_fs *fs, lab_ino_t ino)
 
 /* ---- throttling ---- */
 
-/* balance_dirty_pages: above dirty_ratio the writer waits for pdflush;
- * above the background ratio pdflush is woken. Dirty counts pages under
- * writeback too (the kernel's dirty + writeback). No lock held. */
+/* Forget the ordered blocks of committed transactions [pc_lock]. */
+static void ordered_reap(struct lab_fs *fs)
+{
+	ujbd_tid_t done = ujbd_committed_tid(fs->fs_j);
+
+	while (fs->pc_ord_n) {
+		struct lfs_ord *o = &fs->pc_ord[fs->pc_ord_head];
+
+		if (!ujbd_tid_geq(done, o->tid))
+			break;
+		ASSERT(fs->pc_ordered >= o->n);
+		fs->pc_ordered -= o->n;
+		fs->pc_ord_head = (fs->pc_ord_head + 1) % 64;
+		fs->pc_ord_n--;
+	}
+}
+
+/* n ordered blocks joined transaction tid [pc_lock]. The FIFO's last entry
+ * takes them when it is the same tid; a full FIFO folds into its newest
+ * entry (that only delays the reap of those blocks to a later commit). */
+static void ordered_note(struct lab_fs *fs, ujbd_tid_t tid, uint64_t n)
+{
+	unsigned last = (fs->pc_ord_head + fs->pc_ord_n + 63) % 64;
+
+	if (!n)
+		return;
+	fs->pc_ordered += n;
+	if (fs->pc_ord_n && (fs->pc_ord[last].tid == tid || fs->pc_ord_n == 64)) {
+		fs->pc_ord[last].n += n;
+		if (ujbd_tid_gt(tid, fs->pc_ord[last].tid))
+			fs->pc_ord[last].tid = tid;
+		return;
+	}
+	last = (fs->pc_ord_head + fs->pc_ord_n) % 64;
+	fs->pc_ord[last] = (struct lfs_ord){ tid, n };
+	fs->pc_ord_n++;
+}
+
+/* Dirty memory as balance_dirty_pages saw it: dirty pages, pages under
+ * writeback, and ordered data not yet committed [pc_lock]. */
+static uint64_t dirty_now(struct lab_fs *fs)
+{
+	ordered_reap(fs);
+	return fs->pc_dirty.n + fs->pc_wb + fs->pc_ordered;
+}
+
+/*
+ * balance_dirty_pages: above dirty_ratio the writer waits (congestion_wait
+ * steps of throttle_wait) for pdflush and, for the ordered data only a
+ * commit writes, for the journal: it asks for the commit of the oldest
+ * transaction holding ordered data (the data goes out with that commit, on
+ * kjournald's I/O, as ext3 ordered mode wrote it at commit). Above the
+ * background ratio pdflush is woken and that commit is asked for. No lock
+ * held.
+ */
 static void throttle(struct lab_fs *fs)
 {
 	uint64_t lim = dirty_limit(fs, fs->fs_p.dirty_ratio);
 	uint64_t bg = dirty_limit(fs, fs->fs_p.dirty_background_ratio), t0 = 0;
+	bool ask;
+	ujbd_tid_t tid = 0;
 
 	rt_mutex_lock(&fs->pc_lock);
-	while (fs->pc_dirty.n + fs->pc_wb > lim && !fs->pd_stop) {
+	while (dirty_now(fs) > lim && !fs->pd_stop) {
 		if (!t0) {
 			t0 = rt_now_ns();
 			fs->fs_st.throttled++;
 		}
 		fs->pd_kick = true;
 		rt_cond_signal(&fs->pd_wake);
+		ask = fs->pc_ord_n > 0;
+		if (ask)
+			tid = fs->pc_ord[fs->pc_ord_head].tid;
+		rt_mutex_unlock(&fs->pc_lock);
+		if (ask)
+			(void)ujbd_commit_tid(fs->fs_j, tid); /* -ENOENT: already done */
+		rt_mutex_lock(&fs->pc_lock);
 		rt_cond_timedwait(&fs->pc_done, &fs->pc_lock, rt_now_ns() + fs->fs_p.throttle_wait_ns);
 	}
 	if (t0)
 		fs->fs_st.throttle_ns += rt_now_ns() - t0;
-	if (fs->pc_dirty.n + fs->pc_wb > bg && !fs->pd_kick) {
-		fs->pd_kick = true;
-		rt_cond_signal(&fs->pd_wake);
+	ask = false;
+	if (dirty_now(fs) > bg) {
+		if (!fs->pd_kick) {
+			fs->pd_kick = true;
+			rt_cond_signal(&fs->pd_wake);
+		}
+		ask = fs->pc_ord_n > 0 && fs->pc_ordered > bg / 2;
+		if (ask)
+			tid = fs->pc_ord[fs->pc_ord_head].tid;
 	}
 	rt_mutex_unlock(&fs->pc_lock);
+	if (ask)
+		(void)ujbd_commit_tid(fs->fs_j, tid);
 }
 
 /* ---- write ---- */
@@ -546,6 +621,7 @@ struct wchunk {
 	uint64_t pb[LFS_CHUNK];
 	uint32_t gen[LFS_CHUNK];
 	uint32_t done;     /* blocks mapped */
+	uint32_t nord;     /* of them handed to the journal as ordered data */
 	bool dio;          /* registered in dio_ino */
 };
 
@@ -569,6 +645,7 @@ static int chunk_map(struct lab_fs *fs, struct lfs_tx *tx, struct wchunk *c, uin
 			rc = ujbd_write_data(tx->h, c->pb[i], tmp);
 			if (rc)
 				break;
+			c->nord++;
 		}
 		c->done = i + 1;
 		rt_mutex_lock(&fs->pc_lock);
@@ -654,6 +731,13 @@ static int write_chunk(struct lab_fs *fs, struct wchunk *c, uint8_t *tmp)
 	rt_mutex_lock(&fs->fs_lock);
 	rc = chunk_map(fs, &tx, c, tmp);
 	rt_mutex_unlock(&fs->fs_lock);
+	if (c->nord) {
+		ujbd_tid_t tid = ujbd_handle_tid(tx.h);
+
+		rt_mutex_lock(&fs->pc_lock);
+		ordered_note(fs, tid, c->nord);
+		rt_mutex_unlock(&fs->pc_lock);
+	}
 	s = lfs_tx_stop(fs, &tx);
 	rc = rc ? rc : s;
 	if (c->dio) {

@@ -154,6 +154,14 @@ struct lab_fs {
 	struct lfs_list pc_clean, pc_dirty; /* [pc_lock] */
 	uint64_t pc_pages, pc_max;    /* [pc_lock] */
 	uint64_t pc_wb;               /* [pc_lock] pages under writeback */
+	/* [pc_lock] Ordered data: newly allocated blocks handed to the journal
+	 * (ujbd_write_data) whose transaction has not committed. They are
+	 * dirty memory until the commit writes them, as the buffers on an ext3
+	 * transaction's data list were, so they count against the dirty
+	 * limits; a FIFO of (tid, blocks), oldest first. */
+	uint64_t pc_ordered;
+	struct lfs_ord { ujbd_tid_t tid; uint64_t n; } pc_ord[64];
+	unsigned pc_ord_head, pc_ord_n;
 	bool pd_stop, pd_kick;        /* [pc_lock] */
 	/* [pc_lock] inodes with O_DIRECT writes in flight (inode_dio_wait):
 	 * their blocks are not freed until the writes are done */
