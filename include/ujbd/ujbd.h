@@ -153,6 +153,16 @@ struct ujbd_opts {
 	 * log space, when full, for asynchronous requests made while a commit
 	 * runs, and at close. Not jbd2's way, hence off. */
 	bool caller_commit;                 /* false */
+	/* Ask the devices for cache flushes and FUA (true). false is ext3's
+	 * barrier=0, its default until 2.6.38 (and the seeds' 2.6.2x): no
+	 * PREFLUSH/FUA on the commit block or the superblock, no flush of
+	 * ordered data, of checkpointed blocks or after an async commit.
+	 * Gives up durability and ordering across a power cut on a device
+	 * with a volatile write cache (what completed may still be in the
+	 * cache, in any order); keeps atomicity and ordering across a process
+	 * crash. For the lab's era experiments, and for devices without a
+	 * volatile cache. */
+	bool barrier;                       /* true */
 	/* CPU time (rt_cpu) charged to the thread that wakes the commit
 	 * thread, with j_state_lock held, as jbd2's wake_up of j_wait_commit
 	 * runs under the journal's state lock: in the sim world's CPU model it

@@ -183,7 +183,7 @@ static int cp_write(struct ujbd *j, uint32_t n)
 	}
 	/* Home writes durable before the tail moves past them. */
 	if (!rc)
-		rc = blk_flush(j->j_dq);
+		rc = jbd_flush(j, j->j_dq);
 	return rc;
 }
 

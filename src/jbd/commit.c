@@ -729,6 +729,8 @@ static int data_last_batch(struct ujbd *j, struct commit_ctx *c)
 		return 0;
 	rc = ring_wait(j, c);
 	if (!rc) {
+		if (!j->j_opts.barrier)
+			return 0;
 		rc = flush_submit(j->j_dq, &c->dflush);
 		c->dflush_busy = rc == 0;
 	}
@@ -932,17 +934,17 @@ static int commit_async_end(struct ujbd *j, struct commit_ctx *c)
 	int rc, w;
 
 	if (c->runs == 0 && !c->t->t_data)
-		return run_submit_last(j, c, c->jflags | BLK_FUA);
+		return run_submit_last(j, c, c->jflags | jbd_barrier_flags(j, BLK_FUA));
 	rc = run_submit(j, c, c->jflags);
 	w = ring_wait_all(j, c);       /* writeback data too */
 	rc = rc ? rc : w;
-	return rc ? rc : blk_flush(j->j_jq);
+	return rc ? rc : jbd_flush(j, j->j_jq);
 }
 
 static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 {
 	bool async = c->async;
-	uint32_t cflags = BLK_PREFLUSH | BLK_FUA;
+	uint32_t cflags = jbd_barrier_flags(j, BLK_PREFLUSH | BLK_FUA);
 	uint64_t now = rt_now_ns();
 	struct jbd_iobuf *io;
 	int rc = 0;
@@ -959,7 +961,7 @@ static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 				r = blk_wait(&jflush);
 			int d = dflush_wait(c);
 			rc = rc ? rc : r ? r : d;
-			cflags = BLK_FUA;
+			cflags = jbd_barrier_flags(j, BLK_FUA);
 		}
 	}
 	if (rc || hard_stop(j))

@@ -58,7 +58,7 @@ static int sb_io(struct ujbd *j)
 		return rc;
 	memset(&bio, 0, sizeof(bio));
 	bio.b_op = BLK_OP_WRITE;
-	bio.b_flags = BLK_SYNC | BLK_PREFLUSH | BLK_FUA |
+	bio.b_flags = BLK_SYNC | jbd_barrier_flags(j, BLK_PREFLUSH | BLK_FUA) |
 		      (j->j_opts.journal_meta ? BLK_META : 0);
 	bio.b_sector = off >> BLK_SECTOR_SHIFT;
 	bio.b_nr_sectors = j->j_blocksize >> BLK_SECTOR_SHIFT;

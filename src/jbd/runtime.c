@@ -27,6 +27,7 @@ void ujbd_opts_default(struct ujbd_opts *o)
 	o->wake = UJBD_WAKE_NEEDED;
 	o->async_commit = false;
 	o->caller_commit = false;
+	o->barrier = true;
 	o->cache_blocks = 16384;
 	o->recover = true;
 	o->format_opts.csum = JBD_CSUM_KIND_V3;

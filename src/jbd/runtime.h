@@ -416,6 +416,17 @@ uint32_t jbd_log_size(const struct ujbd *j);
 void jbd_close_free(struct ujbd *j);
 /* Compare I/O priorities: true if a is served before b. */
 bool jbd_ioprio_higher(uint16_t a, uint16_t b);
+/* barrier=false (ext3's barrier=0): the cache-flush and FUA flags of a
+ * journal write dropped, and jbd_flush a no-op; every flush of the journal
+ * goes through these two. */
+static inline uint32_t jbd_barrier_flags(const struct ujbd *j, uint32_t flags)
+{
+	return j->j_opts.barrier ? flags : flags & ~(uint32_t)(BLK_PREFLUSH | BLK_FUA);
+}
+static inline int jbd_flush(const struct ujbd *j, struct blk_queue *q)
+{
+	return j->j_opts.barrier ? blk_flush(q) : 0;
+}
 /*
  * commit_ioprio = inherit: the calling thread is about to wait on t (its
  * commit, its lock, a buffer it logs, the space it frees). Raise t's

@@ -56,6 +56,10 @@ struct lab_fs_params {
 	 * data device. What lies past it (an internal journal's region, when
 	 * journal and data share a disk) the file system never touches. */
 	uint64_t fs_blocks;
+	/* fsync flushes the drive's cache when its data was not covered by a
+	 * commit (true); false is ext3's barrier=0 (the journal's `barrier`
+	 * option must match) */
+	bool barrier;
 };
 
 extern const struct rt_param_table lab_fs_param_table; /* t_name "fs" */

@@ -507,7 +507,7 @@ int lab_fs_fsync(struct lab_fs *fs, lab_ino_t ino)
 		if (running)
 			return rc;   /* the commit block's flush covered the data */
 	}
-	return !rc && n ? blk_flush(fs->fs_q) : rc;
+	return !rc && n && fs->fs_p.barrier ? blk_flush(fs->fs_q) : rc;
 }
 
 /* ---- throttling ---- */

@@ -59,6 +59,9 @@ static const struct rt_param lab_fs_rows[] = {
 	P(fs_blocks, RT_PARAM_U64, "blocks", 0, 0, 0, 1e15,
 	  "0: the whole data device (mke2fs's default)",
 	  "mkfs: file-system size; blocks past it (a journal's region) stay untouched"),
+	P(barrier, RT_PARAM_BOOL, "", 0, 1, 0, 1,
+	  "ext4 barrier=1; ext3 defaulted to barrier=0 until 2.6.38 (set with the journal's)",
+	  "cache flushes on fsync"),
 };
 
 #undef P

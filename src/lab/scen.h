@@ -31,6 +31,9 @@ extern const struct rt_param_table lab_aim7_param_table;
  * thread at the default be:4, jbd's wait on a buffer being logged
  * (wait-io), cfq, dirty 10/5 (the fs model's defaults). */
 void lab_era_2007(struct lab_rig_spec *rs);
+/* ext3's barrier=0 (its default before 2.6.38): journal and fsync without
+ * cache flushes. */
+void lab_era_no_barrier(struct lab_rig_spec *rs);
 
 /* The atime experiment: a background tree-copy loop and the foreground
  * "build" reader, for duration_ns of virtual time after setup. Fills the

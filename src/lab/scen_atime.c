@@ -37,6 +37,15 @@ void lab_era_2007(struct lab_rig_spec *rs)
 	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_IO; /* jbd's wait (spec 3.5) */
 	rs->jopts.data_mode = UJBD_DATA_ORDERED;
 	rs->fsp.atime = LAB_ATIME_STRICT;         /* relatime became default in 2.6.30 */
+	lab_era_no_barrier(rs);
+}
+
+/* ext3 ran with barrier=0 by default until 2.6.38 (ext4 with barrier=1):
+ * the era's journal and fsync asked the drive for no cache flush. */
+void lab_era_no_barrier(struct lab_rig_spec *rs)
+{
+	rs->jopts.barrier = false;
+	rs->fsp.barrier = false;
 }
 
 int lab_variant_ioprio(const char *v, uint16_t *out)

@@ -367,7 +367,9 @@ struct iop {
 	bool sync_commit;         /* waited for (else: committed by the timer) */
 	enum ujbd_sync_policy sync_policy;
 	/* out: over kjournald's journal writes */
+	bool no_barrier;          /* option: barrier = false */
 	unsigned writes, meta_writes, sync_writes, prio_ok;
+	unsigned flushes;         /* requests of any thread with PREFLUSH, FUA or FLUSH */
 	uint16_t seen_prio;
 	int rc;
 };
@@ -405,6 +407,7 @@ static int iop_main(struct stack *st, void *arg)
 	struct blk_trace_event *ev = calloc(n, sizeof(*ev));
 	n = blk_trace_events(q, 0, ev, n);
 	for (size_t i = 0; i < n; i++) {
+		p->flushes += ev[i].action == 'Q' && strchr(ev[i].rwbs, 'F') != NULL;
 		/* Queue events of log writes (journal area, past the superblock). */
 		if (ev[i].action != 'Q' || strcmp(ev[i].comm, "kjournald") || ev[i].rwbs[0] != 'W' ||
 		    ev[i].sector == 0 || ev[i].sector >= 512ull * BS / 512)
@@ -428,10 +431,29 @@ static int iop_run(struct iop *p)
 	sp.jopts.commit_ioprio = p->commit_prio;
 	sp.jopts.journal_meta = p->meta;
 	sp.jopts.journal_sync = p->sync_policy;
+	sp.jopts.barrier = !p->no_barrier;
 	int rc = rig_stack_run(&sp, iop_main, &box);
 
 	*p = box.p;
 	return rc ? rc : p->rc;
+}
+
+/* barrier=false (ext3's barrier=0): a waited commit's log goes out, and no
+ * request of anyone asks the device for a flush or FUA; with barriers the
+ * same commit does. */
+static void t_barrier(void)
+{
+	struct iop p = { .commit_prio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 3), .meta = true,
+			 .sync_commit = true };
+
+	T_EQ(iop_run(&p), 0);
+	T_CHECK(p.writes >= 2);
+	T_CHECK(p.flushes >= 1);
+	p = (struct iop){ .commit_prio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 3), .meta = true,
+			  .sync_commit = true, .no_barrier = true };
+	T_EQ(iop_run(&p), 0);
+	T_CHECK(p.writes >= 2);
+	T_EQ(p.flushes, 0);
 }
 
 static void t_io_policy(void)
@@ -606,6 +628,7 @@ int main(int argc, char **argv)
 	T_RUN(t_wake_policy);
 	T_RUN(t_wakeup_cost);
 	T_RUN(t_io_policy);
+	T_RUN(t_barrier);
 	T_RUN(t_trace_and_stats);
 	T_RUN(t_timer_and_full);
 	return t_done(argv[0]);
