@@ -604,7 +604,7 @@ static int truncate_node(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino)
 		return rc;
 	if (in.i_mode != LFS_FILE)
 		return -EISDIR;
-	lfs_pc_truncate(fs, ino, 0);
+	lfs_pc_truncate(fs, ino, 0, (in.i_size + LFS_BS - 1) / LFS_BS);
 	if (!in.i_size && !in.i_blocks)
 		return 0;
 	rc = lfs_free_blocks(fs, tx, &in);
@@ -685,7 +685,7 @@ static int drop_link(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t pino, lab_i
 		return rc;
 	dir = in.i_mode == LFS_DIR;
 	if (dir || in.i_nlink <= 1) {
-		lfs_pc_truncate(fs, ino, 0);
+		lfs_pc_truncate(fs, ino, 0, (in.i_size + LFS_BS - 1) / LFS_BS);
 		rc = lfs_free_blocks(fs, tx, &in);
 		memset(&in, 0, sizeof(in));
 		if (!rc)

@@ -215,28 +215,42 @@ static bool dio_busy(const struct lab_fs *fs, lab_ino_t ino)
 	return false;
 }
 
-void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from)
+/* Drop page p of the truncated inode, or note it busy [pc_lock]. */
+static void trunc_page(struct lab_fs *fs, struct lfs_page *p, bool *busy)
+{
+	if (p->pg_wb) {
+		*busy = true;
+		return;
+	}
+	pc_unlist(fs, p);
+	pc_unhash(fs, p);
+	free(p);
+}
+
+void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to)
 {
 	rt_mutex_lock(&fs->pc_lock);
 	for (;;) {
 		bool busy = dio_busy(fs, ino);
 
+		/* the file's own pages by lookup, O(file); a whole-cache scan
+		 * only for pages that lie outside [from, to) (none, normally) */
+		for (uint64_t fb = from; fb < to && fs->fs_ino_pages[ino - 1]; fb++) {
+			struct lfs_page *p = pc_find(fs, ino, fb);
+
+			if (p)
+				trunc_page(fs, p, &busy);
+		}
 		if (!fs->fs_ino_pages[ino - 1] && !busy)
 			break;
-		for (size_t i = 0; i < fs->pc_nhash; i++) {
+		for (size_t i = 0; i < fs->pc_nhash && fs->fs_ino_pages[ino - 1]; i++) {
 			struct lfs_page *p = fs->pc_hash[i], *n;
 
 			for (; p; p = n) {
 				n = p->pg_hnext;
 				if (p->pg_ino != ino || p->pg_fblock < from)
 					continue;
-				if (p->pg_wb) {
-					busy = true;
-					continue;
-				}
-				pc_unlist(fs, p);
-				pc_unhash(fs, p);
-				free(p);
+				trunc_page(fs, p, &busy);
 			}
 		}
 		if (!busy)

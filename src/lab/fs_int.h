@@ -216,8 +216,10 @@ int lfs_pc_init(struct lab_fs *fs);
 void lfs_pc_release(struct lab_fs *fs);
 int lfs_pdflush_start(struct lab_fs *fs);
 void lfs_pdflush_stop(struct lab_fs *fs);
-/* Drop the inode's pages from file block `from` on (waits for writeback). */
-void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from);
+/* Drop the inode's pages from file block `from` on (waits for writeback);
+ * `to` (the size in blocks) bounds the fast lookup, pages past it are
+ * found by a scan. */
+void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to);
 /* Write every dirty page back and wait. */
 int lfs_pc_sync(struct lab_fs *fs);
 void lfs_note_tid(struct lab_fs *fs, lab_ino_t ino, struct lfs_tx *tx);

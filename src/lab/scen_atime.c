@@ -61,13 +61,13 @@ void lab_atime_opts_init(struct lab_atime_opts *o, const struct lab_ctx *c)
 {
 	bool quick = lab_ctx_quick(c);
 
-	o->copy_files = quick ? 200 : ATIME_FILES;
-	o->build_files = quick ? 200 : ATIME_FILES;
+	o->copy_files = quick ? 80 : ATIME_FILES;
+	o->build_files = quick ? 80 : ATIME_FILES;
 	/* past the end of the first commit (the timer's at 5 s, about 2 s
 	 * long); quick: before it. The
 	 * sim pays for every byte the copy moves in memory: the run time
 	 * budget (make run, 2 min) sets this */
-	o->duration_ns = (quick ? 2 : 8) * RT_NS_PER_S;
+	o->duration_ns = quick ? RT_NS_PER_S : 8 * RT_NS_PER_S;
 	/* The build runs at be:0, the best a user gets without privileges
 	 * (ionice -c2 -n0): what `inherit` passes on to the commit. The copy
 	 * keeps the default (be:4 from nice 0). */

@@ -65,7 +65,7 @@ static int flush_point_run(const struct lab_ctx *c, const char *variant,
 	rs.trace_arg = &w;
 	atomic_store(&w.on, true);
 	lab_atime_opts_init(&o, c);
-	o.duration_ns = lab_ctx_quick(c) ? 2 * RT_NS_PER_S : 15 * RT_NS_PER_S / 2;
+	o.duration_ns = lab_ctx_quick(c) ? RT_NS_PER_S : 15 * RT_NS_PER_S / 2;
 	rc = lab_atime_experiment(c, &rs, &o, NULL, fg_max);
 	*flush_ms = w.flushes ? (double)w.flush_sum_ns / (double)w.flushes / 1e6 : 0;
 	return rc;
