@@ -113,20 +113,54 @@ static void text_failed(FILE *f, const struct lab_scen_run *sr)
 				strerror(-sr->sr_rc[k]));
 }
 
+/* The summary's cells: what, seed's figure, lab, ratio, goal, met?, why. */
+#define SUM_COLS 7
+
+static void summary_cells(const struct lab_summary_rowv *w, const char *cell[SUM_COLS],
+			  char *ratio, size_t len)
+{
+	snprintf(ratio, len, "-");
+	if (!isnan(w->w_ratio))
+		snprintf(ratio, len, "%.3g", w->w_ratio);
+	cell[0] = w->w_what, cell[1] = w->w_seed, cell[2] = w->w_lab, cell[3] = ratio;
+	cell[4] = w->w_goal, cell[5] = w->w_met ? "yes" : "no", cell[6] = w->w_why;
+}
+
+static void summary_line(FILE *f, const char *const cell[SUM_COLS], const int width[SUM_COLS])
+{
+	for (int c = 0; c < SUM_COLS; c++) {
+		if (c == SUM_COLS - 1)
+			fprintf(f, "%s\n", cell[c]);
+		else if (c == 3)
+			fprintf(f, "%*s | ", width[c], cell[c]);
+		else
+			fprintf(f, "%-*s | ", width[c], cell[c]);
+	}
+}
+
 static void text_summary(FILE *f, const struct lab_summary *s)
 {
+	static const char *const head[SUM_COLS] = { "what", "seed's figure", "lab", "ratio",
+						    "goal", "met?", "why" };
+	const char *cell[SUM_COLS];
+	int width[SUM_COLS];
+	char ratio[32];
+
 	if (!lab_summary_count(s))
 		return;
-	fprintf(f, "\n%-28s | %-16s | %-16s | %7s | %-24s | %-4s | %s\n", "what", "seed's figure",
-		"lab", "ratio", "goal", "met?", "why");
+	for (int c = 0; c < SUM_COLS; c++)
+		width[c] = (int)strlen(head[c]);
 	for (size_t i = 0; i < lab_summary_count(s); i++) {
-		const struct lab_summary_rowv *w = lab_summary_at(s, i);
-		char ratio[32] = "-";
-
-		if (!isnan(w->w_ratio))
-			snprintf(ratio, sizeof(ratio), "%.3g", w->w_ratio);
-		fprintf(f, "%-28s | %-16s | %-16s | %7s | %-24s | %-4s | %s\n", w->w_what,
-			w->w_seed, w->w_lab, ratio, w->w_goal, w->w_met ? "yes" : "no", w->w_why);
+		summary_cells(lab_summary_at(s, i), cell, ratio, sizeof(ratio));
+		for (int c = 0; c < SUM_COLS; c++)
+			if ((int)strlen(cell[c]) > width[c])
+				width[c] = (int)strlen(cell[c]);
+	}
+	fputc('\n', f);
+	summary_line(f, head, width);
+	for (size_t i = 0; i < lab_summary_count(s); i++) {
+		summary_cells(lab_summary_at(s, i), cell, ratio, sizeof(ratio));
+		summary_line(f, cell, width);
 	}
 }
 

@@ -203,7 +203,7 @@ static void t_text(void)
 	T_CHECK(strstr(s, "== other (seed 000)") != NULL);
 	T_CHECK(strstr(s, "variant broken failed: Input/output error") != NULL);
 	T_CHECK(strstr(s, "total_ms") && strstr(s, "fast:2"));
-	T_CHECK(strstr(s, "|   0.667 |") != NULL); /* total base / fast: 200 / 300 */
+	T_CHECK(strstr(s, "| 0.667 |") != NULL); /* total base / fast: 200 / 300 */
 	T_CHECK(strstr(s, "[kjournald]") != NULL);
 	free(s);
 }
