@@ -7,7 +7,7 @@
  * merges contiguous bios into requests, holds them back (plugging, CFQ slice
  * idling) and chooses their order (deadline's sorted batches, CFQ's classes
  * and time slices). The rules and defaults are those of Linux 2.6.29, with
- * CFQ's 2.6.33 corrections; the README ("Differences from the kernel of that era") lists every difference.
+ * CFQ's 2.6.33 corrections; docs/blk.md ("Differences from the kernel of that era") lists every difference.
  *
  *   caller --blk_submit--> [per-thread plug] --> elevator --dispatch--> device
  *      ^                                                                  |

@@ -429,7 +429,7 @@ struct ujbd_trace_event {
 	uint64_t time_ns;       /* rt_now_ns */
 	ujbd_tid_t tid;
 	/* kind-specific fields, documented per kind in src/jbd/jtrace.h and
-	 * the README ("Statistics and trace events"); a[6..8] are used by jbd2_run_stats only */
+	 * docs/stats.md; a[6..8] are used by jbd2_run_stats only */
 	uint64_t a[UJBD_TRACE_ARGS];
 };
 typedef void (*ujbd_trace_fn)(void *arg, const struct ujbd_trace_event *ev);

@@ -31,7 +31,7 @@
  * class and level, keeping its FIFO deadline. Either way the raised queue
  * may preempt the active one by the usual rules (RT over BE ...).
  *
- * Differences from the kernel are listed in the README ("Differences from the kernel of that era").
+ * Differences from the kernel are listed in docs/blk.md ("Differences from the kernel of that era").
  */
 #include <errno.h>
 #include <stdlib.h>

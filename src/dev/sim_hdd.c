@@ -516,7 +516,7 @@ static const struct rt_param hdd_rows[] = {
 	HDD_P(overhead_ms, RT_PARAM_DOUBLE, "ms", 0, 0.2, 0, 10,
 	      "assumption (controller command overhead)", "command overhead of a media access"),
 	HDD_P(hit_overhead_ms, RT_PARAM_DOUBLE, "ms", 0, 0.02, 0, 10,
-	      "assumption (README)", "command overhead of a buffer hit or cached write"),
+	      "assumption (docs/devices.md)", "command overhead of a buffer hit or cached write"),
 	HDD_P(interface_mb_s, RT_PARAM_DOUBLE, "MB/s", 0, 300, 1, 24000,
 	      "SATA 3 Gb/s interface", "host interface rate"),
 	HDD_PA("cache_mib", cache_bytes, RT_PARAM_U64, "MiB", 1048576, 16, 0, 4096,

@@ -14,7 +14,7 @@
 #include "ujbd/rt.h"
 
 /* Checklist: a new kind => ujbd.h's enum, this table, the JBD_TRK_ map in
- * jtrace.h, the field table in jtrace.h and the README ("Statistics and trace events"). */
+ * jtrace.h, the field table in jtrace.h and docs/stats.md. */
 static const char *const trace_names[UJBD_TR_NR] = {
 	[UJBD_TR_START_COMMIT] = "jbd2_start_commit",
 	[UJBD_TR_COMMIT_LOCKING] = "jbd2_commit_locking",
