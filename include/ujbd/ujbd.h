@@ -301,6 +301,31 @@ int ujbd_forget(struct ujbd_handle *h, struct ujbd_buf *b);
  */
 int ujbd_write_data(struct ujbd_handle *h, uint64_t block, const void *data);
 
+/*
+ * Ordered data kept by the caller (jbd2's ordered inodes, whose data the
+ * file system writes from its own page cache at commit): with a hook set,
+ * every commit in ORDERED mode calls fn in its flush-data phase, on the
+ * committing thread (kjournald, or an fsync's thread under caller_commit),
+ * with no journal lock held, and goes on to the log blocks only when fn
+ * returns. fn writes, and waits for, every data block the transaction
+ * io->tid depends on that is not durable yet, giving its bios io->bio_flags
+ * (the commit's SYNC policy), io->ioprio (the commit's I/O priority; 0 is the
+ * calling thread's) and io->boost_tag (what blk_boost raises under inherit).
+ * It returns the number of blocks it wrote (>= 0), after which the journal
+ * flushes a separate data device before the commit block (on the journal's
+ * own device the commit block's PREFLUSH covers them), or a negative errno,
+ * which aborts the journal. fn must not start handles, commit or wait for a
+ * commit. Set it (NULL: none) before the first handle that depends on it.
+ */
+struct ujbd_data_io {
+	ujbd_tid_t tid;
+	uint32_t bio_flags;
+	uint16_t ioprio;
+	uint64_t boost_tag;
+};
+typedef int (*ujbd_data_fn)(void *arg, const struct ujbd_data_io *io);
+void ujbd_set_data_hook(struct ujbd *j, ujbd_data_fn fn, void *arg);
+
 void *ujbd_buf_data(struct ujbd_buf *b);
 uint64_t ujbd_buf_block(const struct ujbd_buf *b);
 void ujbd_buf_put(struct ujbd_buf *b);

@@ -334,6 +334,9 @@ struct commit_ctx {
 	 * of the ring slot that holds the block. */
 	struct jbd_lb lb;
 	struct jbd_log_sink sink;
+	ujbd_data_fn data_fn;  /* the caller's ordered data (ujbd_set_data_hook) */
+	void *data_arg;
+	uint32_t data_blocks;  /* what data_fn wrote */
 	uint16_t prio;         /* b_ioprio of this commit's bios (0: thread's) */
 	uint64_t tag;          /* inherit: its bios' b_boost_tag (j_boost_tag) */
 	uint32_t jflags;       /* journal write flags */
@@ -719,7 +722,7 @@ static int data_last_batch(struct ujbd *j, struct commit_ctx *c)
 {
 	int rc;
 
-	if (!c->t->t_data)
+	if (!c->t->t_data && !c->data_blocks)
 		return 0;
 	if (j->j_opts.data_mode == UJBD_DATA_WRITEBACK) {
 		c->ring_base = c->ring_used;
@@ -737,13 +740,33 @@ static int data_last_batch(struct ujbd *j, struct commit_ctx *c)
 	return rc;
 }
 
+/*
+ * The caller's ordered data (ujbd_set_data_hook), written and waited for by
+ * the hook before anything else of the commit, as jbd wrote a
+ * transaction's ordered data before its log blocks.
+ */
+static int data_hook(struct ujbd *j, struct commit_ctx *c)
+{
+	struct ujbd_data_io io = { .tid = c->t->t_tid, .bio_flags = c->jflags & BLK_SYNC,
+				   .ioprio = commit_prio(j, c), .boost_tag = c->tag };
+	int n;
+
+	if (!c->data_fn || j->j_opts.data_mode != UJBD_DATA_ORDERED)
+		return 0;
+	n = c->data_fn(c->data_arg, &io);
+	if (n < 0)
+		return n;
+	c->data_blocks = (uint32_t)n;
+	return 0;
+}
+
 static int phase_data(struct ujbd *j, struct commit_ctx *c)
 {
 	struct jbd_txn *t = c->t;
 	struct jbd_jh *jh = t->t_data;
 	uint32_t nsec = j->j_blocksize >> BLK_SECTOR_SHIFT;
 	uint32_t dflags = c->jflags & BLK_SYNC;
-	int rc = 0;
+	int rc = data_hook(j, c);
 
 	/* t_data is stable: only this thread changes a committing list. A
 	 * block still being written home by the checkpoint (its old copy:
@@ -914,10 +937,15 @@ static int phase_log(struct ujbd *j, struct commit_ctx *c)
 /* async: the transaction depends on no block outside the journal
  * (writeback data is not ordered against the commit), and the block
  * checksums let recovery find a log torn under its commit block. */
-static bool commit_async(const struct ujbd *j, const struct jbd_txn *t)
+/* Async commit, unless ordered data (the journal's or the caller's, which
+ * may be written any time) must be durable before the commit block. */
+static bool commit_async(const struct ujbd *j, const struct commit_ctx *c)
 {
+	bool ordered = j->j_opts.data_mode == UJBD_DATA_ORDERED;
+
 	return j->j_opts.async_commit && j->j_jnl.j_fmt.f_csum_v23 &&
-	       (!t->t_data || j->j_opts.data_mode == UJBD_DATA_WRITEBACK);
+	       (!c->t->t_data || j->j_opts.data_mode == UJBD_DATA_WRITEBACK) &&
+	       !(ordered && c->data_fn);
 }
 
 /*
@@ -1164,7 +1192,9 @@ static void __commit(struct ujbd *j, bool caller)
 	if (rc)
 		return; /* close_hard */
 	__io_policy(j, &c);
-	c.async = commit_async(j, c.t);
+	c.data_fn = j->j_data_fn;
+	c.data_arg = j->j_data_arg;
+	c.async = commit_async(j, &c);
 	ASSERT(j->j_committing == c.t && c.t->t_state == T_FLUSH);
 	rt_mutex_unlock(&j->j_state_lock);
 	rc = phase_data(j, &c);

@@ -312,6 +312,11 @@ struct ujbd {
 
 	struct jbd_stats j_stats;
 	struct jbd_tracer j_tracer;
+	/* ujbd_set_data_hook: the caller's ordered data, written by it at each
+	 * ORDERED commit's flush-data phase [j_state_lock; read by the commit
+	 * when it locks its transaction] */
+	ujbd_data_fn j_data_fn;
+	void *j_data_arg;
 
 	/* ujbd_set_close_hook: the owner of what lies under the journal */
 	ujbd_close_fn j_close_fn;         /* const after open */
