@@ -241,6 +241,10 @@ int jbd_format(struct dev *d, const struct jbd_format_opts *o, struct jbd_err *e
  * (first + blocks) * blocksize bytes. jbd_format is first = 0. */
 int jbd_format_at(struct dev *d, uint64_t first, const struct jbd_format_opts *o,
 		  struct jbd_err *err);
+/* Format the journal at loc (any map, the superblock at journal block 0):
+ * a journal in pieces, as an internal journal that skips group metadata. */
+int jbd_format_loc(const struct jbd_loc *loc, const struct jbd_format_opts *o,
+		   struct jbd_err *err);
 
 #ifdef __cplusplus
 }

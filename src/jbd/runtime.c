@@ -112,9 +112,8 @@ static int open_format(const struct jbd_loc *loc, const struct ujbd_opts *o,
 	struct jbd_format_opts f = o->format_opts;
 	static const uint8_t zero[16];
 
-	if (loc->j_nmap != 1 || loc->j_map[0].lblk != 0 || loc->j_sb_block != 0)
-		return jbd_err_set(err, -EINVAL,
-				   "format needs one contiguous extent with the superblock first");
+	if (loc->j_sb_block != 0)
+		return jbd_err_set(err, -EINVAL, "format needs the superblock at journal block 0");
 	if (!f.blocksize)
 		f.blocksize = loc->j_blocksize;
 	if (!f.blocks)
@@ -127,7 +126,7 @@ static int open_format(const struct jbd_loc *loc, const struct ujbd_opts *o,
 			memcpy(f.uuid + i, &r, 8);
 		}
 	}
-	return jbd_format_at(loc->j_dev, loc->j_map[0].pblk, &f, err);
+	return jbd_format_loc(loc, &f, err);
 }
 
 /* s_errno, recovery: what an earlier life of the journal left. */
@@ -590,6 +589,14 @@ int ujbd_stats(struct ujbd *j, struct ujbd_stats *out)
 void ujbd_set_trace_hook(struct ujbd *j, ujbd_trace_fn fn, void *arg)
 {
 	jbd_tracer_set(&j->j_tracer, fn, arg);
+}
+
+void ujbd_set_data_hook(struct ujbd *j, ujbd_data_fn fn, void *arg)
+{
+	rt_mutex_lock(&j->j_state_lock);
+	j->j_data_fn = fn;
+	j->j_data_arg = arg;
+	rt_mutex_unlock(&j->j_state_lock);
 }
 
 ujbd_tid_t ujbd_committed_tid(struct ujbd *j)

@@ -156,36 +156,81 @@ int jbd_format(struct dev *d, const struct jbd_format_opts *o, struct jbd_err *e
 int jbd_format_at(struct dev *d, uint64_t first, const struct jbd_format_opts *o,
 		  struct jbd_err *err)
 {
-	const uint32_t chunk_blocks = 256;
 	uint32_t bs = o->blocksize;
-	uint8_t *buf;
-	int rc = 0;
+	struct jbd_extent e;
+	struct jbd_loc loc;
 
 	if (bs < JBD2_MIN_BLOCKSIZE || bs > JBD2_MAX_BLOCKSIZE || (bs & (bs - 1)))
+		return jbd_err_set(err, -EINVAL, "invalid block size %u", bs);
+	if (dev_size(d) / bs < first || dev_size(d) / bs - first < o->blocks)
+		return jbd_err_set(err, -ENOSPC, "device too small for %llu blocks",
+				   (unsigned long long)o->blocks);
+	e = (struct jbd_extent){ 0, first, o->blocks };
+	loc = (struct jbd_loc){ .j_dev = d, .j_blocksize = bs, .j_map = &e, .j_nmap = 1,
+				.j_len = o->blocks };
+	return jbd_format_loc(&loc, o, err);
+}
+
+/* Write n zero blocks from journal block lblk on, one extent piece at a time. */
+static int format_zero(const struct jbd_loc *loc, uint64_t lblk, uint64_t n, uint8_t *buf,
+		       uint32_t chunk_blocks)
+{
+	uint32_t bs = loc->j_blocksize;
+	int rc = 0;
+
+	while (n && !rc) {
+		uint64_t off, run = 1;
+
+		rc = jbd_loc_offset(loc, lblk, &off);
+		/* extend the run while the next block follows on the device */
+		while (!rc && run < n && run < chunk_blocks) {
+			uint64_t next;
+
+			if (jbd_loc_offset(loc, lblk + run, &next) || next != off + run * bs)
+				break;
+			run++;
+		}
+		if (!rc)
+			rc = dev_pwrite(loc->j_dev, buf, (uint32_t)(run * bs), off, 0);
+		lblk += run;
+		n -= run;
+	}
+	return rc;
+}
+
+int jbd_format_loc(const struct jbd_loc *loc, const struct jbd_format_opts *o,
+		   struct jbd_err *err)
+{
+	const uint32_t chunk_blocks = 256;
+	uint32_t bs = o->blocksize;
+	uint64_t sb_off;
+	uint8_t *buf;
+	int rc;
+
+	if (bs < JBD2_MIN_BLOCKSIZE || bs > JBD2_MAX_BLOCKSIZE || (bs & (bs - 1)) ||
+	    bs != loc->j_blocksize)
 		return jbd_err_set(err, -EINVAL, "invalid block size %u", bs);
 	if (o->blocks < JBD_FORMAT_MIN_BLOCKS || o->blocks > UINT32_MAX)
 		return jbd_err_set(err, -EINVAL, "journal of %llu blocks: need %u to %u",
 				   (unsigned long long)o->blocks, JBD_FORMAT_MIN_BLOCKS,
 				   UINT32_MAX);
-	if (dev_size(d) / bs < first || dev_size(d) / bs - first < o->blocks)
-		return jbd_err_set(err, -ENOSPC, "device too small for %llu blocks",
+	if (loc->j_sb_block != 0 || o->blocks > loc->j_len ||
+	    jbd_loc_offset(loc, o->blocks - 1, &sb_off) || jbd_loc_offset(loc, 0, &sb_off))
+		return jbd_err_set(err, -ENOSPC, "the journal's map does not hold %llu blocks",
 				   (unsigned long long)o->blocks);
 	buf = calloc(chunk_blocks, bs);
 	if (!buf)
 		return jbd_err_set(err, -ENOMEM, "out of memory");
 	/* Zero the log so no stale block of an earlier journal survives. */
-	for (uint64_t b = 1; b < o->blocks && !rc; b += chunk_blocks) {
-		uint64_t n = o->blocks - b < chunk_blocks ? o->blocks - b : chunk_blocks;
-		rc = dev_pwrite(d, buf, (uint32_t)(n * bs), (first + b) * bs, 0);
-	}
+	rc = format_zero(loc, 1, o->blocks - 1, buf, chunk_blocks);
 	if (!rc)
-		rc = dev_flush(d);
+		rc = dev_flush(loc->j_dev);
 	if (!rc) {
 		format_fill_sb((struct jbd2_sb *)buf, o);
-		rc = dev_pwrite(d, buf, bs, first * bs, 0);
+		rc = dev_pwrite(loc->j_dev, buf, bs, sb_off, 0);
 	}
 	if (!rc)
-		rc = dev_flush(d);
+		rc = dev_flush(loc->j_dev);
 	if (rc)
 		jbd_err_set(err, rc, "cannot write the journal: %s", strerror(-rc));
 	free(buf);
