@@ -87,6 +87,8 @@ struct stack_queue_spec {
 	const struct blk_queue_opts *base;
 };
 
+#define STACK_MAX_JEXT 8 /* pieces of a journal region (journal_map) */
+
 struct stack_spec {
 	enum rt_world_kind world;     /* RT_WORLD_SIM */
 	uint64_t seed;                /* 1 */
@@ -101,6 +103,11 @@ struct stack_spec {
 	 * device's blocks are all of data_disk (the caller keeps data out of
 	 * the journal region when they share a disk). */
 	uint64_t journal_start, journal_blocks;
+	/* Or a journal in pieces (an internal journal that skips the block
+	 * groups' metadata): journal_nmap > 0 uses journal_map[0..nmap), its
+	 * lblk from 0 without gaps, instead of journal_start/_blocks. */
+	struct jbd_extent journal_map[STACK_MAX_JEXT];
+	unsigned journal_nmap;
 	uint32_t block_size;          /* journal block size, 4096 */
 	/* Journal options (ujbd_opts_default, format on). The stack sets
 	 * journal_queue/data_queue to its own queues; format_opts.blocks 0 =

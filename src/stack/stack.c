@@ -233,28 +233,61 @@ static int open_queue(struct stack *s, unsigned i)
 	return rc;
 }
 
+/* The journal's map: journal_map, or [journal_start, +journal_blocks). */
+static int build_map(struct stack *s, uint64_t avail, uint64_t *jlen)
+{
+	const struct stack_spec *sp = &s->s_spec;
+	uint64_t len = 0;
+
+	if (sp->journal_nmap > STACK_MAX_JEXT)
+		return -EINVAL;
+	for (unsigned i = 0; i < sp->journal_nmap; i++) {
+		const struct jbd_extent *e = &sp->journal_map[i];
+
+		if (e->lblk != len || !e->len || e->pblk >= avail || e->len > avail - e->pblk)
+			return seterr(s->s_err, sizeof(s->s_err), -EINVAL,
+				      "journal: piece %u (%llu+%llu at %llu) is not next or not on disk %u",
+				      i, (unsigned long long)e->pblk, (unsigned long long)e->len,
+				      (unsigned long long)e->lblk, sp->journal_disk);
+		s->s_ext[i] = *e;
+		len += e->len;
+	}
+	if (sp->journal_nmap) {
+		*jlen = len;
+		return 0;
+	}
+	if (sp->journal_start >= avail)
+		return seterr(s->s_err, sizeof(s->s_err), -EINVAL,
+			      "journal: starts past the end of disk %u", sp->journal_disk);
+	len = sp->journal_blocks ? sp->journal_blocks : avail - sp->journal_start;
+	if (len > avail - sp->journal_start)
+		return seterr(s->s_err, sizeof(s->s_err), -EINVAL,
+			      "journal: %llu blocks do not fit disk %u (%llu blocks)",
+			      (unsigned long long)len, sp->journal_disk, (unsigned long long)avail);
+	s->s_ext[0] = (struct jbd_extent){ 0, sp->journal_start, len };
+	*jlen = len;
+	return 0;
+}
+
 /* The journal's location on the open devices. */
 static int build_loc(struct stack *s)
 {
 	const struct stack_spec *sp = &s->s_spec;
 	struct dev *jd = s->s_disk[sp->journal_disk].d_dev;
 	struct dev *dd = s->s_disk[sp->data_disk].d_dev;
-	uint64_t jlen = sp->journal_blocks, avail = dev_size(jd) / sp->block_size;
+	uint64_t jlen = 0, avail = dev_size(jd) / sp->block_size;
+	int rc = build_map(s, avail, &jlen);
 
-	if (sp->journal_start >= avail)
+	if (rc)
+		return rc;
+	if (jlen < JBD_FORMAT_MIN_BLOCKS)
 		return seterr(s->s_err, sizeof(s->s_err), -EINVAL,
-			      "journal: starts past the end of disk %u", sp->journal_disk);
-	if (!jlen)
-		jlen = avail - sp->journal_start;
-	if (jlen > avail - sp->journal_start || jlen < JBD_FORMAT_MIN_BLOCKS)
-		return seterr(s->s_err, sizeof(s->s_err), -EINVAL,
-			      "journal: %llu blocks do not fit disk %u (%llu blocks)",
-			      (unsigned long long)jlen, sp->journal_disk,
-			      (unsigned long long)avail);
-	s->s_ext = (struct jbd_extent){ 0, sp->journal_start, jlen };
+			      "journal: %llu blocks, fewer than %u", (unsigned long long)jlen,
+			      (unsigned)JBD_FORMAT_MIN_BLOCKS);
 	s->s_loc = (struct jbd_loc){ .j_dev = jd, .j_blocksize = sp->block_size,
-				     .j_map = &s->s_ext, .j_nmap = 1, .j_len = jlen,
-				     .j_sb_block = 0, .j_data = dd,
+				     .j_map = s->s_ext,
+				     .j_nmap = sp->journal_nmap ? sp->journal_nmap : 1,
+				     .j_len = jlen, .j_sb_block = 0, .j_data = dd,
 				     .j_data_blocks = dev_size(dd) / sp->block_size };
 	return 0;
 }

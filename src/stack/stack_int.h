@@ -47,7 +47,7 @@ struct stack {
 	struct stack_disk s_disk[STACK_MAX_DISKS];
 	struct stack_queue s_queue[STACK_MAX_DISKS];
 	struct ujbd *s_j;
-	struct jbd_extent s_ext;
+	struct jbd_extent s_ext[STACK_MAX_JEXT];
 	struct jbd_loc s_loc;
 	bool s_running;
 	bool s_jonce;                      /* the journal was opened in this run */
