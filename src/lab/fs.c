@@ -604,7 +604,7 @@ static int truncate_node(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino)
 		return rc;
 	if (in.i_mode != LFS_FILE)
 		return -EISDIR;
-	lfs_pc_truncate(fs, ino, 0, (in.i_size + LFS_BS - 1) / LFS_BS);
+	lfs_pc_truncate(fs, ino, 0, (in.i_size + LFS_BS - 1) / LFS_BS, ujbd_handle_tid(tx->h));
 	if (!in.i_size && !in.i_blocks)
 		return 0;
 	rc = lfs_free_blocks(fs, tx, &in);
@@ -685,7 +685,7 @@ static int drop_link(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t pino, lab_i
 		return rc;
 	dir = in.i_mode == LFS_DIR;
 	if (dir || in.i_nlink <= 1) {
-		lfs_pc_truncate(fs, ino, 0, (in.i_size + LFS_BS - 1) / LFS_BS);
+		lfs_pc_truncate(fs, ino, 0, (in.i_size + LFS_BS - 1) / LFS_BS, ujbd_handle_tid(tx->h));
 		rc = lfs_free_blocks(fs, tx, &in);
 		memset(&in, 0, sizeof(in));
 		if (!rc)
@@ -890,6 +890,8 @@ int lab_fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_p
 		rc = lfs_pc_init(fs);
 	if (!rc)
 		rc = lfs_pdflush_start(fs);
+	if (!rc) /* ordered data: each commit writes what is left of it */
+		ujbd_set_data_hook(j, lfs_ordered_hook, fs);
 	if (rc) {
 		free(fs->fs_itid);
 		free(fs->fs_ra_next);
@@ -912,6 +914,7 @@ int lab_fs_unmount(struct lab_fs *fs)
 	rc = lfs_pc_sync(fs);
 	lfs_pdflush_stop(fs);
 	s = ujbd_sync(fs->fs_j);
+	ujbd_set_data_hook(fs->fs_j, NULL, NULL);
 	lfs_pc_release(fs);
 	rt_mutex_release(&fs->fs_lock);
 	free(fs->fs_itid);

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ujbd/format.h"
 #include "ujbd/param.h"
 
 #ifdef __cplusplus
@@ -60,12 +61,31 @@ struct lab_fs_params {
 	 * commit (true); false is ext3's barrier=0 (the journal's `barrier`
 	 * option must match) */
 	bool barrier;
+	/* mkfs: the internal journal, inside the file system (ext3's inode 8):
+	 * its size, and where mke2fs put it (enum lab_journal_place) */
+	uint32_t journal_blocks;
+	unsigned journal_place;
+};
+
+enum lab_journal_place {
+	LAB_JOURNAL_START = 0,   /* after group 0's metadata: e2fsprogs before 1.41.1 */
+	LAB_JOURNAL_MIDDLE = 1,  /* the middle group: e2fsprogs 1.41.1 (2008) on */
 };
 
 extern const struct rt_param_table lab_fs_param_table; /* t_name "fs" */
 void lab_fs_params_default(struct lab_fs_params *p);
 
 struct lab_fs;
+
+/*
+ * Where mkfs puts the journal on a device of dev_blocks blocks of 4 KiB
+ * under p (journal_blocks, journal_place, the geometry): its pieces, as a
+ * journal map for the stack (struct jbd_extent: journal block, device
+ * block, length), into map[max]; *n their count. -ENOSPC when it does not
+ * fit, -EINVAL for bad geometry.
+ */
+int lab_fs_journal_map(const struct lab_fs_params *p, uint64_t dev_blocks,
+		       struct jbd_extent *map, size_t max, size_t *n);
 
 /*
  * Write an empty file system (root directory = inode 2) on the data device of

@@ -6,22 +6,20 @@
  * kernel did, because that is what CFQ sees.
  *   - A read that misses goes SYNC from the reader's thread; a sequential
  *     read brings in a read-ahead window (up to readahead_kib) with it.
- *   - A buffered write that allocates a block hands the block to the
- *     journal as ordered data of the running transaction (ext3's
- *     data=ordered: kjournald writes it at the start of the commit; under
- *     data=journal the journal logs it): the page is clean for the cache.
- *     A write over an allocated block only dirties the page (ext3 attached
- *     those to the transaction too, but the model keeps them for writeback
- *     so that dirty memory exists as the era's VM saw it).
+ *   - A buffered write dirties the page. Under data=ordered a page whose
+ *     block the write allocated is also ordered data of the running
+ *     transaction (ext3's t_sync_datalist; jbd2's ordered inodes): whoever
+ *     writes it first takes it off that list (fsync from the caller,
+ *     pdflush), and the transaction's commit writes what is left before its
+ *     log blocks, on the committing thread (kjournald: its ioprio, its CFQ
+ *     queue), through the journal's data hook (lfs_ordered_hook): Andrew
+ *     Morton's "ordered-mode data writeback at the start of commit". Under
+ *     data=journal the new block's data goes through the journal
+ *     (ujbd_write_data) and the page is clean.
  *   - Dirty pages are written by pdflush, as async bios from its own thread
  *     (its ioprio: CFQ's shared async queue of that class and level), after
  *     dirty_expire or while above dirty_background_ratio; a writer above
  *     dirty_ratio is throttled (it sleeps and kicks pdflush).
- *   - Ordered data (new blocks handed to the journal) is dirty memory until
- *     its transaction commits: it counts against both ratios, and a writer
- *     throttled by it asks for that commit and waits (kjournald writes it,
- *     at the commit's priority, as ext3's ordered mode did). Without this a
- *     tree copy ran at memory speed and never met the disk.
  *   - fsync writes the file's dirty pages SYNC from the caller, then
  *     commits the transaction that last changed the inode.
  * Pages hold no data: a page is (inode, file block, generation), and a
@@ -169,6 +167,41 @@ static void pc_set_clean(struct lab_fs *fs, struct lfs_page *pg, uint32_t gen)
 		list_add(&fs->pc_clean, pg);
 }
 
+/* pg becomes ordered data of transaction tid [pc_lock]. */
+static void ord_add(struct lab_fs *fs, struct lfs_page *pg, ujbd_tid_t tid)
+{
+	ASSERT(!pg->pg_otid && tid && (pg->pg_dirty || pg->pg_wb));
+	ASSERT(!fs->pc_ord_last || ujbd_tid_geq(tid, fs->pc_ord_last->pg_otid));
+	pg->pg_otid = tid;
+	pg->pg_onext = NULL;
+	pg->pg_oprev = fs->pc_ord_last;
+	if (fs->pc_ord_last)
+		fs->pc_ord_last->pg_onext = pg;
+	else
+		fs->pc_ord_first = pg;
+	fs->pc_ord_last = pg;
+	fs->pc_ord_n++;
+}
+
+/* pg is on disk, or dropped: no longer ordered data [pc_lock]. */
+static void ord_del(struct lab_fs *fs, struct lfs_page *pg)
+{
+	if (!pg->pg_otid)
+		return;
+	ASSERT(fs->pc_ord_n > 0);
+	if (pg->pg_oprev)
+		pg->pg_oprev->pg_onext = pg->pg_onext;
+	else
+		fs->pc_ord_first = pg->pg_onext;
+	if (pg->pg_onext)
+		pg->pg_onext->pg_oprev = pg->pg_oprev;
+	else
+		fs->pc_ord_last = pg->pg_oprev;
+	pg->pg_oprev = pg->pg_onext = NULL;
+	pg->pg_otid = 0;
+	fs->pc_ord_n--;
+}
+
 int lfs_pc_init(struct lab_fs *fs)
 {
 	int rc;
@@ -215,19 +248,27 @@ static bool dio_busy(const struct lab_fs *fs, lab_ino_t ino)
 	return false;
 }
 
-/* Drop page p of the truncated inode, or note it busy [pc_lock]. */
-static void trunc_page(struct lab_fs *fs, struct lfs_page *p, bool *busy)
+/*
+ * Drop page p of the inode truncated by transaction tid, or note it busy
+ * [pc_lock]: under writeback, or ordered data of an earlier transaction,
+ * which is committing (its metadata names the block) and must write it
+ * first. Ordered data of tid itself is dropped: that commit frees the
+ * block it allocated.
+ */
+static void trunc_page(struct lab_fs *fs, struct lfs_page *p, ujbd_tid_t tid, bool *busy)
 {
-	if (p->pg_wb) {
+	if (p->pg_wb || (p->pg_otid && p->pg_otid != tid)) {
 		*busy = true;
 		return;
 	}
+	ord_del(fs, p);
 	pc_unlist(fs, p);
 	pc_unhash(fs, p);
 	free(p);
 }
 
-void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to)
+void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to,
+		     ujbd_tid_t tid)
 {
 	rt_mutex_lock(&fs->pc_lock);
 	for (;;) {
@@ -239,7 +280,7 @@ void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t t
 			struct lfs_page *p = pc_find(fs, ino, fb);
 
 			if (p)
-				trunc_page(fs, p, &busy);
+				trunc_page(fs, p, tid, &busy);
 		}
 		if (!fs->fs_ino_pages[ino - 1] && !busy)
 			break;
@@ -250,7 +291,7 @@ void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t t
 				n = p->pg_hnext;
 				if (p->pg_ino != ino || p->pg_fblock < from)
 					continue;
-				trunc_page(fs, p, &busy);
+				trunc_page(fs, p, tid, &busy);
 			}
 		}
 		if (!busy)
@@ -337,12 +378,21 @@ static void take_wb(struct lab_fs *fs, struct lfs_page *pg, struct lfs_wb *wb, s
 	(*n)++;
 }
 
+/* How a batch of page writes goes out: the bios' flags (BLK_SYNC for fsync,
+ * 0 for pdflush, the commit's for ordered data), ioprio (0: the thread's)
+ * and blk_boost tag. */
+struct lfs_io {
+	uint32_t flags;
+	uint16_t ioprio;
+	uint64_t tag;
+};
+
 /*
  * Write pages taken for writeback (take_wb), in physical order, in
- * contiguous runs; then clear pg_wb. flags: BLK_SYNC for fsync, 0 for
- * pdflush.
+ * contiguous runs; then clear pg_wb, and a page's ordered state: its
+ * block holds data now.
  */
-static int write_pages(struct lab_fs *fs, struct lfs_wb *wb, size_t n, uint32_t flags)
+static int write_pages(struct lab_fs *fs, struct lfs_wb *wb, size_t n, const struct lfs_io *io)
 {
 	struct lfs_run *runs = calloc(n ? n : 1, sizeof(*runs));
 	size_t nr = 0;
@@ -354,7 +404,11 @@ static int write_pages(struct lab_fs *fs, struct lfs_wb *wb, size_t n, uint32_t 
 
 		while (i + k < n && k < LFS_BIO_MAX && wb[i + k].pb == wb[i].pb + k)
 			k++;
-		rc = run_init(&runs[nr], BLK_OP_WRITE, flags, wb[i].pb, (uint32_t)k);
+		rc = run_init(&runs[nr], BLK_OP_WRITE, io->flags, wb[i].pb, (uint32_t)k);
+		if (!rc) {
+			runs[nr].bio.b_ioprio = io->ioprio;
+			runs[nr].bio.b_boost_tag = io->tag;
+		}
 		for (size_t m = 0; m < k && !rc; m++)
 			lfs_fill_data(runs[nr].buf + m * LFS_BS, wb[i + m].ino, wb[i + m].fb,
 				      wb[i + m].gen);
@@ -374,6 +428,8 @@ static int write_pages(struct lab_fs *fs, struct lfs_wb *wb, size_t n, uint32_t 
 			pg->pg_dirty = true;
 			pg->pg_dirty_ns = rt_now_ns();
 		}
+		if (!rc)
+			ord_del(fs, pg);
 		list_add(pg->pg_dirty ? &fs->pc_dirty : &fs->pc_clean, pg);
 	}
 	if (!rc)
@@ -411,7 +467,7 @@ static size_t pdflush_pass(struct lab_fs *fs, struct lfs_wb *wb)
 	fs->fs_st.writeback_blocks += n;
 	rt_mutex_unlock(&fs->pc_lock);
 	if (n)
-		write_pages(fs, wb, n, 0);
+		write_pages(fs, wb, n, &(struct lfs_io){ 0 });
 	return n;
 }
 
@@ -480,7 +536,7 @@ static int flush_pages(struct lab_fs *fs, lab_ino_t ino, uint32_t flags, uint64_
 			break;
 		if (!n)
 			continue;
-		rc = write_pages(fs, wb, n, flags);
+		rc = write_pages(fs, wb, n, &(struct lfs_io){ .flags = flags });
 		*written += n;
 	}
 	free(wb);
@@ -526,67 +582,22 @@ int lab_fs_fsync(struct lab_fs *fs, lab_ino_t ino)
 
 /* ---- throttling ---- */
 
-/* Forget the ordered blocks of committed transactions [pc_lock]. */
-static void ordered_reap(struct lab_fs *fs)
+/* Dirty memory as balance_dirty_pages saw it: dirty pages and pages under
+ * writeback [pc_lock]. */
+static uint64_t dirty_now(const struct lab_fs *fs)
 {
-	ujbd_tid_t done = ujbd_committed_tid(fs->fs_j);
-
-	while (fs->pc_ord_n) {
-		struct lfs_ord *o = &fs->pc_ord[fs->pc_ord_head];
-
-		if (!ujbd_tid_geq(done, o->tid))
-			break;
-		ASSERT(fs->pc_ordered >= o->n);
-		fs->pc_ordered -= o->n;
-		fs->pc_ord_head = (fs->pc_ord_head + 1) % 64;
-		fs->pc_ord_n--;
-	}
-}
-
-/* n ordered blocks joined transaction tid [pc_lock]. The FIFO's last entry
- * takes them when it is the same tid; a full FIFO folds into its newest
- * entry (that only delays the reap of those blocks to a later commit). */
-static void ordered_note(struct lab_fs *fs, ujbd_tid_t tid, uint64_t n)
-{
-	unsigned last = (fs->pc_ord_head + fs->pc_ord_n + 63) % 64;
-
-	if (!n)
-		return;
-	fs->pc_ordered += n;
-	if (fs->pc_ord_n && (fs->pc_ord[last].tid == tid || fs->pc_ord_n == 64)) {
-		fs->pc_ord[last].n += n;
-		if (ujbd_tid_gt(tid, fs->pc_ord[last].tid))
-			fs->pc_ord[last].tid = tid;
-		return;
-	}
-	last = (fs->pc_ord_head + fs->pc_ord_n) % 64;
-	fs->pc_ord[last] = (struct lfs_ord){ tid, n };
-	fs->pc_ord_n++;
-}
-
-/* Dirty memory as balance_dirty_pages saw it: dirty pages, pages under
- * writeback, and ordered data not yet committed [pc_lock]. */
-static uint64_t dirty_now(struct lab_fs *fs)
-{
-	ordered_reap(fs);
-	return fs->pc_dirty.n + fs->pc_wb + fs->pc_ordered;
+	return fs->pc_dirty.n + fs->pc_wb;
 }
 
 /*
  * balance_dirty_pages: above dirty_ratio the writer waits (congestion_wait
- * steps of throttle_wait) for pdflush and, for the ordered data only a
- * commit writes, for the journal: it asks for the commit of the oldest
- * transaction holding ordered data (the data goes out with that commit, on
- * kjournald's I/O, as ext3 ordered mode wrote it at commit). Above the
- * background ratio pdflush is woken and that commit is asked for. No lock
- * held.
+ * steps of throttle_wait) for pdflush to bring dirty memory down; above the
+ * background ratio pdflush is woken. No lock held.
  */
 static void throttle(struct lab_fs *fs)
 {
 	uint64_t lim = dirty_limit(fs, fs->fs_p.dirty_ratio);
 	uint64_t bg = dirty_limit(fs, fs->fs_p.dirty_background_ratio), t0 = 0;
-	bool ask;
-	ujbd_tid_t tid = 0;
 
 	rt_mutex_lock(&fs->pc_lock);
 	while (dirty_now(fs) > lim && !fs->pd_stop) {
@@ -596,30 +607,60 @@ static void throttle(struct lab_fs *fs)
 		}
 		fs->pd_kick = true;
 		rt_cond_signal(&fs->pd_wake);
-		ask = fs->pc_ord_n > 0;
-		if (ask)
-			tid = fs->pc_ord[fs->pc_ord_head].tid;
-		rt_mutex_unlock(&fs->pc_lock);
-		if (ask)
-			(void)ujbd_commit_tid(fs->fs_j, tid); /* -ENOENT: already done */
-		rt_mutex_lock(&fs->pc_lock);
 		rt_cond_timedwait(&fs->pc_done, &fs->pc_lock, rt_now_ns() + fs->fs_p.throttle_wait_ns);
 	}
 	if (t0)
 		fs->fs_st.throttle_ns += rt_now_ns() - t0;
-	ask = false;
-	if (dirty_now(fs) > bg) {
-		if (!fs->pd_kick) {
-			fs->pd_kick = true;
-			rt_cond_signal(&fs->pd_wake);
-		}
-		ask = fs->pc_ord_n > 0 && fs->pc_ordered > bg / 2;
-		if (ask)
-			tid = fs->pc_ord[fs->pc_ord_head].tid;
+	if (dirty_now(fs) > bg && !fs->pd_kick) {
+		fs->pd_kick = true;
+		rt_cond_signal(&fs->pd_wake);
 	}
 	rt_mutex_unlock(&fs->pc_lock);
-	if (ask)
-		(void)ujbd_commit_tid(fs->fs_j, tid);
+}
+
+/* ---- ordered data at commit ---- */
+
+/*
+ * The journal's data hook (ujbd_set_data_hook): write the ordered pages of
+ * transactions up to io->tid that nobody has written yet, from the
+ * committing thread with the commit's flags and priority, and wait for
+ * those another thread is writing. Returns the pages this call wrote.
+ */
+int lfs_ordered_hook(void *arg, const struct ujbd_data_io *io)
+{
+	struct lab_fs *fs = arg;
+	const struct lfs_io how = { io->bio_flags, io->ioprio, io->boost_tag };
+	size_t cap = 256, n;
+	struct lfs_wb *wb = malloc(cap * sizeof(*wb));
+	int rc = wb ? 0 : -ENOMEM, total = 0;
+
+	while (!rc) {
+		bool busy = false;
+
+		n = 0;
+		rt_mutex_lock(&fs->pc_lock);
+		for (struct lfs_page *p = fs->pc_ord_first, *nx; p && n < cap; p = nx) {
+			nx = p->pg_onext;
+			if (!ujbd_tid_geq(io->tid, p->pg_otid))
+				break;
+			ASSERT(p->pg_dirty || p->pg_wb);
+			if (p->pg_wb)
+				busy = true;
+			else
+				take_wb(fs, p, wb, &n);
+		}
+		if (!n && busy)
+			rt_cond_wait(&fs->pc_done, &fs->pc_lock);
+		rt_mutex_unlock(&fs->pc_lock);
+		if (!n && !busy)
+			break;
+		if (n) {
+			rc = write_pages(fs, wb, n, &how);
+			total += (int)n;
+		}
+	}
+	free(wb);
+	return rc ? rc : total;
 }
 
 /* ---- write ---- */
@@ -635,7 +676,6 @@ struct wchunk {
 	uint64_t pb[LFS_CHUNK];
 	uint32_t gen[LFS_CHUNK];
 	uint32_t done;     /* blocks mapped */
-	uint32_t nord;     /* of them handed to the journal as ordered data */
 	bool dio;          /* registered in dio_ino */
 };
 
@@ -648,18 +688,18 @@ static int chunk_map(struct lab_fs *fs, struct lfs_tx *tx, struct wchunk *c, uin
 	if (!rc && in.i_mode != LFS_FILE)
 		rc = in.i_mode == LFS_DIR ? -EISDIR : -ENOENT;
 	for (uint32_t i = 0; i < c->n && !rc; i++) {
-		bool fresh;
+		bool fresh, journaled;
 
 		rc = lfs_bmap_alloc(fs, tx, c->ino, &in, c->fb0 + i, &c->pb[i], &fresh);
 		if (rc)
 			break;
 		c->gen[i] = ++fs->fs_gen;
-		if (fresh && !c->direct) {
+		journaled = fresh && !c->direct && fs->fs_p.data_mode == UJBD_DATA_JOURNAL;
+		if (journaled) {
 			lfs_fill_data(tmp, c->ino, c->fb0 + i, c->gen[i]);
 			rc = ujbd_write_data(tx->h, c->pb[i], tmp);
 			if (rc)
 				break;
-			c->nord++;
 		}
 		c->done = i + 1;
 		rt_mutex_lock(&fs->pc_lock);
@@ -667,10 +707,14 @@ static int chunk_map(struct lab_fs *fs, struct lfs_tx *tx, struct wchunk *c, uin
 						: pc_get(fs, c->ino, c->fb0 + i, c->pb[i]);
 		if (pg)
 			pg->pg_pblock = c->pb[i];   /* a page cached before a truncate */
-		if (pg && (fresh || c->direct))
+		if (pg && (journaled || c->direct)) {
+			ord_del(fs, pg); /* a direct write over it gives it data */
 			pc_set_clean(fs, pg, c->gen[i]);
-		else if (pg)
+		} else if (pg) {
 			pc_set_dirty(fs, pg, c->gen[i]);
+			if (fresh && !pg->pg_otid && fs->fs_p.data_mode == UJBD_DATA_ORDERED)
+				ord_add(fs, pg, ujbd_handle_tid(tx->h));
+		}
 		if (pg)
 			pc_touch(fs, pg);
 		rt_mutex_unlock(&fs->pc_lock);
@@ -745,13 +789,6 @@ static int write_chunk(struct lab_fs *fs, struct wchunk *c, uint8_t *tmp)
 	rt_mutex_lock(&fs->fs_lock);
 	rc = chunk_map(fs, &tx, c, tmp);
 	rt_mutex_unlock(&fs->fs_lock);
-	if (c->nord) {
-		ujbd_tid_t tid = ujbd_handle_tid(tx.h);
-
-		rt_mutex_lock(&fs->pc_lock);
-		ordered_note(fs, tid, c->nord);
-		rt_mutex_unlock(&fs->pc_lock);
-	}
 	s = lfs_tx_stop(fs, &tx);
 	rc = rc ? rc : s;
 	if (c->dio) {

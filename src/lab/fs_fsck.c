@@ -30,6 +30,7 @@ struct ck {
 	uint32_t *refs, *subdirs;
 	uint8_t *mode;           /* per inode: 0 unused, else lfs_mode */
 	uint64_t ninodes, nblocks_mapped, nentries;
+	uint64_t jfirst, jblocks;  /* the internal journal (superblock) */
 	char *msg;
 	size_t msglen;
 };
@@ -93,6 +94,8 @@ static int ck_load(struct ck *c)
 	if (c->g.blocks * LFS_BS > dev_size(c->d))
 		return ck_fail(c, "superblock: %llu blocks, device smaller",
 			       (unsigned long long)c->g.blocks);
+	c->jfirst = sb.s_journal_first;
+	c->jblocks = sb.s_journal_blocks;
 	c->ninodes = (uint64_t)c->g.ngroups * c->g.ipg;
 	c->gd = calloc(c->g.ngroups, sizeof(*c->gd));
 	c->bbm = malloc((size_t)c->g.ngroups * LFS_BS);
@@ -141,6 +144,25 @@ static int claim(struct ck *c, lab_ino_t ino, uint64_t b)
 	c->seen[b / 8] |= (uint8_t)(1u << (b % 8));
 	c->nblocks_mapped++;
 	return 0;
+}
+
+/* The internal journal's blocks belong to its inode, as a file's do. */
+static int ck_journal(struct ck *c)
+{
+	struct jbd_extent map[8];
+	size_t n;
+	int rc = 0;
+
+	if (!c->jblocks)
+		return 0;
+	n = lfs_journal_map(&c->g, c->jfirst, c->jblocks, map, 8);
+	if (!n)
+		return ck_fail(c, "superblock: journal of %llu blocks at %llu does not fit",
+			       (unsigned long long)c->jblocks, (unsigned long long)c->jfirst);
+	for (size_t i = 0; i < n && !rc; i++)
+		for (uint64_t b = map[i].pblk; b < map[i].pblk + map[i].len && !rc; b++)
+			rc = claim(c, LFS_JOURNAL_INO, b);
+	return rc;
 }
 
 /* Walk an indirect block (depth 1: pointers to data); fb counts the file
@@ -377,6 +399,8 @@ int lab_fsck(struct dev *data, uint32_t block_size, char *msg, size_t msglen)
 	if (msg && msglen)
 		msg[0] = 0;
 	rc = ck_load(&c);
+	if (!rc)
+		rc = ck_journal(&c);
 	if (!rc)
 		rc = ck_inodes(&c);
 	if (!rc)

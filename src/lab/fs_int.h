@@ -40,6 +40,7 @@
 #define LFS_BS 4096u
 #define LFS_ROOT_INO 2u
 #define LFS_FIRST_INO 11u
+#define LFS_JOURNAL_INO 8u     /* ext3's journal inode */
 #define LFS_NDIR 12u
 #define LFS_IND 12u             /* block[] slot of the indirect block */
 #define LFS_DIND 13u            /* ... of the double-indirect block */
@@ -58,7 +59,11 @@ struct lfs_sb {
 	uint32_t s_magic, s_block_size, s_bpg, s_ipg, s_inode_size, s_ngroups;
 	uint32_t s_gdt_blocks, s_first_ino;
 	uint64_t s_blocks;
-	uint32_t s_pad[6];
+	/* the internal journal (inode 8): s_journal_blocks data blocks from
+	 * s_journal_first on, skipping each group's metadata (lfs_journal_map) */
+	uint64_t s_journal_first;
+	uint32_t s_journal_blocks;
+	uint32_t s_pad[3];
 };
 _Static_assert(sizeof(struct lfs_sb) == 64, "lfs_sb");
 
@@ -107,6 +112,10 @@ uint64_t lfs_group_meta(const struct lfs_geo *g, uint32_t grp);
 uint64_t lfs_group_data(const struct lfs_geo *g, uint32_t grp);
 uint32_t lfs_group_blocks(const struct lfs_geo *g, uint32_t grp);
 int lfs_geo_from_sb(const struct lfs_sb *sb, struct lfs_geo *g);
+/* The journal's n blocks from block first on, skipping group metadata, as
+ * extents into map[max]: their count, 0 when they do not fit. */
+size_t lfs_journal_map(const struct lfs_geo *g, uint64_t first, uint64_t n,
+		       struct jbd_extent *map, size_t max);
 void lfs_fill_data(void *buf, lab_ino_t ino, uint64_t fblock, uint32_t gen);
 
 /* ---- the page cache ---- */
@@ -117,6 +126,11 @@ struct lfs_page {
 	uint64_t pg_fblock, pg_pblock;
 	uint64_t pg_dirty_ns;     /* when it became dirty */
 	bool pg_dirty, pg_wb;     /* dirty; under writeback (on no list) */
+	/* ordered data (data=ordered): the transaction that allocated the
+	 * block, until the page's first write completes (0: none); such a page
+	 * is dirty or under writeback, and on the pc_ord list */
+	ujbd_tid_t pg_otid;
+	struct lfs_page *pg_oprev, *pg_onext;
 	struct lfs_page *pg_hnext;
 	struct lfs_page *pg_prev, *pg_next; /* clean LRU or dirty FIFO */
 };
@@ -131,6 +145,9 @@ struct lab_fs {
 	struct blk_queue *fs_q;
 	struct lab_fs_params fs_p;
 	struct lfs_geo fs_geo;
+	/* the internal journal's pieces (mkfs; nothing else writes there) */
+	struct jbd_extent fs_jmap[8];
+	size_t fs_jn;
 	uint64_t fs_ninodes;
 	rt_mutex fs_lock;
 	uint32_t fs_gen;              /* [fs_lock] write generations */
@@ -154,14 +171,13 @@ struct lab_fs {
 	struct lfs_list pc_clean, pc_dirty; /* [pc_lock] */
 	uint64_t pc_pages, pc_max;    /* [pc_lock] */
 	uint64_t pc_wb;               /* [pc_lock] pages under writeback */
-	/* [pc_lock] Ordered data: newly allocated blocks handed to the journal
-	 * (ujbd_write_data) whose transaction has not committed. They are
-	 * dirty memory until the commit writes them, as the buffers on an ext3
-	 * transaction's data list were, so they count against the dirty
-	 * limits; a FIFO of (tid, blocks), oldest first. */
-	uint64_t pc_ordered;
-	struct lfs_ord { ujbd_tid_t tid; uint64_t n; } pc_ord[64];
-	unsigned pc_ord_head, pc_ord_n;
+	/* [pc_lock] Ordered data: the pages of newly allocated blocks not yet
+	 * on disk, in allocation order (their pg_otid never decreases along
+	 * the list), as an ext3 transaction's data list: whoever writes such a
+	 * page first (fsync, pdflush) takes it off; the commit of pg_otid
+	 * writes what is left (lfs_ordered_hook) before its log blocks. */
+	struct lfs_page *pc_ord_first, *pc_ord_last;
+	uint64_t pc_ord_n;
 	bool pd_stop, pd_kick;        /* [pc_lock] */
 	/* [pc_lock] inodes with O_DIRECT writes in flight (inode_dio_wait):
 	 * their blocks are not freed until the writes are done */
@@ -219,7 +235,13 @@ void lfs_pdflush_stop(struct lab_fs *fs);
 /* Drop the inode's pages from file block `from` on (waits for writeback);
  * `to` (the size in blocks) bounds the fast lookup, pages past it are
  * found by a scan. */
-void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to);
+/* Drop the pages [from, to) of ino, whose blocks the transaction tid frees
+ * (waiting for writeback in flight, and for a committing transaction's
+ * ordered data to be written first). */
+void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to,
+		     ujbd_tid_t tid);
+/* ujbd_set_data_hook's hook: the ordered pages of transactions <= io->tid. */
+int lfs_ordered_hook(void *arg, const struct ujbd_data_io *io);
 /* Write every dirty page back and wait. */
 int lfs_pc_sync(struct lab_fs *fs);
 void lfs_note_tid(struct lab_fs *fs, lab_ino_t ino, struct lfs_tx *tx);

@@ -62,6 +62,13 @@ static const struct rt_param lab_fs_rows[] = {
 	P(barrier, RT_PARAM_BOOL, "", 0, 1, 0, 1,
 	  "ext4 barrier=1; ext3 defaulted to barrier=0 until 2.6.38 (set with the journal's)",
 	  "cache flushes on fsync"),
+	P(journal_blocks, RT_PARAM_U32, "blocks", 0, 32768, 0, 262144,
+	  "mke2fs: 32768 blocks (128 MiB) for a file system over 4 GiB (ext2fs_default_journal_size)",
+	  "the internal journal's size; 0: none (the journal lies outside the file system)"),
+	P(journal_place, RT_PARAM_UINT, "", 0, 0, 0, 1,
+	  "e2fsprogs 1.41.1 (Sept 2008) release notes: mke2fs creates the journal in the "
+	  "middle of the file system; before, after group 0's metadata",
+	  "0 start (after group 0's metadata), 1 middle group"),
 };
 
 #undef P
@@ -149,6 +156,37 @@ static int geo_new(const struct lab_fs_params *p, uint64_t blocks, struct lfs_ge
 	return 0;
 }
 
+size_t lfs_journal_map(const struct lfs_geo *g, uint64_t first, uint64_t n,
+		       struct jbd_extent *map, size_t max)
+{
+	uint64_t b = first, lblk = 0;
+	size_t k = 0;
+
+	while (lblk < n) {
+		uint32_t grp = (uint32_t)(b / g->bpg);
+		uint64_t end, len;
+
+		if (grp >= g->ngroups || k == max)
+			return 0;
+		if (b < lfs_group_data(g, grp))
+			b = lfs_group_data(g, grp);
+		end = lfs_group_base(g, grp) + lfs_group_blocks(g, grp);
+		len = end - b < n - lblk ? end - b : n - lblk;
+		map[k++] = (struct jbd_extent){ lblk, b, len };
+		lblk += len;
+		b = end;
+	}
+	return k;
+}
+
+/* The journal's first block under p's journal_place. */
+static uint64_t journal_first(const struct lfs_geo *g, const struct lab_fs_params *p)
+{
+	if (p->journal_place == LAB_JOURNAL_MIDDLE)
+		return lfs_group_data(g, g->ngroups / 2);
+	return lfs_group_data(g, 0) + 1; /* after the root directory's block */
+}
+
 void lfs_fill_data(void *buf, lab_ino_t ino, uint64_t fblock, uint32_t gen)
 {
 	struct lfs_dhdr h = { LFS_DMAGIC, ino, fblock, gen, 0 };
@@ -163,9 +201,32 @@ void lfs_fill_data(void *buf, lab_ino_t ino, uint64_t fblock, uint32_t gen)
 
 /* ---- mkfs ---- */
 
-/* Bitmap of group grp: metadata used, padding past the group's end set. */
-static void mk_block_bitmap(const struct lfs_geo *g, uint32_t grp, uint8_t *bm, uint32_t extra)
+/* The journal's blocks in group grp: marked in bm (when not NULL); their
+ * count. */
+static uint32_t journal_in_group(const struct lab_fs *fs, uint32_t grp, uint8_t *bm)
 {
+	uint64_t base = lfs_group_base(&fs->fs_geo, grp), end = base + fs->fs_geo.bpg;
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < fs->fs_jn; i++) {
+		const struct jbd_extent *e = &fs->fs_jmap[i];
+
+		for (uint64_t b = e->pblk; b < e->pblk + e->len; b++) {
+			if (b < base || b >= end)
+				continue;
+			if (bm)
+				bm[(b - base) / 8] |= (uint8_t)(1u << ((b - base) % 8));
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Bitmap of group grp: metadata and the journal used, padding past the
+ * group's end set. */
+static void mk_block_bitmap(const struct lab_fs *fs, uint32_t grp, uint8_t *bm, uint32_t extra)
+{
+	const struct lfs_geo *g = &fs->fs_geo;
 	uint32_t used = (uint32_t)(lfs_group_data(g, grp) - lfs_group_base(g, grp)) + extra;
 	uint32_t n = lfs_group_blocks(g, grp);
 
@@ -173,6 +234,7 @@ static void mk_block_bitmap(const struct lfs_geo *g, uint32_t grp, uint8_t *bm, 
 	for (uint32_t i = 0; i < 8 * LFS_BS; i++)
 		if (i < used || i >= n)
 			bm[i / 8] |= (uint8_t)(1u << (i % 8));
+	journal_in_group(fs, grp, bm);
 }
 
 static void mk_inode_bitmap(const struct lfs_geo *g, uint32_t grp, uint8_t *bm)
@@ -205,7 +267,7 @@ static int mk_groups(struct lab_fs *fs, uint8_t *tmp)
 
 		rc = lfs_tx_start(fs, &tx, 40);
 		for (uint32_t grp = g0; grp < g0 + 16 && grp < g->ngroups && !rc; grp++) {
-			mk_block_bitmap(g, grp, tmp, grp == 0 ? 1 : 0);
+			mk_block_bitmap(fs, grp, tmp, grp == 0 ? 1 : 0);
 			rc = mk_block(&tx, lfs_group_meta(g, grp), tmp, LFS_BS);
 			mk_inode_bitmap(g, grp, tmp);
 			if (!rc)
@@ -233,7 +295,8 @@ static int mk_gdt(struct lab_fs *fs, struct lfs_tx *tx, uint8_t *tmp)
 			gd.g_inode_bitmap = (uint32_t)meta + 1;
 			gd.g_inode_table = (uint32_t)meta + 2;
 			gd.g_free_blocks = (uint32_t)(lfs_group_base(g, grp) +
-				lfs_group_blocks(g, grp) - lfs_group_data(g, grp)) - (grp == 0);
+				lfs_group_blocks(g, grp) - lfs_group_data(g, grp)) - (grp == 0) -
+				journal_in_group(fs, grp, NULL);
 			gd.g_free_inodes = g->ipg - (grp == 0 ? LFS_FIRST_INO - 1 : 0);
 			gd.g_used_dirs = grp == 0;
 			memcpy(tmp + i * LFS_GD_SIZE, &gd, sizeof(gd));
@@ -271,13 +334,34 @@ static int mk_root(struct lab_fs *fs, uint8_t *tmp)
 	sb = (struct lfs_sb){ .s_magic = LFS_MAGIC, .s_block_size = LFS_BS, .s_bpg = g->bpg,
 			      .s_ipg = g->ipg, .s_inode_size = 128, .s_ngroups = g->ngroups,
 			      .s_gdt_blocks = g->gdt_blocks, .s_first_ino = LFS_FIRST_INO,
-			      .s_blocks = g->blocks };
+			      .s_blocks = g->blocks,
+			      .s_journal_first = fs->fs_jn ? fs->fs_jmap[0].pblk : 0,
+			      .s_journal_blocks = fs->fs_jn ? fs->fs_p.journal_blocks : 0 };
 	memcpy(tmp, &sb, sizeof(sb));
 	if (!rc)
 		rc = mk_block(&tx, 0, tmp, LFS_BS);
 	ujbd_handle_set_sync(tx.h, true);
 	s = lfs_tx_stop(fs, &tx);
 	return rc ? rc : s;
+}
+
+/* The file system's size on a data device of dev_blocks blocks. */
+static uint64_t fs_size(const struct lab_fs_params *p, uint64_t dev_blocks)
+{
+	return p->fs_blocks && p->fs_blocks < dev_blocks ? p->fs_blocks : dev_blocks;
+}
+
+int lab_fs_journal_map(const struct lab_fs_params *p, uint64_t dev_blocks,
+		       struct jbd_extent *map, size_t max, size_t *n)
+{
+	struct lfs_geo g;
+	int rc = geo_new(p, fs_size(p, dev_blocks), &g);
+
+	*n = 0;
+	if (rc || !p->journal_blocks)
+		return rc ? rc : -EINVAL;
+	*n = lfs_journal_map(&g, journal_first(&g, p), p->journal_blocks, map, max);
+	return *n ? 0 : -ENOSPC;
 }
 
 int lab_fs_mkfs(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_params *p)
@@ -292,9 +376,12 @@ int lab_fs_mkfs(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_pa
 	tmp = malloc(LFS_BS);
 	rc = fs && tmp ? 0 : -ENOMEM;
 	if (!rc)
-		rc = geo_new(p, p->fs_blocks && p->fs_blocks < ujbd_data_blocks(j) ? p->fs_blocks
-								     : ujbd_data_blocks(j),
-			     &fs->fs_geo);
+		rc = geo_new(p, fs_size(p, ujbd_data_blocks(j)), &fs->fs_geo);
+	if (!rc && p->journal_blocks) {
+		fs->fs_jn = lfs_journal_map(&fs->fs_geo, journal_first(&fs->fs_geo, p),
+					    p->journal_blocks, fs->fs_jmap, 8);
+		rc = fs->fs_jn ? 0 : -ENOSPC;
+	}
 	if (rc)
 		goto out;
 	fs->fs_j = j;

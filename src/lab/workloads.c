@@ -140,32 +140,34 @@ static int rig_disk_bytes(const struct lab_ctx *c, const char *model, const char
 }
 
 /*
- * Where things lie on the one disk: the file system from block 0, whole
- * groups, then the journal (ext3's internal journal, on the same spindle,
- * so the commit's writes seek against the data's).
+ * Where things lie on the one disk: the file system over all of it (or its
+ * fs_blocks), and inside it the journal where mke2fs put it (ext3's
+ * internal journal: its blocks are the file system's, skipping the groups'
+ * metadata), on the same spindle, so the commit's writes seek against the
+ * data's.
  */
 static int rig_layout(const struct lab_ctx *c, const struct lab_rig_spec *rs, const char *model,
-		      struct stack_spec *sp, uint64_t *fs_blocks, char *err, size_t n)
+		      struct stack_spec *sp, char *err, size_t n)
 {
-	uint64_t bytes, blocks, bpg = rs->fsp.blocks_per_group;
+	uint64_t bytes;
+	size_t nmap = 0;
 	int rc = rig_disk_bytes(c, model, rs->disk_params, &bytes, err, n);
 
 	if (rc)
 		return rc;
-	blocks = bytes / 4096;
-	if (!bpg || blocks < LAB_RIG_JOURNAL_BLOCKS + 2 * bpg) {
-		snprintf(err, n, "%s: %llu bytes: too small for the file system and journal", model,
-			 (unsigned long long)bytes);
+	rc = lab_fs_journal_map(&rs->fsp, bytes / 4096, sp->journal_map, STACK_MAX_JEXT, &nmap);
+	if (rc) {
+		snprintf(err, n, "%s: %llu bytes: no room for the file system and its journal "
+			 "(fs journal_blocks=%u)", model, (unsigned long long)bytes,
+			 rs->fsp.journal_blocks);
 		return -EINVAL;
 	}
-	*fs_blocks = (blocks - LAB_RIG_JOURNAL_BLOCKS) / bpg * bpg;
-	sp->journal_start = *fs_blocks;
-	sp->journal_blocks = LAB_RIG_JOURNAL_BLOCKS;
+	sp->journal_nmap = (unsigned)nmap;
 	return 0;
 }
 
 static int rig_spec(const struct lab_ctx *c, const struct lab_rig_spec *rs,
-		    struct stack_spec *sp, uint64_t *fs_blocks, char *err, size_t n)
+		    struct stack_spec *sp, char *err, size_t n)
 {
 	const char *model = rs->disk_model ? rs->disk_model : lab_ctx_disk(c);
 	int rc;
@@ -185,7 +187,7 @@ static int rig_spec(const struct lab_ctx *c, const struct lab_rig_spec *rs,
 	sp->jopts.format = true;
 	if (strncmp(model, "file:", 5) == 0)
 		model = "file";
-	rc = rig_layout(c, rs, model, sp, fs_blocks, err, n);
+	rc = rig_layout(c, rs, model, sp, err, n);
 	rc = rc ? rc : rig_group(sp, c, model, rs->disk_params, err, n);
 	if (!rc)
 		rc = rig_group(sp, c, rs->elevator, rs->elevator_params, err, n);
@@ -229,7 +231,7 @@ int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
 			    sizeof(err));
 	rs->fsp = r.r_fsp;
 	if (!rc)
-		rc = rig_spec(c, rs, &sp, &r.r_fsp.fs_blocks, err, sizeof(err));
+		rc = rig_spec(c, rs, &sp, err, sizeof(err));
 	if (!rc)
 		rc = stack_new(&sp, &s, err, sizeof(err));
 	if (!rc) {

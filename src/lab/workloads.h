@@ -61,10 +61,6 @@ struct lab_rig_spec {
 	struct lab_fs_params fsp;    /* the era's: from lab_rig_spec_init, then the scenario's */
 };
 
-/* The journal: 32768 blocks (128 MiB, mke2fs's size for a file system
- * over 4 GiB), on the file system's disk, just past its last group. */
-#define LAB_RIG_JOURNAL_BLOCKS 32768ull
-
 /* Defaults: cfq, journal options of ujbd, fs params of lab_fs_params_default. */
 void lab_rig_spec_init(struct lab_rig_spec *rs);
 

@@ -44,6 +44,7 @@ static inline void frig_params(struct lab_fs_params *p)
 	p->inodes_per_group = 256;
 	p->ram_bytes = 64ull << 20;
 	p->cpu_op_ns = 0;
+	p->journal_blocks = 0;   /* the journal lies past the file system */
 }
 
 static inline void frig_loc(struct frig *r)
