@@ -48,9 +48,16 @@
 #include <stdint.h>
 
 /* Every probe gets a semaphore (a counter perf and bpftrace raise while they
- * are attached), so JBD_TRACE_ON can tell when someone listens. */
+ * are attached), so JBD_TRACE_ON can tell when someone listens. Without
+ * sys/sdt.h (the Makefile then defines UJBD_NO_SDT and says so once) there
+ * are no probes: the semaphores stay 0 and only the hook sees events. */
+#ifdef UJBD_NO_SDT
+#define STAP_PROBE7(...) ((void)0)
+#define STAP_PROBE10(...) ((void)0)
+#else
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
+#endif
 
 #include "ujbd/ujbd.h"
 
