@@ -1,5 +1,5 @@
 # ujbd — one non-recursive GNU Makefile.
-#   make            static and shared libujbd, the ujbd tool
+#   make            static and shared libujbd, the ujbd tool, examples/
 #   make run        the whole lab (ujbd lab, default seed): the tables
 #   make tour       the short tour of the tools (scripts/tour)
 #   make check      every test (installs missing Debian packages first)
@@ -40,10 +40,12 @@ LIB_SRC   := $(sort $(wildcard src/*/*.c))
 TOOL_SRC  := $(sort $(wildcard tools/*.c))
 TEST_SRC  := $(sort $(wildcard tests/*/test_*.c))
 TEST_SH   := $(sort $(wildcard tests/*/*.sh))
+EX_SRC    := $(sort $(wildcard examples/*.c))
 
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ  := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN  := $(TEST_SRC:%.c=$(BUILD)/%)
+EX_BIN    := $(EX_SRC:%.c=$(BUILD)/%)
 
 STATIC    := $(BUILD)/libujbd.a
 SHARED    := $(BUILD)/libujbd.so.$(VERSION)
@@ -58,7 +60,7 @@ quiet = @printf '  %-6s %s\n'
 endif
 
 .PHONY: all run tour check unit asan tsan fuzz install clean deps tests
-all: $(STATIC) $(SHARED) $(UJBD)
+all: $(STATIC) $(SHARED) $(UJBD) $(EX_BIN)
 
 deps:
 	@./scripts/install-deps
@@ -91,7 +93,14 @@ $(BUILD)/tests/%: tests/%.c $(STATIC) tests/t.h tests/t_sim.h
 	$(quiet) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(STATIC) $(LDLIBS)
 
-tests: $(TEST_BIN) $(UJBD)
+# The examples build as a user's program would: the public headers only,
+# the compiler's own C dialect, the static link line of ujbd.pc.
+$(BUILD)/examples/%: examples/%.c examples/scratch.h $(STATIC)
+	@mkdir -p $(@D)
+	$(quiet) CC $<
+	$(Q)$(CC) $(CFLAGS) $(SAN) -Wall -Wextra $(WERROR) -Iinclude -o $@ $< $(STATIC) $(LDLIBS)
+
+tests: $(TEST_BIN) $(UJBD) $(EX_BIN)
 
 # The unit tests and the shell tests, through tests/run (closing line
 # "N passed, N failed, N skipped").
