@@ -9,7 +9,7 @@
  *
  * The probe's arguments are arg0 = tid, then arg1..arg6 = a0..a5 (and for
  * jbd2_run_stats arg7..arg9 = a6..a8). The fields per event, after the
- * kernel's tracepoints (spec jbd2-stats-and-workloads.md 1.3); times are ns
+ * kernel's tracepoints (include/trace/events/jbd2.h); times are ns
  * here where the kernel has jiffies; the kernel's `dev` field is dropped:
  *
  *   event                   tid          a0            a1          a2 ..
