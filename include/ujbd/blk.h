@@ -205,7 +205,7 @@ struct blk_deadline_tunables {
 	bool front_merges;        /* true */
 };
 
-/* CFQ tunables (2.6.29 cfq-iosched.c defaults, spec §1.9). */
+/* CFQ tunables (2.6.29 cfq-iosched.c defaults, its sysfs iosched/ files). */
 struct blk_cfq_tunables {
 	unsigned quantum;            /* 4: in-flight cap of one queue when others are busy */
 	uint64_t fifo_expire_sync_ns;  /* 125 ms */

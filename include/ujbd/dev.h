@@ -147,9 +147,10 @@ int dev_mem_new(uint64_t size, uint32_t block_size, struct dev **out);
 /* ---- sim: simulated HDD and SSD --------------------------------------- */
 
 /*
- * Data is kept in memory, sparse. Timing is modelled (spec/block-layer.md
- * §6) and realised as a wait on the device's completion thread: a virtual
- * timer in the sim world, a real sleep in the real world. Every field is a
+ * Data is kept in memory, sparse. Timing is modelled (docs/devices.md: the
+ * models and their sources) and realised as a wait on the device's
+ * completion thread: a virtual timer in the sim world, a real sleep in the
+ * real world. Every field is a
  * row of the model's parameter table (dev_model_hdd.m_params,
  * dev_model_ssd.m_params in src/dev/sim_*.c: unit, default, range and
  * source); `ujbd devbench --params` prints them. The defaults are listed

@@ -339,7 +339,10 @@ bool jbd_sb_csum_verify(const struct jbd2_sb *sb);
 /*
  * Validate a superblock read from journal block sb_block of a journal of
  * journal_len blocks of blocksize bytes (blocksize 0: take s_blocksize).
- * Every rejection of spec §1 and §9; the message in err names the field.
+ * Every rejection e2fsck or the kernel makes (magic, version, block size,
+ * unknown incompat features, impossible feature sets, checksum, s_first,
+ * s_maxlen and s_start out of range, s_nr_users > 1); the message in err
+ * names the field.
  * 0 or -EUCLEAN (corrupt), -EOPNOTSUPP (unknown incompat features).
  */
 int jbd_sb_check(const struct jbd2_sb *sb, uint64_t journal_len,
@@ -361,7 +364,7 @@ struct jbd_fmt {
 };
 
 void jbd_fmt_from_sb(const struct jbd2_sb *sb, struct jbd_fmt *f);
-/* Tag size for an incompat word (table of spec §2.2). */
+/* Tag size for an incompat word (the tag layouts at the top of this file). */
 unsigned jbd_tag_bytes(uint32_t incompat);
 
 /* ---- blocks: headers, tags, escaping, revoke, commit ------------------ */

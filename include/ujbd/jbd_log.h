@@ -123,7 +123,7 @@ struct jbd_scan {
 const char *jbd_scan_stop_name(enum jbd_scan_stop s);
 
 /*
- * Scan the log from s_start as recovery's PASS_SCAN does (spec §6),
+ * Scan the log from s_start as recovery's PASS_SCAN does (jbd2's do_one_pass),
  * recording every transaction, block, tag (with its data checksum checked),
  * revoke record and commit. Bounded by the log length. Returns 0, or
  * -EUCLEAN for a corrupt committed transaction or a scan that would loop,

@@ -82,7 +82,8 @@ enum ujbd_data_mode {
 	UJBD_DATA_WRITEBACK = 2,
 };
 
-/* When the commit thread is woken for a commit request (seed 002). */
+/* When the commit thread is woken for a commit request (Eric Sandeen,
+ * "jbd2: don't wake kjournald unnecessarily", linux-ext4, December 2012). */
 enum ujbd_wake_policy {
 	/* Only when no commit of that tid is already requested or running. */
 	UJBD_WAKE_NEEDED = 0,
@@ -90,17 +91,19 @@ enum ujbd_wake_policy {
 	UJBD_WAKE_ALWAYS = 1,
 };
 
-/* Which journal writes carry the SYNC flag (seed 004). */
+/* Which journal writes carry the SYNC flag (the "Ext3 latency fixes"
+ * discussion, LKML, April 2009). */
 enum ujbd_sync_policy {
 	UJBD_SYNC_FSYNC_ONLY = 0, /* only commits someone waits for */
 	UJBD_SYNC_ALL = 1,
 	UJBD_SYNC_OFF = 2,
 };
 
-/* Commit I/O priority (seed 000): a fixed ioprio, or inherit. */
+/* Commit I/O priority (against the inversion of "Give kjournald a
+ * IOPRIO_CLASS_RT io priority", LKML, October 2007): fixed, or inherit. */
 #define UJBD_IOPRIO_INHERIT 0xffffu
 
-/* What a handle does with a buffer the commit is logging (issue 11). */
+/* What a handle does with a buffer the commit is logging. */
 enum ujbd_under_commit {
 	/* "copy": the running transaction modifies the live buffer at once;
 	 * the commit logs a frozen copy (or its own I/O copy): nobody waits
@@ -154,7 +157,7 @@ struct ujbd_opts {
 	 * runs, and at close. Not jbd2's way, hence off. */
 	bool caller_commit;                 /* false */
 	/* Ask the devices for cache flushes and FUA (true). false is ext3's
-	 * barrier=0, its default until 2.6.38 (and the seeds' 2.6.2x): no
+	 * barrier=0, its default until 2.6.38 (so in the lab's 2.6.2x): no
 	 * PREFLUSH/FUA on the commit block or the superblock, no flush of
 	 * ordered data, of checkpointed blocks or after an async commit.
 	 * Gives up durability and ordering across a power cut on a device
@@ -166,7 +169,8 @@ struct ujbd_opts {
 	/* CPU time (rt_cpu) charged to the thread that wakes the commit
 	 * thread, with j_state_lock held, as jbd2's wake_up of j_wait_commit
 	 * runs under the journal's state lock: in the sim world's CPU model it
-	 * makes the cost of a wakeup (seed 002) visible to every thread that
+	 * makes the cost of a wakeup (Jan Kara's explanation of an AIM7
+	 * slowdown, linux-ext4, January 2013) visible to every thread that
 	 * needs the lock meanwhile. 0 (the default) charges nothing; the real
 	 * world pays its real cost anyway. */
 	uint64_t wakeup_cpu_ns;             /* 0 */
@@ -429,8 +433,8 @@ struct ujbd_lat_acct {
 	uint64_t count[UJBD_LAT_NR], sum_ns[UJBD_LAT_NR], max_ns[UJBD_LAT_NR];
 };
 void ujbd_lat_attach(struct ujbd_lat_acct *acc);
-/* The kernel's info file text, byte for byte in layout. `name` is unused
- * today (reserved). Returns the length, as snprintf. */
+/* The kernel's info file text, byte for byte in layout. Returns the
+ * length, as snprintf (the text is cut, NUL-terminated, to len). */
 int ujbd_stats_format(const struct ujbd_stats *s, char *buf, size_t len);
 /* The same as one JSON object (plus histograms, wakeups, latencies). */
 int ujbd_stats_json(const struct ujbd_stats *s, char *buf, size_t len);

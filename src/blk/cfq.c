@@ -1,6 +1,6 @@
 /*
  * cfq: Completely Fair Queueing as in Linux 2.6.29 cfq-iosched.c, with the
- * 2.6.33 corrections the spec names (banked slice time moves a queue
+ * 2.6.33 corrections of that file (banked slice time moves a queue
  * forward, one request per dispatch call with cfq_may_dispatch's checks,
  * idling decided per queue in flight).
  *
@@ -11,7 +11,9 @@
  * "now + a priority offset - banked time". The active queue keeps the disk
  * for its slice; when its sync queue runs empty CFQ *idles* slice_idle for
  * the same thread's next request rather than seek elsewhere - the
- * behaviour seeds 000 and 003 are about - unless a request that may
+ * behaviour behind the kjournald latencies of "Give kjournald a
+ * IOPRIO_CLASS_RT io priority" (LKML, 2007) and "jbd2: tag journal writes
+ * as metadata I/O" (linux-ext4, 2010) - unless a request that may
  * preempt arrives (RT over BE, sync over async, META over non-META).
  *
  * Timers: only the idle timer, run by the queue's kblockd thread
@@ -642,7 +644,7 @@ static void cfq_update_idle_window(const struct cfq_data *cd, struct cfqq *cq)
 	cq->cq_idle_window = enable;
 }
 
-/* 2.6.29 cfq_should_preempt, rules 1-10 of spec §1.7 in order. */
+/* 2.6.29 cfq_should_preempt: its rules (numbered 1-10 here) in its order. */
 static int cfq_should_preempt(const struct cfq_data *cd, const struct cfqq *newq,
 			      const struct blk_request *rq)
 {
@@ -871,8 +873,8 @@ const struct blk_elv_ops blk_elv_cfq = {
 
 /* ---- tunables ----------------------------------------------------------- */
 
-/* Sources: the 2.6.29 cfq-iosched.c defaults (HZ = 250), spec §1.9; the
- * fixed constants of that file are rows too. */
+/* Sources: the 2.6.29 cfq-iosched.c defaults (HZ = 250) and its sysfs
+ * iosched/ tunables; the fixed constants of that file are rows too. */
 #define CFQ_P(field, type, unit, scale, def, min, max, src, help) \
 	RT_PARAM(struct blk_cfq_tunables, field, type, unit, scale, def, min, max, src, help)
 #define CFQ_PA(name, field, type, unit, scale, def, min, max, src, help) \

@@ -4,8 +4,9 @@
  * then wait in the plug instead of reaching the elevator one by one, and all
  * go at once when the plug is finished or the thread blocks in a blk wait.
  * Arriving together, contiguous bios merge into one request before the
- * device has a chance to take the first one alone: seed 004's difference
- * between one explicit unplug and 2.6.29's unplug-per-WRITE_SYNC.
+ * device has a chance to take the first one alone: the difference between
+ * one explicit unplug and 2.6.29's unplug-per-WRITE_SYNC that the "Ext3
+ * latency fixes" discussion measured (LKML, April 2009).
  *
  * The plug lives in caller memory; a thread-local pointer says which plug
  * (if any) the calling thread has started. Thread-local storage is neither

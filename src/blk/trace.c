@@ -2,8 +2,9 @@
  * blktrace-style events and btt-style statistics.
  *
  * Events are what `blktrace` records (Q G I D C M F P U T S) and print as
- * `blkparse` prints them by default, so a reader of the seeds' traces reads
- * ours:
+ * `blkparse` prints them by default, so a reader of the traces posted to
+ * the kernel lists (Theodore Ts'o's, "Re: [GIT PULL] Ext3 latency fixes",
+ * LKML, April 2009, shown here) reads ours:
  *
  *   254,2    1       16     0.005691576  6947  Q   W 10277208 + 8 [kjournald]
  *

@@ -1,6 +1,6 @@
 /*
- * The simulated HDD: a 7200 rpm desktop drive of about 2008
- * (spec/block-layer.md §6.1).
+ * The simulated HDD: a 7200 rpm desktop drive of about 2008 (docs/devices.md
+ * has the sources of every figure).
  *
  * Service time = command overhead + seek + rotational wait + media transfer,
  * with the platter angle tracked from time, so that whether the next sector
@@ -10,22 +10,23 @@
  * closed form, t_media(x); the angle of x is t_media(x) mod T_rev, a
  * transfer of [a, b) takes t_media(b) - t_media(a), and after it the angle
  * under the head is exactly the angle of b. Track and head switches are
- * taken as hidden by skew, as the spec says.
+ * taken as hidden by track skew, as in sequential transfers they are.
  *
  * Zoned rate: R(f) = R_out * sqrt(1 - beta*f) at LBA fraction f, beta =
- * 1 - (R_in/R_out)^2 (for the defaults 120/60 MB/s, beta = 0.75: the
- * spec's radius ratio 1:2). Then
+ * 1 - (R_in/R_out)^2 (for the defaults 120/60 MB/s, beta = 0.75: an inner
+ * radius half the outer one). Then
  *     t_media(x) = K * (1 - sqrt(1 - beta*x/S)),  K = 2S / (beta * R_out)
  * and the cylinder of x is linear in radius:
  *     cyl(x) = (1 - sqrt(1 - beta*x/S)) / (1 - R_in/R_out) * (D - 1).
  *
- * Seek (Ruemmler-Wilkes / DiskSim HPL, the spec's fit): 0 for d = 0, t1
- * for d = 1, a + b*sqrt(d) below d_c cylinders, c + e*d above; writes add a
- * settle time. About the numbers: the issue asks for "about 0.8 ms
- * track-to-track, 8.5 ms average, 17 ms full stroke"; the spec's fit to
- * 2007-2010 data sheets gives 1.0 ms, 8.50 ms and 18.0 ms. We use the spec's
- * fit (the average, which dominates random I/O, is the same 8.5 ms; the two
- * ends differ by 0.2 and 1 ms and every one of them is a parameter).
+ * Seek (Ruemmler and Wilkes, IEEE Computer 1994; DiskSim's HPL model): 0
+ * for d = 0, t1 for d = 1, a + b*sqrt(d) below d_c cylinders, c + e*d above;
+ * writes add a settle time. About the numbers: rounder figures are often
+ * quoted ("about 0.8 ms track-to-track, 8.5 ms average, 17 ms full
+ * stroke"); the curve fitted to 2007-2010 data sheets gives 1.0 ms, 8.50 ms
+ * and 18.0 ms. We use the fit (the average, which dominates random I/O, is
+ * the same 8.5 ms; the two ends differ by 0.2 and 1 ms and every one of
+ * them is a parameter).
  *
  * The volatile write cache: a write that fits completes after the buffer
  * command overhead (hit_overhead_ms) + interface transfer; the drive
@@ -474,14 +475,15 @@ static const struct dev_sim_model hdd_model = {
 /* ---- parameters ------------------------------------------------------- */
 
 /*
- * Sources: spec/block-layer.md §6.1 unless a row says otherwise. Notes on
+ * Sources: each row names its own (docs/devices.md lists them). Notes on
  * the assumptions: 512-byte sectors (desktop drives of 2008, before 4K
- * sectors); the issue's "about 100 / 55 MB/s" figures are the same drive
- * class measured through a file system, we keep the spec's media rates;
- * hit_overhead_ms is not in the spec: with 0.2 ms on every 4 KiB buffer hit
- * a sequential 4 KiB reader could not exceed 19 MB/s, while the spec and
- * the issue want it streaming at the media rate (ATTO-style small-block runs
- * on such drives reach tens of thousands of buffer hits a second).
+ * sectors); the often quoted "about 100 / 55 MB/s" are the same drive
+ * class measured through a file system, we keep the data sheets' media
+ * rates; hit_overhead_ms is separate from overhead_ms because with 0.2 ms
+ * on every 4 KiB buffer hit a sequential 4 KiB reader could not exceed
+ * 19 MB/s, where a real drive streams at the media rate (ATTO-style
+ * small-block runs on such drives reach tens of thousands of buffer hits a
+ * second).
  */
 #define HDD_P(field, type, unit, scale, def, min, max, src, help) \
 	RT_PARAM(struct dev_hdd_params, field, type, unit, scale, def, min, max, src, help)

@@ -1,6 +1,6 @@
 /*
- * The simulated SSD: an Intel X25-M class drive of 2008
- * (spec/block-layer.md §6.2).
+ * The simulated SSD: an Intel X25-M class drive of 2008 (docs/devices.md
+ * has the sources of every figure).
  *
  *   read  = command + per page (striped over the channels): page read to the
  *           register + its transfer over that channel's flash bus
@@ -14,13 +14,13 @@
  *
  * The write cache holds each written extent until its program ends
  * (c_ready_ns); until then a power cut loses it. FLUSH waits for every
- * program in flight (the spec's ceil(dirty_pages / channels) * T_program
- * falls out of the per-channel schedule). FUA completes when its own pages
+ * program in flight (ceil(dirty_pages / channels) * T_program falls out of
+ * the per-channel schedule). FUA completes when its own pages
  * are programmed. With power_loss_protection the cache is safe: a flush
  * costs only the command and a power cut loses nothing.
  *
  * Requests run concurrently, up to queue_depth; no seek, no rotation, no
- * garbage collection (the spec lists GC stalls as optional).
+ * garbage collection (no GC stalls).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -218,9 +218,10 @@ static const struct dev_sim_model ssd_model = {
 /* ---- parameters ------------------------------------------------------- */
 
 /*
- * Sources: spec/block-layer.md §6.2 (an Intel X25-M of 2008) unless a row
- * says otherwise. The spec gives 200 us page programs for SLC and 600-900
- * us for MLC; we keep the header's 200 us.
+ * Sources: the Intel X25-M of 2008 and Agrawal et al., "Design Tradeoffs
+ * for SSD Performance" (USENIX ATC 2008), unless a row says otherwise.
+ * Page programs take 200 us on SLC and 600-900 us on MLC; we keep the
+ * header's 200 us.
  */
 #define SSD_P(field, type, unit, scale, def, min, max, src, help) \
 	RT_PARAM(struct dev_ssd_params, field, type, unit, scale, def, min, max, src, help)

@@ -58,11 +58,12 @@
 /* ---- requests and waits --------------------------------------------------- */
 
 /*
- * Seed 002: with UJBD_WAKE_NEEDED the commit thread is woken only when the
- * request is new (no commit of that tid asked for, running or done);
- * UJBD_WAKE_ALWAYS wakes it on every request, as jbd2 did after the fsync
- * tid wraparound fix, and the thread then finds nothing to do: a useless
- * wakeup, counted by the thread.
+ * With UJBD_WAKE_NEEDED the commit thread is woken only when the request
+ * is new (no commit of that tid asked for, running or done), as Eric
+ * Sandeen's "jbd2: don't wake kjournald unnecessarily" (linux-ext4, December
+ * 2012) restored; UJBD_WAKE_ALWAYS wakes it on every request, as jbd2 did
+ * after "jbd2: fix fsync() tid wraparound bug", and the thread then finds
+ * nothing to do: a useless wakeup, counted by the thread.
  */
 void __jbd_request_commit(struct ujbd *j, ujbd_tid_t tid)
 {
@@ -682,8 +683,8 @@ static int __phase_lock(struct ujbd *j, struct commit_ctx *c)
 	return 0;
 }
 
-/* The I/O flags and priority of this commit's journal writes (seeds 000,
- * 003, 004). Lock held. */
+/* The I/O flags and priority of this commit's journal writes: the knobs of
+ * ujbd.h's commit_ioprio, journal_meta and journal_sync. Lock held. */
 static void __io_policy(struct ujbd *j, struct commit_ctx *c)
 {
 	const struct ujbd_opts *o = &j->j_opts;

@@ -79,7 +79,7 @@ bool jbd_sb_csum_verify(const struct jbd2_sb *sb)
 	return jbd_get_be32(sb->s_checksum) == jbd_sb_csum(sb);
 }
 
-/* The header, the block size and the feature words (spec §1). */
+/* The header, the block size and the feature words (format.h's superblock). */
 static int sb_check_features(const struct jbd2_sb *sb, uint32_t blocksize,
 			     struct jbd_err *err)
 {

@@ -9,7 +9,7 @@
  *
  * The probe's arguments are arg0 = tid, then arg1..arg6 = a0..a5 (and for
  * jbd2_run_stats arg7..arg9 = a6..a8). The fields per event, after the
- * kernel's tracepoints (spec jbd2-stats-and-workloads.md 1.3); times are ns
+ * kernel's tracepoints (include/trace/events/jbd2.h); times are ns
  * here where the kernel has jiffies; the kernel's `dev` field is dropped:
  *
  *   event                   tid          a0            a1          a2 ..
@@ -48,9 +48,16 @@
 #include <stdint.h>
 
 /* Every probe gets a semaphore (a counter perf and bpftrace raise while they
- * are attached), so JBD_TRACE_ON can tell when someone listens. */
+ * are attached), so JBD_TRACE_ON can tell when someone listens. Without
+ * sys/sdt.h (the Makefile then defines UJBD_NO_SDT and says so once) there
+ * are no probes: the semaphores stay 0 and only the hook sees events. */
+#ifdef UJBD_NO_SDT
+#define STAP_PROBE7(...) ((void)0)
+#define STAP_PROBE10(...) ((void)0)
+#else
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
+#endif
 
 #include "ujbd/ujbd.h"
 

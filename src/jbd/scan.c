@@ -1,7 +1,7 @@
 /*
  * scan.c: walk the log from s_start and record what it holds.
  *
- * This is recovery's PASS_SCAN (spec §6) made to remember everything, so
+ * This is recovery's PASS_SCAN (jbd2's do_one_pass) made to remember everything, so
  * that `ujbd dump`, the writer (to find the end of the log) and recovery
  * (to validate before writing) share one reading of the log. The idea: the
  * log ends at the first block that is not the next expected one; a bad

@@ -85,7 +85,7 @@ grep -q '"layout":"one-file"' "$tmp/j" || bad "default layout is not one-file: $
 # wake=needed: a run with no fsync asks for no commit, so no wakeup is useless
 [ "$(jget useless_wakeups "$tmp/j")" = 0 ] || bad "handles, wake=needed: $(jget useless_wakeups "$tmp/j") useless wakeups"
 
-# ---- wake policy (seed 002): fsyncs of an already committed tid ----------------
+# ---- wake policy (the 2012 wakeup regression): fsyncs of a committed tid ------
 # needed: never a useless wakeup; always: the commit thread is woken for them
 for w in needed always; do
 	"$UJBD" bench fsync-loop --iterations=40 --clean-fsyncs=1 --wake=$w --dir="$tmp" --journal-mb=4 --json >"$tmp/w-$w" 2>"$tmp/err" ||

@@ -1,6 +1,6 @@
 #!/bin/sh
 # ujbd devbench through the block layer: --elevator, --threads, --ioprio,
-# --trace. The claim of the issue: two random readers on the sim HDD under
+# --trace. The claim: two random readers on the sim HDD under
 # cfq, one rt:4 and one be:4 -> the RT one is served first and the BE one
 # waits (noop shares the disk evenly); the trace reads as blkparse output.
 set -u

@@ -323,7 +323,8 @@ static void test_cfq_slice_idle(void)
 	free(s);
 }
 
-/* Seed 003: a journal write tagged META preempts the idling reader. */
+/* A journal write tagged META preempts the idling reader (Jeff Moyer, "jbd2:
+ * tag journal writes as metadata I/O", linux-ext4, April 2010). */
 static void test_cfq_meta_preempts(void)
 {
 	struct scen *s = idle_scenario(BLK_ELV_CFQ, BLK_OP_WRITE, BLK_SYNC,
@@ -429,7 +430,7 @@ static void test_deadline_writes_starved(void)
 	free(s);
 }
 
-/* ---- plugging policies (seed 004) ------------------------------------- */
+/* ---- plugging policies ("Ext3 latency fixes", LKML, April 2009) ------- */
 
 static struct scen *plug_scenario(enum blk_plug_policy p, int thread_plug, int queue_plug)
 {
@@ -647,7 +648,8 @@ static void test_merging(void)
 
 static void test_trace_format(void)
 {
-	/* The line from seed 004, field for field. */
+	/* A line of Theodore Ts'o's blktrace in "Re: [GIT PULL] Ext3 latency
+	 * fixes" (LKML, April 2009), field for field. */
 	struct blk_trace_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.major = 254;

@@ -1266,16 +1266,56 @@ CR_FN void cr_point(struct cr_ck *k, size_t p, size_t *f_cur, size_t *pend,
 		cr_torn(k, p, f, pend, n, bound, mask);
 }
 
-/* All crash points: before and after each flush point, and the end. */
-CR_FN int cr_check_all(struct cr *c, const struct cr_log *lg)
+/* The crash points of a log of n entries whose flushes are at fp[0..nfp):
+ * just before and just after each flush, then the end; ascending, each once.
+ * pt and fpi have room for 2 * nfp + 1; fpi[i] is the flush pt[i] belongs
+ * to (nfp: the end). Returns how many. */
+CR_FN size_t cr_points(const size_t *fp, size_t nfp, size_t n, size_t *pt, size_t *fpi)
+{
+	size_t np = 0;
+
+	for (size_t i = 0; i <= nfp; i++) {
+		size_t at = i < nfp ? fp[i] : n;
+
+		for (size_t p = at; p <= at + (i < nfp) && p <= n; p++)
+			if (np == 0 || p > pt[np - 1]) {
+				pt[np] = p;
+				fpi[np++] = i;
+			}
+	}
+	return np;
+}
+
+/* CRASH_POINT (cfg->only_point) must name one of pt[0..np): a reproducer
+ * for another seed or program would otherwise check nothing. Prints the
+ * valid points when it does not. */
+CR_FN int cr_only_point_check(const struct cr_cfg *cfg, const size_t *pt, size_t np)
+{
+	if (!cfg->only_point || cfg->only_point == SIZE_MAX)
+		return 0;
+	for (size_t i = 0; i < np; i++)
+		if (pt[i] == cfg->only_point)
+			return 0;
+	fprintf(stderr, "  crash: CRASH_POINT=%zu is not a crash point of %s seed %" PRIu64
+		"; its %zu points are:", cfg->only_point, cfg->name, cfg->seed, np);
+	for (size_t i = 0; i < np; i++)
+		fprintf(stderr, " %zu", pt[i]);
+	fprintf(stderr, " (the last one is also CRASH_POINT=end)\n");
+	return -EINVAL;
+}
+
+/* Check every image of every crash point (or of CRASH_POINT's only). */
+CR_FN int cr_check_all(struct cr *c, const struct cr_log *lg, char *msg, size_t len)
 {
 	struct cr_ck k = { .c = c, .lg = lg, .bytes = (size_t)c->nblk * CR_BS,
 			   .seen_cap = 16384, .torn_budget = 64 };
 	size_t nfp = dev_rec_flush_points(c->rec, NULL, 0);
 	size_t *fp = calloc(nfp + 1, sizeof(size_t));
+	size_t *pt = calloc(2 * nfp + 1, sizeof(size_t));
+	size_t *fpi = calloc(2 * nfp + 1, sizeof(size_t));
 	size_t *pend = calloc(lg->n + 1, sizeof(size_t));
 	uint64_t *mask = calloc(lg->n / 64 + 2, sizeof(uint64_t));
-	size_t f_cur = 0, last = SIZE_MAX, stride = nfp / 16 + 1;
+	size_t f_cur = 0, np, stride = nfp / 16 + 1;
 	int err;
 
 	k.img = malloc(k.bytes);
@@ -1283,32 +1323,29 @@ CR_FN int cr_check_all(struct cr *c, const struct cr_log *lg)
 	k.data = malloc(CR_NDATA * CR_BS);
 	k.data2 = malloc(CR_NDATA * CR_BS);
 	k.seen = calloc(k.seen_cap, sizeof(uint64_t));
-	err = (!fp || !pend || !mask || !k.img || !k.base || !k.data || !k.data2 ||
-	       !k.seen) ? -ENOMEM : 0;
+	err = (!fp || !pt || !fpi || !pend || !mask || !k.img || !k.base || !k.data ||
+	       !k.data2 || !k.seen) ? -ENOMEM : 0;
 	if (err == 0)
 		err = dev_mem_new(k.bytes, 512, &k.imgdev);
 	if (err == 0 && dev_mem_new(k.bytes, 512, &k.xdev) < 0)
 		err = -ENOMEM;
 	if (err < 0)
 		goto out;
+	dev_rec_flush_points(c->rec, fp, nfp);
+	np = cr_points(fp, nfp, lg->n, pt, fpi);
+	err = cr_only_point_check(c->cfg, pt, np);
+	if (err < 0) {
+		snprintf(msg, len, "CRASH_POINT=%zu: no such crash point (the valid ones "
+			 "are listed above)", c->cfg->only_point);
+		goto out;
+	}
 	memcpy(k.base, c->snap, k.bytes);
 	rt_prng_init(&k.prng, c->cfg->seed ^ 0xc4a5u);
-	dev_rec_flush_points(c->rec, fp, nfp);
-	fp[nfp] = lg->n;
-	for (size_t i = 0; i <= nfp; i++) {
-		size_t cand[2] = { fp[i], fp[i] + 1 };
-
-		for (int j = 0; j < (i == nfp ? 1 : 2); j++) {
-			size_t p = cand[j];
-
-			if (p > lg->n || (last != SIZE_MAX && p <= last))
-				continue;
-			last = p;
-			if (c->cfg->only_point &&
-			    p != (c->cfg->only_point == SIZE_MAX ? lg->n : c->cfg->only_point))
-				continue;
-			cr_point(&k, p, &f_cur, pend, lg->n + 1, mask, i % stride == 0);
-		}
+	for (size_t i = 0; i < np; i++) {
+		if (c->cfg->only_point &&
+		    pt[i] != (c->cfg->only_point == SIZE_MAX ? lg->n : c->cfg->only_point))
+			continue;
+		cr_point(&k, pt[i], &f_cur, pend, lg->n + 1, mask, fpi[i] % stride == 0);
 	}
 out:
 	if (k.imgdev)
@@ -1316,7 +1353,7 @@ out:
 	if (k.xdev)
 		dev_close(k.xdev);
 	free(k.img); free(k.base); free(k.data); free(k.data2); free(k.seen);
-	free(fp); free(pend); free(mask);
+	free(fp); free(pt); free(fpi); free(pend); free(mask);
 	return err;
 }
 
@@ -1363,8 +1400,8 @@ CR_FN void cr_main(void *arg)
 	if (a->err < 0 || !c.bev || !c.bev_start || !c.bev_n)
 		a->err = -ENOMEM;
 	else
-		a->err = cr_check_all(&c, &lg);
-	if (a->err < 0)
+		a->err = cr_check_all(&c, &lg, a->msg, sizeof(a->msg));
+	if (a->err < 0 && !a->msg[0])
 		snprintf(a->msg, sizeof(a->msg), "checking: %d", a->err);
 out:
 	if (c.rec)
@@ -1422,8 +1459,10 @@ CR_FN void cr_defaults(struct cr_cfg *cfg)
 }
 
 /* Environment overrides for running one seed by hand:
- * CRASH_SEED=N, CRASH_OPS=N, CRASH_THREADS=N, CRASH_POINT=N (or "end": the
- * final state only, for quick seed sweeps), and
+ * CRASH_TEST=name (that configuration only; CR_TEST and TW_TEST read it),
+ * CRASH_SEED=N, CRASH_OPS=N, CRASH_THREADS=N, CRASH_POINT=N (a point a
+ * failure named; a wrong one lists the valid ones; or "end": the final
+ * state only, for quick seed sweeps), and
  * CRASH_FAULT=N (which journal write fails, in the configurations that
  * inject one), CRASH_FLUSHED_ONLY=1 (every point, flushed writes only: a
  * quicker sweep). */
@@ -1453,7 +1492,10 @@ CR_FN void cr_env(struct cr_cfg *cfg)
 		struct cr_cfg cfg = { .name = #fn, __VA_ARGS__ };                \
 		struct cr_result res;                                            \
 		char msg[256] = "";                                              \
+		const char *only = getenv("CRASH_TEST");                         \
 		int err;                                                         \
+		if (only && strcmp(only, #fn) != 0)                              \
+			T_SKIP("CRASH_TEST=%s", only);                           \
 		cr_defaults(&cfg);                                               \
 		cr_env(&cfg);                                                    \
 		err = cr_run(&cfg, &res, msg, sizeof(msg));                      \

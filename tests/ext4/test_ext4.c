@@ -202,7 +202,7 @@ static void test_map_4k_matches_debugfs(void)
 	T_EQ(j.fs_uuid[0], 0x11);
 	T_EQ(j.fs_uuid[15], 0x55);
 	T_CHECK(map_matches_debugfs("k4.img", &j));
-	if (is_mke2fs_1470()) { /* spec §7: the known layout of this image */
+	if (is_mke2fs_1470()) { /* mke2fs 1.47.0's layout of this image */
 		T_EQ(j.nmap, 3);
 		T_EQ(j.map[0].pblk, 15);
 		T_EQ(j.map[0].len, 10);

@@ -9,9 +9,10 @@
 #   T1 b0=A b1=B; T2 b2=magic+C (escaped) b3=D; T3 revokes b1 and b3;
 #   T4 b1=E; T5 b0=X without a commit block (torn, never replayed).
 # Expected after replay: b0=A b1=E b2=c03b3998 C.. b3=o (untouched; D with
-# v1, where T3 is left out: debugfs's v1 commit checksum wrongly covers
-# revoke blocks, spec §5.3) - on both copies, which must also be identical
-# outside the two superblocks, with the same journal s_sequence/s_start.
+# v1, where T3 is left out: debugfs 1.47.0's v1 commit checksum also covers
+# the revoke blocks, which recovery leaves out) - on both copies, which
+# must also be identical outside the two superblocks, with the same
+# journal s_sequence/s_start.
 . "$SRCDIR/tests/interop/interop.lib"
 need
 

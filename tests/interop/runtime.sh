@@ -1,5 +1,5 @@
 #!/bin/sh
-# Interop of the journal RUNTIME with e2fsprogs (issue 5): the driver
+# Interop of the journal RUNTIME with e2fsprogs: the driver
 # tests/interop/test_runtime_ext4 (UJBD_RT_IMAGE mode) opens an ext4 image
 # with ujbd_open_path, commits four transactions on the blocks of a file
 # written by debugfs (metadata, an escaped block, a revoke, ordered data,

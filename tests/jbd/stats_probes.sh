@@ -10,6 +10,9 @@ UJBD=${UJBD:-$BUILD/ujbd}
 T=$BUILD/tests/jbd/test_stats
 command -v readelf >/dev/null 2>&1 || { echo "SKIP: no readelf (binutils)"; exit 77; }
 [ -x "$T" ] || { echo "SKIP: no test binary at $T"; exit 77; }
+# The Makefile's own test: without sys/sdt.h the build has no probes.
+printf '#include <sys/sdt.h>\n' | ${CC:-cc} -E -x c - >/dev/null 2>&1 ||
+	{ echo "SKIP: no sys/sdt.h (systemtap-sdt-dev): built without USDT probes"; exit 77; }
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 

@@ -1,5 +1,6 @@
 /*
- * CRCs against the spec's vectors and libext2fs; encode/decode round trips
+ * CRCs against the standard check values ("123456789") and libext2fs;
+ * encode/decode round trips
  * of every block type and tag format; escaping; superblock validation.
  */
 #include <errno.h>
@@ -118,7 +119,7 @@ static void test_tag_bytes(void)
 	T_EQ(jbd_tag_bytes(JBD2_FEATURE_INCOMPAT_CSUM_V2 | JBD2_FEATURE_INCOMPAT_64BIT), 14);
 	T_EQ(jbd_tag_bytes(JBD2_FEATURE_INCOMPAT_CSUM_V3), 16);
 	T_EQ(jbd_tag_bytes(JBD2_FEATURE_INCOMPAT_CSUM_V3 | JBD2_FEATURE_INCOMPAT_64BIT), 16);
-	/* capacities of spec §2.2 */
+	/* tags per descriptor block, by tag size and tail */
 	struct jbd2_sb sb;
 	struct jbd_fmt f;
 	make_sb(&sb, 4096, 1024, JBD2_FEATURE_INCOMPAT_CSUM_V3);
@@ -182,7 +183,8 @@ static void test_descriptor_round_trip(void)
 		}
 }
 
-/* v2+64BIT: the second tag starts at 12 + 14 + 16 = 42 (spec §2.2). */
+/* v2+64BIT: the second tag starts at 12 + 14 + 16 = 42 (header, tag, the
+ * first tag's UUID). */
 static void test_tag_offsets(void)
 {
 	uint8_t blk[1024];

@@ -131,8 +131,8 @@ static uint64_t hash_dev(struct dev *d)
 	return h;
 }
 
-/* The debugfs recipe of spec §8 in every format: T1 A,B; T2 escaped C, D;
- * T3 revokes B. */
+/* The transactions the debugfs interop tests write (tests/interop/), in
+ * every format: T1 A,B; T2 escaped C, D; T3 revokes B. */
 static void check_recipe(uint32_t bs, enum jbd_csum_kind csum, bool is64)
 {
 	struct rig r;

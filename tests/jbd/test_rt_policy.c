@@ -1,5 +1,6 @@
 /*
- * The journal policies of issue 11, in the sim world (deterministic):
+ * The journal policies under_commit and commit_ioprio = inherit (ujbd.h),
+ * in the sim world (deterministic):
  *   - under_commit: under wait-io a handle that needs a buffer whose
  *     journal copy is being written waits until that log write completes
  *     (in virtual time: at least until the request's C event), under copy

@@ -1,0 +1,51 @@
+#!/bin/sh
+# `make install` into a scratch root, then examples/quickstart.c built as
+# the README says a user builds against the installed library: shared
+# through `pkg-config --cflags --libs ujbd`, static through libujbd.a and
+# the libraries `pkg-config --static` lists (the README's static line must
+# list the same ones). Each binary must run and succeed.
+set -u
+BUILD=${BUILD:-build}
+SRCDIR=${SRCDIR:-.}
+command -v pkg-config >/dev/null 2>&1 || { echo "SKIP: no pkg-config"; exit 77; }
+[ -f "$BUILD/libujbd.a" ] || { echo "SKIP: no $BUILD/libujbd.a"; exit 77; }
+# A sanitizer build's library needs its runtime in every program: this test
+# is for the plain build, where a user's compiler line works as it is.
+nm "$BUILD/libujbd.a" 2>/dev/null | grep -q -E ' U __(asan|tsan|ubsan)_' &&
+	{ echo "SKIP: $BUILD is a sanitizer build (the plain build runs this test)"; exit 77; }
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+CC=${CC:-cc}
+
+unset MAKEFLAGS MFLAGS MAKELEVEL
+make -C "$SRCDIR" --no-print-directory BUILD="$BUILD" DESTDIR="$root" PREFIX=/usr install \
+	>"$root/make.log" 2>&1 || { tail -n 20 "$root/make.log"; bad "make install failed"; exit 1; }
+for f in usr/include/ujbd/ujbd.h usr/lib/libujbd.a usr/lib/pkgconfig/ujbd.pc; do
+	[ -f "$root/$f" ] || bad "make install left no $f"
+done
+
+export PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$root/usr/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$root"
+cflags=$(pkg-config --cflags ujbd) && libs=$(pkg-config --libs ujbd) || bad "pkg-config ujbd fails"
+static=$(pkg-config --static --libs-only-l ujbd | sed -e 's/-lujbd *//' -e 's/ *$//')
+mkdir "$root/tmp"
+
+# shared
+$CC "$SRCDIR/examples/quickstart.c" $cflags $libs -o "$root/qs-shared" 2>"$root/cc.log" ||
+	{ cat "$root/cc.log"; bad "shared link with pkg-config's flags fails"; }
+[ -x "$root/qs-shared" ] && { LD_LIBRARY_PATH="$root/usr/lib" TMPDIR="$root/tmp" "$root/qs-shared" ||
+	bad "quickstart linked shared fails"; }
+
+# static
+$CC "$SRCDIR/examples/quickstart.c" $cflags "$root/usr/lib/libujbd.a" $static -o "$root/qs-static" \
+	2>"$root/cc.log" || { cat "$root/cc.log"; bad "static link with '$static' fails"; }
+[ -x "$root/qs-static" ] && { TMPDIR="$root/tmp" "$root/qs-static" || bad "quickstart linked static fails"; }
+ldd "$root/qs-static" 2>/dev/null | grep -q libujbd && bad "the static binary still loads libujbd.so"
+
+# the README's static line lists what pkg-config --static lists
+grep -qF "libujbd.a $static" "$SRCDIR/README.md" ||
+	bad "README.md has no static link line 'libujbd.a $static'"
+[ -z "$(ls -A "$root/tmp")" ] || bad "quickstart left files behind"
+[ $fail -eq 0 ] && echo "ok: installed; quickstart built shared and static ($static) and ran"
+exit $fail
