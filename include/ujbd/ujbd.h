@@ -141,6 +141,9 @@ struct ujbd_opts {
 	enum ujbd_under_commit under_commit; /* COPY */
 	bool journal_meta;                  /* tag journal writes META: true */
 	enum ujbd_sync_policy journal_sync; /* FSYNC_ONLY */
+	/* SYNC journal writes also carry BLK_NOIDLE, so CFQ does not idle on
+	 * the commit thread's queue after them (2.6.30's WRITE_SYNC): false */
+	bool journal_noidle;
 	enum ujbd_wake_policy wake;         /* NEEDED */
 	/* Write the commit block together with the log blocks (one flush for
 	 * all); used only when every block the transaction depends on is in
@@ -292,7 +295,11 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b);
 /*
  * The block is freed: older journaled copies must not be replayed (a revoke
  * record), and it is no longer written back. -EINVAL for a block this very
- * handle journaled (forget it instead).
+ * handle journaled (forget it instead). A transaction holds a fixed number
+ * of revoke records (what its reserved revoke blocks hold); once three
+ * quarters are used it is committed and new handles go to the next one, so
+ * a handle may revoke up to a quarter of that (a few hundred blocks with
+ * 1 KiB blocks, thousands with 4 KiB) before -ENOSPC.
  */
 int ujbd_revoke(struct ujbd_handle *h, uint64_t block);
 /* Drop this transaction's interest in a buffer it journaled (the block was

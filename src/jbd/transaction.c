@@ -292,6 +292,19 @@ static bool __space_for(const struct ujbd *j, uint32_t more)
 }
 
 /* One admission attempt: 0 admitted, 1 waited (try again), <0 error. */
+/*
+ * A transaction's revoke table is fixed (its log space, j_slack revoke
+ * blocks, is reserved at open). Past three quarters of it the transaction
+ * counts as full: its commit is asked for and new handles wait for the
+ * next one, so the quarter left is for the handles already running (a
+ * handle that revokes more than that may get -ENOSPC).
+ */
+static bool __revokes_full(const struct ujbd *j, const struct jbd_txn *t)
+{
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	return t->t_revoke->rt_n >= t->t_revoke->rt_cap - t->t_revoke->rt_cap / 4;
+}
+
 static int __start_try(struct ujbd *j, uint32_t nblocks, struct jbd_txn **pre,
 		       uint64_t *space_ns, uint64_t *wait_ns)
 {
@@ -311,7 +324,7 @@ static int __start_try(struct ujbd *j, uint32_t nblocks, struct jbd_txn **pre,
 		*wait_ns += rt_now_ns() - t0;
 		return 1;
 	}
-	if (t && t->t_outstanding + nblocks > j->j_max_txn) {
+	if (t && (t->t_outstanding + nblocks > j->j_max_txn || __revokes_full(j, t))) {
 		t0 = rt_now_ns();
 		__jbd_request_commit(j, t->t_tid);
 		(void)__jbd_inherit(j, t); /* not committing: lock kept */
@@ -1015,6 +1028,11 @@ int ujbd_revoke(struct ujbd_handle *h, uint64_t block)
 		__forget(j, h, jh);
 	}
 	rc = jbd_revoke_add(t->t_revoke, block);
+	if (!rc && __revokes_full(j, t)) {
+		/* new handles, slot ones too, wait for the next transaction */
+		__atomic_store_n(&j->j_open, NULL, __ATOMIC_SEQ_CST);
+		__jbd_request_commit(j, t->t_tid);
+	}
 out:
 	rt_mutex_unlock(&j->j_state_lock);
 	buf_put(b);

@@ -76,6 +76,35 @@ static void t_credits(void)
 	rig_free(&r);
 }
 
+/* A transaction's revoke table is fixed: past three quarters of it the
+ * transaction counts as full, so handles that revoke many more blocks than
+ * one table holds all succeed, over several transactions, where the last
+ * ones used to get -ENOSPC (the lab's tree removals found it). */
+static void t_revokes_roll_over(void)
+{
+	struct rig r;
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	ujbd_tid_t first = 0, last = 0;
+	const unsigned n = 3 * 8192;
+
+	rig_opts(&o, true);
+	T_EQ(rig_devs(&r, BS, 4096, 65536, NULL, NULL), 0);
+	T_EQ(rig_open(&r, &o), 0);
+	for (unsigned i = 0; i < n; i++) {
+		T_EQ(ujbd_start(r.j, 1, &h), 0);
+		if (i == 0)
+			first = ujbd_handle_tid(h);
+		last = ujbd_handle_tid(h);
+		T_EQ(ujbd_revoke(h, 1 + i % 65000), 0);
+		T_EQ(ujbd_stop(h), 0);
+	}
+	T_CHECK(ujbd_tid_gt(last, first + 1)); /* the revokes took several transactions */
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	rig_free(&r);
+}
+
 static void t_tids_grow(void)
 {
 	struct rig r;
@@ -220,6 +249,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	T_RUN(t_commit_then_checkpoint);
 	T_RUN(t_credits);
+	T_RUN(t_revokes_roll_over);
 	T_RUN(t_tids_grow);
 	T_RUN(t_write_atomic);
 	T_RUN(t_bad_options);
