@@ -185,6 +185,10 @@ struct dev_hdd_params {
 	double flush_ms;
 	/* The drive reorders its destage among this many dirty extents, 128 */
 	unsigned destage_window;
+	/* A write over dirty cached sectors replaces them in the cache, and a
+	 * write that continues the newest dirty run joins it, up to this many
+	 * bytes (1 MiB); 0 = every write is its own extent */
+	uint64_t cache_merge_bytes;
 };
 struct dev_ssd_params {
 	uint64_t size;            /* 80 GB */

@@ -122,6 +122,12 @@ struct dev_cache {
 	uint64_t c_bytes;        /* dirty bytes */
 	uint64_t c_limit;        /* capacity */
 	uint64_t c_seq;
+	/* Coalescing (0: off, each write its own extent): a write inside one
+	 * dirty extent is absorbed by it (a write hit), one that starts where
+	 * the newest extent ends extends it, up to c_merge_max bytes. The
+	 * extent whose seq is c_pin (being destaged) takes neither. */
+	uint64_t c_merge_max;
+	uint64_t c_pin;
 };
 
 void dev_cache_init(struct dev_cache *c, uint64_t limit);

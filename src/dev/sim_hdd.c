@@ -32,7 +32,11 @@
  * command overhead (hit_overhead_ms) + interface transfer; the drive
  * destages dirty extents in the background whenever it has no command to serve, one extent at a time in shortest-
  * positioning order (from the first destage_window extents, the drive's
- * reordering window), and a FLUSH destages everything. A FUA write (or any
+ * reordering window), and a FLUSH destages everything. The cache coalesces
+ * (cache_merge_kib): a write over dirty cached sectors replaces them, and a
+ * write that continues the newest dirty run joins it, so a rewritten block
+ * or a stream of log blocks is destaged once, as one access, not once per
+ * write (each of which would wait for its sector to come round again). A FUA write (or any
  * write with the cache off, or larger than it) is a full mechanical access.
  * The read-ahead segment: after a read miss the drive keeps streaming the
  * following sectors into its buffer at the media rate until another command
@@ -411,6 +415,7 @@ static void hdd_destage_step(struct dev_sim *s)
 
 	h->ds_on = true;
 	h->ds_seq = c->c_ext[i].c_seq;
+	c->c_pin = h->ds_seq; /* new writes go elsewhere until it is on the media */
 	h->ds_gen = h->gen;
 	h->ds_end = hdd_access(h, t, c->c_ext[i].c_off, c->c_ext[i].c_len, true);
 }
@@ -421,6 +426,7 @@ static void hdd_destage_step_done(struct dev_sim *s)
 	struct dev_cache *c = &s->s_cache;
 
 	h->ds_on = false;
+	c->c_pin = UINT64_MAX;
 	if (h->ds_gen != h->gen)
 		return; /* a power cut took the data */
 	for (size_t i = 0; i < c->c_n; i++) {
@@ -531,6 +537,10 @@ static const struct rt_param hdd_rows[] = {
 	      "assumption: the destage is the cost", "a cache flush's cost beyond overhead and destage"),
 	HDD_P(destage_window, RT_PARAM_UINT, "", 0, 128, 1, 65536,
 	      "assumption: the drive's reordering window", "dirty extents the destage chooses from"),
+	HDD_PA("cache_merge_kib", cache_merge_bytes, RT_PARAM_U64, "KiB", 1024, 1024, 0, 1048576,
+	       "assumption: a write-back cache coalesces rewrites of dirty sectors and "
+	       "sequential writes into one segment before it destages them",
+	       "largest run of sequential writes joined in the cache, 0 = none"),
 };
 static const struct rt_param_table hdd_table =
 	RT_PARAM_TABLE("hdd", "simulated 7200 rpm desktop HDD of 2008 (src/dev/sim_hdd.c)",
@@ -606,6 +616,7 @@ int dev_sim_hdd_new(const struct dev_hdd_params *params, struct dev **out)
 	rc = dev_sim_init(s, p.cache_bytes, "hdd-sim", "hdd-done");
 	if (rc < 0)
 		return rc;
+	s->s_cache.c_merge_max = p.cache_merge_bytes;
 	*out = &s->s_dev;
 	return 0;
 }

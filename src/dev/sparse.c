@@ -176,6 +176,7 @@ void dev_cache_init(struct dev_cache *c, uint64_t limit)
 {
 	memset(c, 0, sizeof(*c));
 	c->c_limit = limit;
+	c->c_pin = UINT64_MAX;
 }
 
 void dev_cache_drop(struct dev_cache *c)
@@ -224,10 +225,43 @@ void dev_cache_overlay_read(const struct dev_cache *c, uint64_t off,
 		cache_overlap(&c->c_ext[i], off, buf, len, false);
 }
 
+/* A write the cache takes without a new extent (c_merge_max): absorbed by
+ * the dirty extent that holds it, or appended to the newest extent. */
+static int cache_merge(struct dev_cache *c, uint64_t off, const void *buf, uint32_t len)
+{
+	struct dev_cache_ext *e = c->c_n ? &c->c_ext[c->c_n - 1] : NULL;
+	uint8_t *d;
+
+	for (size_t i = 0; i < c->c_n; i++) {
+		struct dev_cache_ext *x = &c->c_ext[i];
+
+		if (x->c_seq != c->c_pin && off >= x->c_off && off + len <= x->c_off + x->c_len) {
+			dev_cache_overlay_write(c, off, buf, len);
+			return 1;
+		}
+	}
+	if (!e || e->c_seq == c->c_pin || off != e->c_off + e->c_len ||
+	    e->c_len + len > c->c_merge_max)
+		return 0;
+	d = realloc(e->c_data, e->c_len + len);
+	if (!d)
+		return -ENOMEM;
+	dev_cache_overlay_write(c, off, buf, len);
+	e->c_data = d;
+	memcpy(d + e->c_len, buf, len);
+	e->c_len += len;
+	c->c_bytes += len;
+	return 1;
+}
+
 int dev_cache_add(struct dev_cache *c, uint64_t off, const void *buf,
 		  uint32_t len, uint64_t ready_ns)
 {
 	struct dev_cache_ext *e;
+	int m = c->c_merge_max ? cache_merge(c, off, buf, len) : 0;
+
+	if (m)
+		return m < 0 ? m : 0;
 
 	if (c->c_n == c->c_cap) {
 		size_t cap = c->c_cap ? c->c_cap * 2 : 64;

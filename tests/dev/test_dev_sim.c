@@ -309,6 +309,49 @@ SIM_TEST(test_hdd_cache_fua_flush)
 	close_tracked(d);
 }
 
+/* The cache coalesces (cache_merge_kib): a rewrite of a dirty block is
+ * absorbed by it, so a block rewritten every millisecond (a log's last
+ * block, a file rewritten in place) is destaged once per access, not once
+ * per write, each waiting a revolution for the same sector. */
+static uint64_t rewrites(uint64_t merge, uint8_t *buf, uint8_t *got)
+{
+	struct dev_hdd_params p;
+	struct dev *d = NULL;
+	uint64_t t0;
+
+	dev_hdd_defaults(&p);
+	p.cache_merge_bytes = merge;
+	if (dev_sim_hdd_new(&p, &d) < 0)
+		return UINT64_MAX;
+	track(d);
+	t0 = rt_now_ns();
+	for (unsigned i = 0; i < 32; i++) { /* one a ms: the drive idles between them */
+		fill(buf, 4096, 100 + i);
+		if (dev_pwrite(d, buf, 4096, 50 * MiB, 0) < 0)
+			return UINT64_MAX;
+		rt_sleep_ns(RT_NS_PER_MS);
+	}
+	if (dev_flush(d) < 0 || dev_pread(d, got, 4096, 50 * MiB) < 0)
+		return UINT64_MAX;
+	t0 = rt_now_ns() - t0;
+	close_tracked(d);
+	return t0;
+}
+
+SIM_TEST(test_hdd_cache_coalesce)
+{
+	static uint8_t buf[4096], got[4096];
+	uint64_t on = rewrites(1 * MiB, buf, got), off;
+
+	T_CHECK(memcmp(got, buf, 4096) == 0); /* the last write is what lands */
+	off = rewrites(0, buf, got);
+	T_CHECK(memcmp(got, buf, 4096) == 0);
+	fprintf(stderr, "    32 rewrites of a block, 1 ms apart, + flush: %.1f ms coalesced, "
+		"%.1f ms not\n", on / 1e6, off / 1e6);
+	T_CHECK(on < 60 * RT_NS_PER_MS); /* about the 32 ms of the stream itself */
+	T_CHECK(off > 2 * on);
+}
+
 /* With the cache full, sequential writes stream at the media rate. */
 SIM_TEST(test_hdd_sequential_write)
 {
@@ -680,6 +723,7 @@ int main(int argc, char **argv)
 	T_RUN(test_hdd_rotation);
 	T_RUN(test_hdd_cache_fua_flush);
 	T_RUN(test_hdd_sequential_write);
+	T_RUN(test_hdd_cache_coalesce);
 	T_RUN(test_hdd_power_cut);
 	T_RUN(test_ssd_power_cut);
 	T_RUN(test_ssd_timing);
