@@ -376,6 +376,9 @@ struct blk_queue_stats {
 	uint64_t queued, merges, dispatched, completed, errors;
 	uint64_t plugs, unplugs_io, unplugs_timer;
 	unsigned in_flight_max;
+	/* CFQ's idle windows: armed, ended by their timer (the thread never
+	 * sent the request it was waited for), and their total time */
+	uint64_t idles, idles_expired, idle_ns;
 	/* blk_boost: calls that raised something, requests raised while
 	 * queued (each counted once, at its first raise), and for those the
 	 * time from insertion to that raise and from it to dispatch. */

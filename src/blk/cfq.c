@@ -88,6 +88,8 @@ struct cfq_data {
 	unsigned cd_sync_flight;
 	uint64_t cd_last_position;  /* head: end of the last dispatched request */
 	uint64_t cd_idle_timer_at;  /* 0 = not armed */
+	uint64_t cd_idle_start;     /* when the armed idle window began */
+	struct blk_queue_stats *cd_stats; /* the queue's: idle windows counted there */
 	int cd_hw_tag, cd_nonrot;
 	uint64_t cd_use_seq;
 };
@@ -149,6 +151,7 @@ static int cfq_init(struct blk_queue *q)
 	if (!cd)
 		return -ENOMEM;
 	cd->cd_t = q->q_opts.cfq;
+	cd->cd_stats = &q->q_stats;
 	blk_list_init(&cd->cd_rr);
 	for (unsigned l = 0; l < RT_IOPRIO_LEVELS; l++) {
 		cfq_init_queue_struct(&cd->cd_async_rt[l], -1, 0,
@@ -453,6 +456,17 @@ static void cfq_set_active_queue(struct cfq_data *cd, struct cfqq *cq)
 	cd->cd_active = cq;
 }
 
+/* The armed idle window ends: its time counted, and whether the thread it
+ * waited for never came (expired). */
+static void cfq_idle_end(struct cfq_data *cd, bool expired)
+{
+	if (!cd->cd_idle_timer_at)
+		return;
+	cd->cd_stats->idle_ns += rt_now_ns() - cd->cd_idle_start;
+	cd->cd_stats->idles_expired += expired;
+	cd->cd_idle_timer_at = 0;
+}
+
 /* End the active queue's slice; timed_out banks what is left of it. */
 static void cfq_slice_expired(struct cfq_data *cd, int timed_out)
 {
@@ -461,7 +475,7 @@ static void cfq_slice_expired(struct cfq_data *cd, int timed_out)
 		return;
 	uint64_t now = rt_now_ns();
 	if (cq->cq_wait_request)
-		cd->cd_idle_timer_at = 0;
+		cfq_idle_end(cd, false);
 	cq->cq_wait_request = 0;
 	cq->cq_must_dispatch = 0;
 	if (timed_out && !cq->cq_slice_new)
@@ -718,7 +732,7 @@ static void cfq_add(struct blk_queue *q, struct blk_request *rq)
 		/* The request the active queue idled for: let it rip. */
 		if (cq->cq_wait_request) {
 			cq->cq_must_dispatch = 1;
-			cd->cd_idle_timer_at = 0;
+			cfq_idle_end(cd, false);
 		}
 	} else if (cfq_should_preempt(cd, cq, rq)) {
 		cfq_preempt_queue(cd, cq);
@@ -757,6 +771,8 @@ static void cfq_arm_slice_timer(struct blk_queue *q, struct cfq_data *cd, struct
 		sl = cd->cd_t.min_tt_ns;
 	cq->cq_wait_request = 1;
 	cd->cd_idle_timer_at = now + sl;
+	cd->cd_idle_start = now;
+	cd->cd_stats->idles++;
 	ASSERT(cd->cd_idle_timer_at > now);
 	__blk_timers_changed(q);
 }
@@ -801,7 +817,7 @@ static void cfq_idle_timer(struct blk_queue *q)
 	struct cfqq *cq = cd->cd_active;
 	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(!cd->cd_idle_timer_at || (cq && cq->cq_wait_request));
-	cd->cd_idle_timer_at = 0;
+	cfq_idle_end(cd, true);
 	if (!cq)
 		return;
 	if (!cfq_slice_used(cq, rt_now_ns())) {

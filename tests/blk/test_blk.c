@@ -308,6 +308,10 @@ static void test_cfq_slice_idle(void)
 	T_CHECK(a_c != UINT64_MAX && c_d != UINT64_MAX);
 	/* The disk sat idle slice_idle waiting for A's next request. */
 	T_EQ_U64(c_d - a_c, 8 * RT_NS_PER_MS);
+	/* ... counted: that window expired (A sent nothing), and its time */
+	T_CHECK(s->qs.idles >= 1);
+	T_CHECK(s->qs.idles_expired >= 1);
+	T_CHECK(s->qs.idle_ns >= 8 * RT_NS_PER_MS);
 	free(s);
 
 	/* slice_idle = 0: no idling. */
@@ -320,6 +324,7 @@ static void test_cfq_slice_idle(void)
 	s = idle_scenario(BLK_ELV_DEADLINE, BLK_OP_READ, 0, 8 * RT_NS_PER_MS);
 	T_EQ(scen_run(s, 3), 0);
 	T_EQ_U64(ev_time(s, 'D', &s->w[1], 0), ev_time(s, 'C', &s->w[0], 0));
+	T_EQ_U64(s->qs.idles, 0);
 	free(s);
 }
 
