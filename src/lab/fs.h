@@ -9,7 +9,7 @@
  * spread over groups, a file's inode in its directory's group, its data
  * contiguous from a goal near the inode). Metadata changes go through
  * journal handles; file data goes through a page cache, written back by a
- * "pdflush" thread (async bios, its own ioprio) or by fsync (SYNC, from the
+ * "pdflush" thread (async bios, its own ioprio) or by fsync (from the
  * caller), as ordered data (data=ordered) or through the journal
  * (data=journal).
  *
@@ -65,6 +65,13 @@ struct lab_fs_params {
 	 * its size, and where mke2fs put it (enum lab_journal_place) */
 	uint32_t journal_blocks;
 	unsigned journal_place;
+	/* fsync's writeback bios are SYNC (WB_SYNC_ALL writeback as
+	 * WRITE_SYNC, from the ext3 latency fixes of April 2009); false: plain
+	 * WRITE, as 2.6.29 and before wrote them */
+	bool fsync_sync;
+	/* ... and carry BLK_NOIDLE (2.6.30's WRITE_SYNC): CFQ does not idle on
+	 * the writer's queue after them */
+	bool fsync_noidle;
 };
 
 enum lab_journal_place {
@@ -130,7 +137,7 @@ int lab_fs_write(struct lab_fs *fs, lab_ino_t ino, uint64_t off, uint64_t len, u
  * the mount's policy), or O_DIRECT. Returns bytes read (short at EOF) or
  * -errno. */
 int64_t lab_fs_read(struct lab_fs *fs, lab_ino_t ino, uint64_t off, uint64_t len, unsigned flags);
-/* Write the file's dirty data (SYNC, from the caller) and commit. */
+/* Write the file's dirty data from the caller (SYNC under fsync_sync) and commit. */
 int lab_fs_fsync(struct lab_fs *fs, lab_ino_t ino);
 int lab_fs_unlink(struct lab_fs *fs, const char *path); /* files, and empty dirs (rmdir) */
 int lab_fs_rename(struct lab_fs *fs, const char *from, const char *to);

@@ -20,7 +20,8 @@
  *     (its ioprio: CFQ's shared async queue of that class and level), after
  *     dirty_expire or while above dirty_background_ratio; a writer above
  *     dirty_ratio is throttled (it sleeps and kicks pdflush).
- *   - fsync writes the file's dirty pages SYNC from the caller, then
+ *   - fsync writes the file's dirty pages from the caller (SYNC with
+ *     fsync_sync), then
  *     commits the transaction that last changed the inode.
  * Pages hold no data: a page is (inode, file block, generation), and a
  * block's contents are derived from that (lfs_fill_data), so 1 GiB of
@@ -559,7 +560,9 @@ int lab_fs_fsync(struct lab_fs *fs, lab_ino_t ino)
 	if (!ino || ino > fs->fs_ninodes)
 		return -EINVAL;
 	rt_cpu(fs->fs_p.cpu_op_ns);
-	rc = flush_pages(fs, ino, BLK_SYNC, &n);
+	rc = flush_pages(fs, ino,
+			 fs->fs_p.fsync_sync ? BLK_SYNC | (fs->fs_p.fsync_noidle ? BLK_NOIDLE : 0) : 0,
+			 &n);
 	rt_mutex_lock(&fs->pc_lock);
 	fs->fs_st.fsync_blocks += n;
 	rt_mutex_unlock(&fs->pc_lock);

@@ -69,6 +69,15 @@ static const struct rt_param lab_fs_rows[] = {
 	  "e2fsprogs 1.41.1 (Sept 2008) release notes: mke2fs creates the journal in the "
 	  "middle of the file system; before, after group 0's metadata",
 	  "0 start (after group 0's metadata), 1 middle group"),
+	P(fsync_sync, RT_PARAM_BOOL, "", 0, 0, 0, 1,
+	  "2.6.29 and before: fsync's data went out as WRITE (Ts'o, 'Re: [GIT PULL] Ext3 latency "
+	  "fixes', LKML 4 Apr 2009: 'Q W ... [sqlite-fsync-te]'); the latency fixes made it "
+	  "WRITE_SYNC ('Q WS')",
+	  "fsync's data writes are SYNC"),
+	P(fsync_noidle, RT_PARAM_BOOL, "", 0, 0, 0, 1,
+	  "2.6.30 (Jens Axboe, April 2009): WRITE_SYNC carries BIO_RW_NOIDLE, so CFQ does not "
+	  "idle after a sync write; before, it did",
+	  "fsync's SYNC data writes are NOIDLE"),
 };
 
 #undef P

@@ -228,6 +228,8 @@ static int aim7_run(const struct lab_ctx *c, const char *variant, struct lab_res
 	/* 2.6.2x ext4 of the seed: jbd2 defaults, dirty 20/10 */
 	rs.fsp.dirty_ratio = 20;
 	rs.fsp.dirty_background_ratio = 10;
+	rs.fsp.journal_place = LAB_JOURNAL_MIDDLE;   /* mke2fs of 2013 */
+	rs.fsp.fsync_sync = true;
 	rs.jopts.wakeup_cpu_ns = a.p.wakeup_ns;
 	rs.ncpus = a.p.ncpus;
 	a.duration_ns = (lab_ctx_quick(c) ? 2 : 20) * RT_NS_PER_S;

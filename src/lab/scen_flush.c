@@ -43,6 +43,8 @@ static void flush_today(struct lab_rig_spec *rs)
 	rs->fsp.atime = LAB_ATIME_STRICT;
 	rs->fsp.dirty_ratio = 20;
 	rs->fsp.dirty_background_ratio = 10;
+	rs->fsp.journal_place = LAB_JOURNAL_MIDDLE;  /* today's mke2fs */
+	rs->fsp.fsync_sync = true;
 }
 
 static int flush_point_run(const struct lab_ctx *c, const char *variant,

@@ -196,6 +196,19 @@ static int rig_spec(const struct lab_ctx *c, const struct lab_rig_spec *rs,
 	return rc;
 }
 
+/* Everything committed, written home and out of the drive's cache (as
+ * mke2fs ends with an fsync of the device, and a benchmark starts from an
+ * idle disk): with barrier=0 the journal itself never flushes, and a
+ * full cache would otherwise still be destaging the setup's writes when
+ * the measurement starts. */
+static int rig_quiesce(struct lab_rig *r)
+{
+	int rc = ujbd_sync(r->r_j);
+
+	rc = rc ? rc : ujbd_checkpoint(r->r_j);
+	return rc ? rc : blk_flush(r->r_q);
+}
+
 static int rig_main(struct stack *s, void *arg)
 {
 	struct lab_rig *r = arg;
@@ -206,7 +219,7 @@ static int rig_main(struct stack *s, void *arg)
 	r->r_q = stack_queue(s, 0);
 	rc = lab_fs_mkfs(r->r_j, r->r_q, &r->r_fsp);
 	if (!rc) /* mkfs's bitmaps go home now, not during the measurement */
-		rc = ujbd_checkpoint(r->r_j);
+		rc = rig_quiesce(r);
 	if (!rc)
 		rc = lab_fs_mount(r->r_j, r->r_q, &r->r_fsp, &r->r_fs);
 	if (rc)
@@ -251,7 +264,7 @@ int lab_rig_remount(struct lab_rig *r)
 
 	r->r_fs = NULL;
 	if (!rc) /* the setup's metadata goes home before the measurement */
-		rc = ujbd_checkpoint(r->r_j);
+		rc = rig_quiesce(r);
 	if (!rc)
 		rc = lab_fs_mount(r->r_j, r->r_q, &r->r_fsp, &r->r_fs);
 	return rc;
@@ -259,9 +272,7 @@ int lab_rig_remount(struct lab_rig *r)
 
 int lab_rig_settle(struct lab_rig *r)
 {
-	int rc = ujbd_sync(r->r_j);
-
-	return rc ? rc : ujbd_checkpoint(r->r_j);
+	return rig_quiesce(r);
 }
 
 /* ---- trees ------------------------------------------------------------------- */
@@ -572,6 +583,22 @@ int lab_report_journal(struct ujbd *j, const struct ujbd_stats *base, struct lab
 	rc = rc ? rc : lab_result_metric(r, "useless_wakeups",
 					  (double)(st.useless_wakeups - base->useless_wakeups));
 	return rc;
+}
+
+int lab_report_idle(struct blk_queue *q, const struct blk_queue_stats *base,
+		    struct lab_result *r)
+{
+	struct blk_queue_stats st, zero = { 0 };
+	int rc;
+
+	blk_queue_stats(q, &st);
+	if (!base)
+		base = &zero;
+	rc = lab_result_metric(r, "cfq_idles", (double)(st.idles - base->idles));
+	rc = rc ? rc : lab_result_metric(r, "cfq_idles_expired",
+					  (double)(st.idles_expired - base->idles_expired));
+	return rc ? rc : lab_result_metric(r, "cfq_idle_ms_total",
+					   (double)(st.idle_ns - base->idle_ns) / 1e6);
 }
 
 uint64_t lab_trace_seeks(struct blk_queue *q)

@@ -159,6 +159,10 @@ int lab_reader_report(const struct lab_reader *rd, struct lab_result *r);
 /* commits, commit_ms_avg, wakeups, useless_wakeups of the journal since
  * base (a ujbd_stats snapshot; NULL = since open). */
 int lab_report_journal(struct ujbd *j, const struct ujbd_stats *base, struct lab_result *r);
+/* The queue's CFQ idle windows since base (NULL: since it was made):
+ * cfq_idles, cfq_idles_expired, cfq_idle_ms_total. */
+int lab_report_idle(struct blk_queue *q, const struct blk_queue_stats *base,
+		    struct lab_result *r);
 
 /* Seeks: dispatched requests that did not start where the previous one
  * ended, from the queue's kept trace (the stack must trace). */
