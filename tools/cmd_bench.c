@@ -452,9 +452,6 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 		cli_err(verb, "bad --clean-fsyncs '%s' (0..1000)", optarg);
 		return -EINVAL;
 	case 'h': return 1;
-	case ':':
-		cli_err(verb, "option '%s' needs a value", optarg ? optarg : "?");
-		return -EINVAL;
 	default:
 		cli_err(verb, "unknown option (ujbd bench --help lists them)");
 		return -EINVAL;
@@ -487,11 +484,10 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 	static const unsigned thr_default[] = { 1, 16, 1 };
 	int ch, k, r;
 
-	opterr = 0;
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (ch == ':' || ch == '?')
-			optarg = argv[optind - 1];
+	while ((ch = cli_getopt(argc, argv, "h", opts)) != -1) {
+		if (ch == '?')
+			return -EINVAL; /* cli_getopt said why */
 		r = parse_opt(c, ch, argv[0]);
 		if (r)
 			return r;

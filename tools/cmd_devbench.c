@@ -402,16 +402,10 @@ static int bench_args(int argc, char **argv, struct bench_cfg *c, bool *world_se
 		cli_err(argv[0], "out of memory");
 		return -ENOMEM;
 	}
-	opterr = 0;
 	optind = 0;
-	while (!rc && (ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (ch == ':') {
-			cli_err(argv[0], "option '%s' needs a value", argv[optind - 1]);
-			rc = -EINVAL;
-		} else if (ch == '?') {
-			cli_err(argv[0], "unknown option '%s' (ujbd devbench --help)",
-				argv[optind - 1]);
-			rc = -EINVAL;
+	while (!rc && (ch = cli_getopt(argc, argv, "h", opts)) != -1) {
+		if (ch == '?') {
+			rc = -EINVAL; /* cli_getopt said why */
 		} else if (ch >= OPT_GROUP) {
 			rc = bench_group_opt(argv[0], c, stack_group_at((size_t)(ch - OPT_GROUP)),
 					     optarg);

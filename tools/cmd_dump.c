@@ -104,7 +104,7 @@ static void dump_json(const struct target *tg, const struct jbd_journal *j,
 		      const struct jbd_scan *sc)
 {
 	printf("{\"journal\":");
-	target_json_str(stdout, tg->journal_path);
+	cli_json_str(stdout, tg->journal_path);
 	printf(",\"kind\":\"%s\",\"blocksize\":%u,\"first\":%u,\"last\":%u,\"start\":%u,"
 	       "\"sequence\":%u,\"transactions\":[",
 	       target_kind_name(tg->kind), j->j_fmt.f_blocksize, j->j_first, j->j_last,
@@ -116,7 +116,7 @@ static void dump_json(const struct target *tg, const struct jbd_journal *j,
 	}
 	printf("],\"end\":{\"block\":%u,\"reason\":\"%s\",\"message\":", sc->sc_stop_block,
 	       jbd_scan_stop_name(sc->sc_stop));
-	target_json_str(stdout, sc->sc_stop_msg);
+	cli_json_str(stdout, sc->sc_stop_msg);
 	printf(",\"end_sequence\":%u,\"head_block\":%u,\"error\":%s}}\n", sc->sc_end_tid,
 	       sc->sc_end_block, sc->sc_error ? "true" : "false");
 }

@@ -60,7 +60,7 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 
 	a->o.blocksize = 4096;
 	a->o.csum = JBD_CSUM_KIND_V3;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 's':
 			if (dev_parse_size(optarg, &a->size) || !a->size) {
@@ -94,14 +94,13 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 			a->have_uuid = true;
 			break;
 		case 'h': format_usage(stdout); return -1;
-		default: format_usage(stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || !a->size) {
-		if (!a->size && optind == argc - 1)
-			cli_err(argv[0], "missing --size: '%s': the journal size is required", argv[optind]);
-		else
-			format_usage(stderr);
+	if (cli_one_operand(argc, argv, "JOURNAL"))
+		return EXIT_USAGE;
+	if (!a->size) {
+		cli_err(argv[0], "missing --size: '%s': the journal size is required", argv[optind]);
 		return EXIT_USAGE;
 	}
 	a->path = argv[optind];

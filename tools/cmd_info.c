@@ -57,7 +57,7 @@ static void info_json(const struct target *t, const struct jbd_journal *j)
 	char u[40];
 
 	printf("{\"journal\":");
-	target_json_str(stdout, t->journal_path);
+	cli_json_str(stdout, t->journal_path);
 	printf(",\"kind\":\"%s\",\"version\":%d,\"sb_block\":%llu,\"blocksize\":%u,"
 	       "\"maxlen\":%u,\"first\":%u,\"last\":%u,\"sequence\":%u,\"start\":%u,"
 	       "\"head\":%u,\"errno\":%d,",

@@ -163,13 +163,10 @@ static int parse_args(int argc, char **argv, struct lab_ctx *c, struct lab_args 
 		snprintf(msg, len, "out of memory");
 		return -ENOMEM;
 	}
-	opterr = 0;
 	optind = 1;
-	while (!rc && (opt = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		if (opt == '?' || opt == ':') {
-			snprintf(msg, len, "unknown option or missing value '%s' (ujbd lab --help)",
-				 argv[optind - 1]);
-			rc = -EINVAL;
+	while (!rc && (opt = cli_getopt(argc, argv, "vh", opts)) != -1) {
+		if (opt == '?') {
+			rc = -EINVAL; /* cli_getopt said why; msg stays empty */
 		} else {
 			rc = apply_option(opt == 'h' ? OPT_HELP : opt, optarg, c, a, msg, len);
 		}
@@ -282,7 +279,8 @@ int cmd_lab(int argc, char **argv)
 		return EXIT_IO;
 	}
 	if (parse_args(argc, argv, c, &a, msg, sizeof(msg))) {
-		cli_err("lab", "%s", msg);
+		if (msg[0])
+			cli_err("lab", "%s", msg);
 		lab_ctx_free(c);
 		return EXIT_USAGE;
 	}

@@ -96,7 +96,7 @@ static int write_parse(int argc, char **argv, struct write_args *a)
 	};
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 'j': a->journal = optarg; break;
 		case 'd': a->data = optarg; break;
@@ -107,15 +107,14 @@ static int write_parse(int argc, char **argv, struct write_args *a)
 				return rc;
 			break;
 		case 'h': write_usage(stdout); return -1;
-		default: write_usage(stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || a->nitems + a->nrevokes == 0) {
-		if (optind == argc - 1)
-			cli_err(argv[0], "nothing to write: '%s': give --block=N:FILE or --revoke=N",
-				argv[optind]);
-		else
-			write_usage(stderr);
+	if (cli_one_operand(argc, argv, "TARGET"))
+		return EXIT_USAGE;
+	if (a->nitems + a->nrevokes == 0) {
+		cli_err(argv[0], "nothing to write: '%s': give --block=N:FILE or --revoke=N",
+			argv[optind]);
 		return EXIT_USAGE;
 	}
 	return 0;

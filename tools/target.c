@@ -29,19 +29,17 @@ int target_cli_load(int argc, char **argv, void (*usage)(FILE *), bool *json,
 	int c, rc;
 
 	*json = false;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 'j': journal = optarg; break;
 		case 'd': data = optarg; break;
 		case 'J': *json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
+	if (cli_one_operand(argc, argv, "TARGET"))
 		return EXIT_USAGE;
-	}
 	rc = target_open(t, argv[optind], journal, data, false, false, &err);
 	if (rc) {
 		cli_err(argv[0], "%s", err.msg);
@@ -56,21 +54,6 @@ int target_cli_load(int argc, char **argv, void (*usage)(FILE *), bool *json,
 		return target_exit_status(rc);
 	}
 	return -1;
-}
-
-void target_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
 }
 
 const char *target_uuid_str(const uint8_t u[16], char *buf)

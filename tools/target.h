@@ -23,11 +23,6 @@
 int target_cli_load(int argc, char **argv, void (*usage)(FILE *), bool *json,
 		    struct target *t, struct jbd_journal *j);
 
-
-#include <stdio.h>
-
-/* Print s as a JSON string (quoted, escaped). */
-void target_json_str(FILE *f, const char *s);
 /* "11111111-2222-..." from 16 bytes; buf holds at least 37. */
 const char *target_uuid_str(const uint8_t u[16], char *buf);
 /* Parse a UUID in that form. 0 or -EINVAL. */
