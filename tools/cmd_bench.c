@@ -561,6 +561,7 @@ int cmd_bench(int argc, char **argv)
 		status = b->b_err == -EIO ? EXIT_IO : EXIT_INVALID;
 	} else {
 		report(b);
+		cli_json_done();
 	}
 out:
 	free(b->b_fds);

@@ -632,6 +632,7 @@ int cmd_devbench(int argc, char **argv)
 		goto out;
 	}
 	if (b->b_cfg.params) {
+		cli_json_done();
 		if (stack_params_print(stdout, b->b_cfg.json) < 0)
 			status = EXIT_IO;
 		goto out;
@@ -654,6 +655,7 @@ int cmd_devbench(int argc, char **argv)
 		}
 		goto out;
 	}
+	cli_json_done();
 	if (bench_report(b) < 0)
 		status = EXIT_IO;
 out:

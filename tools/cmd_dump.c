@@ -134,8 +134,10 @@ int cmd_dump(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = jbd_scan_log(&j, &sc, &err);
-	if (json)
+	if (json) {
 		dump_json(&t, &j, &sc);
+		cli_json_done(); /* a corrupt log's error is in its "end" object */
+	}
 	else
 		dump_text(&t, &j, &sc);
 	if (rc)

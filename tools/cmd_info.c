@@ -88,8 +88,10 @@ int cmd_info(int argc, char **argv)
 	rc = target_cli_load(argc, argv, info_usage, &json, &t, &j);
 	if (rc >= 0)
 		return rc;
-	if (json)
+	if (json) {
 		info_json(&t, &j);
+		cli_json_done();
+	}
 	else
 		info_text(&t, &j);
 	target_close(&t);

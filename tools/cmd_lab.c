@@ -215,6 +215,8 @@ static int run_lab(struct lab_ctx *c, const struct lab_args *a)
 		lab_progress(c, "lab: no scenario registered");
 	failed = lab_run_all(run);
 	rc = a->json ? lab_report_json(stdout, run) : lab_report_text(stdout, run);
+	if (a->json)
+		cli_json_done(); /* a failed variant is in the report */
 	if (!rc && a->out) {
 		rc = lab_report_dir(run, a->out, err, sizeof(err));
 		if (rc)
@@ -292,6 +294,7 @@ int cmd_lab(int argc, char **argv)
 		rc = EXIT_OK;
 	} else if (a.params) {
 		rc = lab_params_print(stdout, c, a.json) ? EXIT_IO : EXIT_OK;
+		cli_json_done();
 	} else {
 		lab_ctx_set_progress(c, (a.verbose || isatty(2)) ? stderr : NULL);
 		rc = run_lab(c, &a);

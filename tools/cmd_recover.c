@@ -49,6 +49,7 @@ static void report(const struct recover_args *a, const struct jbd_recover_result
 		       r->first_tid, r->end_tid, r->next_tid, r->head_block,
 		       r->nothing_to_do ? "true" : "false", a->dry ? "true" : "false",
 		       flag_cleared ? "true" : "false");
+		cli_json_done();
 		return;
 	}
 	if (r->nothing_to_do) {

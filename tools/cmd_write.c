@@ -156,15 +156,17 @@ static int set_flag(void *arg, struct jbd_err *err)
 
 static void write_report(const struct write_args *a, const struct jbd_write_result *r)
 {
-	if (a->json)
+	if (a->json) {
 		printf("{\"sequence\":%u,\"start_block\":%u,\"commit_block\":%u,\"log_blocks\":%u,"
 		       "\"blocks\":%zu,\"revokes\":%zu}\n",
 		       r->tid, r->start_block, r->commit_block, r->log_blocks, a->nitems,
 		       a->nrevokes);
-	else
-		printf("wrote transaction %u: %zu blocks, %zu revokes, log blocks %u-%u (%u blocks)\n",
-		       r->tid, a->nitems, a->nrevokes, r->start_block, r->commit_block,
-		       r->log_blocks);
+		cli_json_done();
+		return;
+	}
+	printf("wrote transaction %u: %zu blocks, %zu revokes, log blocks %u-%u (%u blocks)\n",
+	       r->tid, a->nitems, a->nrevokes, r->start_block, r->commit_block,
+	       r->log_blocks);
 }
 
 static int write_run(const char *verb, struct target *t, const struct write_args *a)
