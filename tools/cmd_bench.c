@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "target/target.h"
 #include "lab/workload.h"
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
@@ -76,15 +77,31 @@ struct bench {
 	struct lab_jload b_load;   /* what the threads measured */
 	struct ujbd_stats b_stats;
 	int b_err;
+	bool b_err_sys;            /* b_err is a system call's (files), not the journal's */
 	char b_err_msg[8600];
 };
 
-static void bench_fail(struct bench *b, int err, const char *fmt, const char *what)
+static void bench_fail_as(struct bench *b, int err, bool sys, const char *fmt,
+			  const char *what)
 {
 	if (b->b_err)
 		return;
 	b->b_err = err;
-	snprintf(b->b_err_msg, sizeof(b->b_err_msg), fmt, what, ujbd_strerror(err));
+	b->b_err_sys = sys;
+	snprintf(b->b_err_msg, sizeof(b->b_err_msg), fmt, what,
+		 sys ? target_strerror(err) : ujbd_strerror(err));
+}
+
+/* The journal's error (ujbd_strerror's words). */
+static void bench_fail(struct bench *b, int err, const char *fmt, const char *what)
+{
+	bench_fail_as(b, err, false, fmt, what);
+}
+
+/* A file's error: the system's words, and its exit status. */
+static void bench_fail_sys(struct bench *b, int err, const char *fmt, const char *what)
+{
+	bench_fail_as(b, err, true, fmt, what);
 }
 
 /* ---- files --------------------------------------------------------------- */
@@ -130,7 +147,7 @@ static int bench_mkdir(struct bench *b)
 	snprintf(b->b_dir, sizeof(b->b_dir), "%s/ujbd-bench.XXXXXX", base);
 	if (!mkdtemp(b->b_dir)) {
 		int err = -errno;
-		bench_fail(b, err, "cannot create a directory in '%s': %s", base);
+		bench_fail_sys(b, err, "cannot create a directory in '%s': %s", base);
 		return err;
 	}
 	return 0;
@@ -169,7 +186,7 @@ static int bench_file(struct bench *b, const char *name, uint64_t nblocks, unsig
 	path_in(b, p, sizeof(p), name);
 	err = file_fill(p, nblocks * BENCH_BS, NULL);
 	if (err)
-		bench_fail(b, err, "cannot create '%s': %s", p);
+		bench_fail_sys(b, err, "cannot create '%s': %s", p);
 	snprintf(b->b_model[i], sizeof(b->b_model[i]), "file:%s", p);
 	sp->disks[i] = (struct stack_disk_spec){ b->b_model[i], NULL, 0 };
 	return err;
@@ -253,7 +270,7 @@ static int bench_open_baseline(struct bench *b)
 		path_in(b, p, sizeof(p), name);
 		err = file_fill(p, (uint64_t)BENCH_SPAN * BENCH_BS, &b->b_fds[i]);
 		if (err)
-			return bench_fail(b, err, "cannot create '%s': %s", p), err;
+			return bench_fail_sys(b, err, "cannot create '%s': %s", p), err;
 	}
 	return 0;
 }
@@ -558,7 +575,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (b->b_err) {
 		cli_err(argv[0], "%s", b->b_err_msg);
-		status = b->b_err == -EIO ? EXIT_IO : EXIT_INVALID;
+		status = b->b_err_sys ? target_exit_status(b->b_err) :
+			 b->b_err == -EIO ? EXIT_IO : EXIT_INVALID;
 	} else {
 		report(b);
 		cli_json_done();

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "target/target.h"
 #include "lab/workload.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
@@ -650,8 +651,8 @@ int cmd_devbench(int argc, char **argv)
 			status = EXIT_USAGE;
 		} else {
 			cli_err(argv[0], "%s '%s': %s", b->b_err_what ? b->b_err_what : "cannot run",
-				b->b_cfg.disk, strerror(-err));
-			status = EXIT_IO;
+				b->b_cfg.disk, target_strerror(err));
+			status = target_exit_status(err);
 		}
 		goto out;
 	}

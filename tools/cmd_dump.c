@@ -6,6 +6,7 @@
  * revoke records, the commit block (time, checksum), and where and why the
  * scan stopped. Read only. Format change => update this file (format.h).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,8 +101,20 @@ static void dump_trans_json(const struct jbd_scan_trans *t)
 	printf("}");
 }
 
+/* Journaled blocks recovery would skip for a bad data checksum: the tags of
+ * the transactions it replays whose checksum failed. */
+static size_t bad_data_csums(const struct jbd_scan *sc)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sc->sc_ntrans; i++)
+		for (size_t k = 0; sc->sc_trans[i].replay && k < sc->sc_trans[i].ntags; k++)
+			n += sc->sc_trans[i].tags[k].csum == JBD_CSUM_BAD;
+	return n;
+}
+
 static void dump_json(const struct target *tg, const struct jbd_journal *j,
-		      const struct jbd_scan *sc)
+		      const struct jbd_scan *sc, size_t nbad)
 {
 	printf("{\"journal\":");
 	cli_json_str(stdout, tg->journal_path);
@@ -117,8 +130,8 @@ static void dump_json(const struct target *tg, const struct jbd_journal *j,
 	printf("],\"end\":{\"block\":%u,\"reason\":\"%s\",\"message\":", sc->sc_stop_block,
 	       jbd_scan_stop_name(sc->sc_stop));
 	cli_json_str(stdout, sc->sc_stop_msg);
-	printf(",\"end_sequence\":%u,\"head_block\":%u,\"error\":%s}}\n", sc->sc_end_tid,
-	       sc->sc_end_block, sc->sc_error ? "true" : "false");
+	printf(",\"end_sequence\":%u,\"head_block\":%u,\"error\":%s,\"bad_data_checksums\":%zu}}\n",
+	       sc->sc_end_tid, sc->sc_end_block, sc->sc_error ? "true" : "false", nbad);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -128,20 +141,28 @@ int cmd_dump(int argc, char **argv)
 	struct jbd_scan sc;
 	struct jbd_err err = { 0 };
 	bool json;
+	size_t nbad;
 	int rc;
 
 	rc = target_cli_load(argc, argv, dump_usage, &json, &t, &j);
 	if (rc >= 0)
 		return rc;
 	rc = jbd_scan_log(&j, &sc, &err);
+	nbad = bad_data_csums(&sc);
 	if (json) {
-		dump_json(&t, &j, &sc);
+		dump_json(&t, &j, &sc, nbad);
 		cli_json_done(); /* a corrupt log's error is in its "end" object */
-	}
-	else
+	} else {
 		dump_text(&t, &j, &sc);
-	if (rc)
+	}
+	if (rc) {
 		cli_err(argv[0], "corrupt log: '%s': %s", t.journal_path, err.msg);
+	} else if (nbad) {
+		cli_err(argv[0], "corrupt log: '%s': %zu journaled block%s with a bad data checksum "
+			"(recover would skip %s)", t.journal_path, nbad, nbad == 1 ? "" : "s",
+			nbad == 1 ? "it" : "them");
+		rc = -EBADMSG;
+	}
 	jbd_scan_release(&sc);
 	target_close(&t);
 	return target_exit_status(rc);

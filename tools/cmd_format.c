@@ -152,7 +152,7 @@ int cmd_format(int argc, char **argv)
 	fo.size = a.o.blocks * a.o.blocksize;
 	rc = dev_file_open(a.path, &fo, &d);
 	if (rc) {
-		cli_err(argv[0], "cannot open: '%s': %s", a.path, strerror(-rc));
+		cli_err(argv[0], "cannot open: '%s': %s", a.path, target_strerror(rc));
 		return target_exit_status(rc);
 	}
 	rc = jbd_format(d, &a.o, &err);

@@ -8,8 +8,9 @@
  * list, so a new disk model, elevator or table needs no edit here.
  *
  * Exit statuses: 0 every selected variant ran; 1 a variant failed (the
- * report says which) or `lab fsck` found the image inconsistent; 2 usage;
- * 3 the report files could not be written (or fsck's image read).
+ * report says which), or `lab fsck` found the image inconsistent or
+ * missing; 2 usage; 3 the report files could not be written (or fsck's
+ * image read).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "target/target.h"
 #include "lab/fs.h"
 #include "lab/runner.h"
 #include "ujbd/dev.h"
@@ -233,7 +235,7 @@ static int run_lab(struct lab_ctx *c, const struct lab_args *a)
 /*
  * `ujbd lab fsck IMAGE`: check a file-system model image (an unmounted or
  * recovered one, e.g. a crash test's) with lab_fsck. 0 clean, 1
- * inconsistent (the first problem on stderr), 2 usage, 3 I/O.
+ * inconsistent or not a file (the first problem on stderr), 2 usage, 3 I/O.
  */
 static int lab_fsck_cmd(int argc, char **argv)
 {
@@ -245,7 +247,7 @@ static int lab_fsck_cmd(int argc, char **argv)
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		printf("usage: ujbd lab fsck IMAGE\n\nCheck a lab file-system image (4 KiB "
 		       "blocks): bitmaps, inodes, directories,\nlink and free counts. Exit "
-		       "status: 0 clean, 1 inconsistent, 2 usage, 3 I/O.\n");
+		       "status: 0 clean, 1 inconsistent or missing, 2 usage, 3 I/O.\n");
 		return EXIT_OK;
 	}
 	if (argc != 2 || argv[1][0] == '-') {
@@ -254,8 +256,8 @@ static int lab_fsck_cmd(int argc, char **argv)
 	}
 	rc = dev_file_open(argv[1], &o, &d);
 	if (rc) {
-		cli_err("lab", "fsck: cannot open '%s': %s", argv[1], strerror(-rc));
-		return EXIT_IO;
+		cli_err("lab", "fsck: cannot open '%s': %s", argv[1], target_strerror(rc));
+		return target_exit_status(rc);
 	}
 	rc = lab_fsck(d, 4096, msg, sizeof(msg));
 	dev_close(d);

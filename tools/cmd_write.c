@@ -129,8 +129,10 @@ static int load_blocks(const char *verb, const struct write_args *a, uint32_t bs
 		uint8_t *p = bufs + i * bs;
 		size_t n;
 		if (!f) {
-			cli_err(verb, "cannot open: '%s': %s", a->items[i].file, strerror(errno));
-			return errno == ENOENT ? EXIT_USAGE : EXIT_IO;
+			int e = -errno;
+
+			cli_err(verb, "cannot open: '%s': %s", a->items[i].file, target_strerror(e));
+			return target_exit_status(e);
 		}
 		n = fread(p, 1, bs, f);
 		bool more = fgetc(f) != EOF;
@@ -138,7 +140,7 @@ static int load_blocks(const char *verb, const struct write_args *a, uint32_t bs
 		if (n != bs || more) {
 			cli_err(verb, "bad block file: '%s': must be exactly one block (%u bytes)",
 				a->items[i].file, bs);
-			return EXIT_USAGE;
+			return EXIT_INVALID;
 		}
 		wb[i] = (struct jbd_write_block){ a->items[i].block, p };
 	}
