@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "target/target.h"
+#include "target.h"
 #include "lab/workload.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
@@ -53,6 +53,7 @@ struct bench_cfg {
 	bool sim_world;
 	bool json;
 	bool direct;
+	bool force;               /* write-flush may overwrite a file that holds data */
 	/* the block layer: used when any of these is given */
 	bool use_blk;
 	enum blk_elevator elevator;   /* cfq, the default of 2.6.18-2.6.32 */
@@ -244,14 +245,15 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ujbd devbench [--disk=%s|mem|file:PATH] [--pattern=seq|rand|write-flush]\n"
 		"                     [--bs=SIZE] [--ops=N] [--seed=S] [--world=sim|real]\n"
-		"                     [--size=SIZE] [--direct] [--json]\n"
+		"                     [--size=SIZE] [--direct] [--force] [--json]\n"
 		"                     [--elevator=%s] [--threads=N]\n"
 		"                     [--ioprio=CLASS:LEVEL[,CLASS:LEVEL...]] [--trace=FILE]\n"
 		"                     [--GROUP=NAME=VALUE[,NAME=VALUE...]] [--params [--json]]\n"
 		"\n"
 		"Run N I/Os, one at a time, and report IOPS, MB/s and latency.\n"
 		"  --disk     a simulated disk model, mem (RAM), or file:PATH (a regular\n"
-		"             file, created and sized if missing, or a block device);\n"
+		"             file, created and sized if missing for write-flush, or a\n"
+		"             block device);\n"
 		"             default hdd. Models:\n", models, elvs);
 	for (size_t i = 0; i < dev_model_count(); i++)
 		fprintf(f, "               %-8s %s\n", dev_model_at(i)->m_name, dev_model_at(i)->m_help);
@@ -264,9 +266,12 @@ static void usage(FILE *f)
 		"  --seed     seed of the sim world and of the random offsets; default 1\n"
 		"  --world    sim (virtual time: same seed, same output) or real (real\n"
 		"             sleeps for a simulated disk); default sim, real for file:\n"
-		"  --size     disk size; default the model's (see --params), 256M for\n"
-		"             a file that must be created or is smaller\n"
+		"  --size     disk size; default the model's (see --params); write-flush:\n"
+		"             256M for a file that must be created or is smaller\n"
 		"  --direct   file: open with O_DIRECT (4 KiB blocks)\n"
+		"  --force    write-flush on a file that holds data (any non-zero byte\n"
+		"             where it writes, a journal, a file system): without it,\n"
+		"             refused. seq and rand never create, grow or write a file\n"
 		"  --json     one JSON object: iops, mb_s, latency_us {avg, p50, p99, max}\n"
 		"\n"
 		"Through ujbd's block layer (any of the options below): bios go\n"
@@ -297,7 +302,8 @@ static void usage(FILE *f)
 		"\n"
 		"  --params   print every group's table (with --json: one JSON object)\n"
 		"\n"
-		"exit status: 0 ok, 2 bad arguments, 3 I/O error\n");
+		"exit status: 0 ok, 1 the file is missing or holds data, 2 bad arguments,\n"
+		"3 I/O error\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -346,6 +352,7 @@ static struct option *bench_options(void)
 		{ "world", required_argument, NULL, 'w' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "direct", no_argument, NULL, 'D' },
+		{ "force", no_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "elevator", required_argument, NULL, 'e' },
 		{ "threads", required_argument, NULL, 't' },
@@ -486,6 +493,9 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 	case 'D':
 		c->direct = true;
 		break;
+	case 'F':
+		c->force = true;
+		break;
 	case 'j':
 		c->json = true;
 		break;
@@ -547,6 +557,11 @@ static int bench_check(const char *verb, struct bench_cfg *c, bool world_set)
 		cli_err(verb, "--direct needs --bs to be a multiple of 4k");
 		return -EINVAL;
 	}
+	if (file && c->pattern != LAB_DEVLOAD_WRITE_FLUSH && c->size) {
+		cli_err(verb, "--size: a read pattern reads '%s' as it is (it never creates, "
+			"grows or writes a file)", c->disk + 5);
+		return -EINVAL;
+	}
 	if (!c->threads)
 		c->threads = c->nioprio > 1 ? c->nioprio : 1;
 	if (c->nioprio > 1 && c->nioprio != c->threads) {
@@ -565,11 +580,13 @@ static int bench_spec(const char *verb, struct bench *b, struct stack_spec *sp)
 	bool file = !strncmp(c->disk, "file:", 5);
 	char err[256];
 
+	bool writes = c->pattern == LAB_DEVLOAD_WRITE_FLUSH;
+
 	stack_spec_default(sp);
 	sp->world = c->sim_world ? RT_WORLD_SIM : RT_WORLD_REAL;
 	sp->seed = c->seed;
 	sp->disks[0].model = c->disk;
-	sp->disks[0].size = c->size ? c->size : file ? BENCH_FILE_SIZE : 0;
+	sp->disks[0].size = c->size ? c->size : file && writes ? BENCH_FILE_SIZE : 0;
 	if (c->use_blk) {
 		sp->queues[0].elevator = blk_elevator_name(c->elevator);
 		if (c->trace_path) {
@@ -582,6 +599,10 @@ static int bench_spec(const char *verb, struct bench *b, struct stack_spec *sp)
 	for (unsigned i = 0; i < c->ngrp; i++)
 		if (stack_spec_set_group(sp, c->grp_name[i], c->grp_list[i], err, sizeof(err)))
 			goto fail;
+	/* last, so no --file=... undoes it: a read pattern never writes a file */
+	if (file && !writes &&
+	    stack_spec_set_group(sp, "file", "read_only=1,create=0", err, sizeof(err)))
+		goto fail;
 	return 0;
 fail:
 	cli_err(verb, "%s", err);
@@ -641,6 +662,13 @@ int cmd_devbench(int argc, char **argv)
 	if (bench_spec(argv[0], b, &spec) < 0) {
 		status = EXIT_USAGE;
 		goto out;
+	}
+	/* write-flush writes ops blocks from the start of a file (mke2fs's rule) */
+	if (!strncmp(b->b_cfg.disk, "file:", 5) && b->b_cfg.pattern == LAB_DEVLOAD_WRITE_FLUSH) {
+		status = target_may_overwrite(argv[0], b->b_cfg.disk + 5,
+					      b->b_cfg.ops * b->b_cfg.bs, b->b_cfg.force);
+		if (status)
+			goto out;
 	}
 	rc = bench_world(b, &spec);
 	if (rc < 0 || b->b_err) {

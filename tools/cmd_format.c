@@ -1,9 +1,11 @@
 /*
  * ujbd format JOURNAL --size=SIZE [--block-size=N] [--csum=none|v1|v2|v3]
- *              [--64bit] [--uuid=UUID]
+ *              [--64bit] [--uuid=UUID] [--force]
  *
  * Create a standalone jbd2 journal: superblock in block 0, log from block 1,
- * the log zeroed so nothing stale can be mistaken for a transaction.
+ * the log zeroed so nothing stale can be mistaken for a transaction. Like
+ * mke2fs, it overwrites nothing that holds data (a journal, a file system,
+ * any non-zero byte where the journal goes) unless given --force.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,13 +21,16 @@ static void format_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ujbd format JOURNAL --size=SIZE [--block-size=1024|2048|4096]\n"
-		"                   [--csum=none|v2|v3] [--64bit] [--uuid=UUID]\n"
+		"                   [--csum=none|v2|v3] [--64bit] [--uuid=UUID] [--force]\n"
 		"Create a standalone jbd2 journal file (created if missing).\n"
 		"  --size=SIZE        journal size, e.g. 4M (k/M/G binary units); at least 16 blocks\n"
 		"  --block-size=N     journal block size, default 4096\n"
 		"  --csum=KIND        none, v2 or v3 (crc32c), default v3; v1 = COMPAT_CHECKSUM\n"
 		"  --64bit            64-bit block numbers (INCOMPAT_64BIT)\n"
 		"  --uuid=UUID        journal UUID (seed of the checksums), default random\n"
+		"  --force            overwrite JOURNAL even if it holds data (a journal, with\n"
+		"                     or without unreplayed transactions, a file system, any\n"
+		"                     non-zero byte); without it such a JOURNAL is refused\n"
 		"exit status: 0 ok, 1 invalid input, 2 usage error, 3 I/O error\n");
 }
 
@@ -46,6 +51,7 @@ struct format_args {
 	uint64_t size;
 	struct jbd_format_opts o;
 	bool have_uuid;
+	bool force;
 };
 
 static int format_parse(int argc, char **argv, struct format_args *a)
@@ -53,7 +59,8 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 	static const struct option opts[] = {
 		{ "size", required_argument, NULL, 's' }, { "block-size", required_argument, NULL, 'b' },
 		{ "csum", required_argument, NULL, 'c' }, { "64bit", no_argument, NULL, '6' },
-		{ "uuid", required_argument, NULL, 'u' }, { "help", no_argument, NULL, 'h' },
+		{ "uuid", required_argument, NULL, 'u' }, { "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -86,6 +93,7 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 			}
 			break;
 		case '6': a->o.is64 = true; break;
+		case 'f': a->force = true; break;
 		case 'u':
 			if (target_uuid_parse(optarg, a->o.uuid)) {
 				cli_err(argv[0], "bad uuid: '%s': expected 8-4-4-4-12 hex digits", optarg);
@@ -115,19 +123,6 @@ static void random_uuid(uint8_t u[16])
 	u[8] = (uint8_t)((u[8] & 0x3F) | 0x80); /* RFC 4122 variant */
 }
 
-/* Never format over a file system by mistake. */
-static bool refuse_ext4(const char *verb, const char *path)
-{
-	struct ext4_journal ej;
-	struct jbd_err err;
-
-	if (ext4_probe(path, &ej, &err) || ej.kind == EXT4_NOT_EXT4)
-		return false; /* missing or unreadable: dev_file_open will say */
-	ext4_journal_release(&ej);
-	cli_err(verb, "refusing to format: '%s': it holds an ext2/3/4 file system", path);
-	return true;
-}
-
 int cmd_format(int argc, char **argv)
 {
 	struct format_args a = { 0 };
@@ -147,8 +142,9 @@ int cmd_format(int argc, char **argv)
 			(unsigned long long)a.o.blocks, JBD_FORMAT_MIN_BLOCKS, UINT32_MAX);
 		return EXIT_USAGE;
 	}
-	if (refuse_ext4(argv[0], a.path))
-		return EXIT_INVALID;
+	rc = target_may_overwrite(argv[0], a.path, a.o.blocks * a.o.blocksize, a.force);
+	if (rc)
+		return rc;
 	fo.size = a.o.blocks * a.o.blocksize;
 	rc = dev_file_open(a.path, &fo, &d);
 	if (rc) {

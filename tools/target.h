@@ -34,4 +34,14 @@ const char *target_feature_name(int word, uint32_t bit);
  * json; unknown bits as 0x... */
 void target_print_features(FILE *f, const struct jbd2_sb *sb, const char *sep, bool json);
 
+/*
+ * mke2fs's rule, for a verb about to overwrite the first `bytes` bytes of
+ * path: returns 0 when there is nothing to lose there (path missing, empty,
+ * or all zeros, holes skipped) or force is set; else the exit status after
+ * one line naming what path holds (a file system, a journal with or without
+ * unreplayed transactions, data at an offset) and that --force overwrites
+ * it.
+ */
+int target_may_overwrite(const char *verb, const char *path, uint64_t bytes, bool force);
+
 #endif
