@@ -11,7 +11,8 @@
  * side and computes the ratios.
  *
  * Files: a fresh directory ujbd-bench.XXXXXX under --dir (default $TMPDIR or
- * /tmp), removed at the end. Layouts (--layout):
+ * /tmp), removed at the end, and on SIGINT, SIGTERM or SIGHUP (the
+ * handler below). Layouts (--layout):
  *   one-file   (default) one file "image": the journal as a region at its
  *              start (blocks [0, journal)), the data blocks after it, as an
  *              ext4 image's internal journal is: one device, one queue, so
@@ -28,6 +29,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +140,59 @@ static void path_in(const struct bench *b, char *out, size_t len, const char *na
 	snprintf(out, len, "%s/%s", b->b_dir, name);
 }
 
+/*
+ * What a run may create, one list for the normal end and for a signal: a
+ * run stopped by ^C or kill(1) must not leave its files (32 MiB and more)
+ * behind. The handler removes them with async-signal-safe calls only
+ * (unlinkat, rmdir), then dies of the signal as it would have. A signal
+ * the caller ignores (a background job of a script) stays ignored.
+ */
+static const int bench_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+static struct {
+	int dirfd;                        /* the run's directory */
+	char dir[4096];
+	char names[3 + BENCH_MAX_THREADS][16];
+	unsigned n;
+	struct sigaction old[3];
+	bool installed[3];
+} bench_files = { .dirfd = -1 };
+
+static void bench_remove_files(void)
+{
+	for (unsigned i = 0; i < bench_files.n; i++)
+		unlinkat(bench_files.dirfd, bench_files.names[i], 0);
+	rmdir(bench_files.dir);
+}
+
+static void bench_on_signal(int sig)
+{
+	bench_remove_files();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* List the run's files (before any exists) and take the signals. */
+static void bench_files_init(const struct bench *b)
+{
+	static const char *const names[] = { "journal", "data", "image" };
+	struct sigaction sa = { .sa_handler = bench_on_signal };
+
+	snprintf(bench_files.dir, sizeof(bench_files.dir), "%s", b->b_dir);
+	bench_files.dirfd = open(b->b_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (unsigned i = 0; i < 3; i++)
+		snprintf(bench_files.names[bench_files.n++], 16, "%s", names[i]);
+	for (unsigned i = 0; i < b->b_cfg.threads; i++)
+		snprintf(bench_files.names[bench_files.n++], 16, "base.%u", i);
+	sigemptyset(&sa.sa_mask);
+	for (unsigned i = 0; i < 3; i++) {
+		struct sigaction cur;
+
+		if (sigaction(bench_sigs[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+			bench_files.installed[i] = sigaction(bench_sigs[i], &sa,
+							     &bench_files.old[i]) == 0;
+	}
+}
+
 static int bench_mkdir(struct bench *b)
 {
 	const char *base = b->b_cfg.dir;
@@ -150,27 +205,21 @@ static int bench_mkdir(struct bench *b)
 		bench_fail_sys(b, err, "cannot create a directory in '%s': %s", base);
 		return err;
 	}
+	bench_files_init(b);
 	return 0;
 }
 
-/* Remove what the run created: its files, then its directory. */
-static void bench_rmdir(struct bench *b)
+/* Remove what the run created: its files, then its directory; give the
+ * signals back. */
+static void bench_rmdir(void)
 {
-	char p[4200];
-
-	static const char *const names[] = { "journal", "data", "image" };
-
-	for (unsigned i = 0; i < 3; i++) {
-		path_in(b, p, sizeof(p), names[i]);
-		unlink(p);
-	}
-	for (unsigned i = 0; i < b->b_cfg.threads; i++) {
-		char name[32];
-		snprintf(name, sizeof(name), "base.%u", i);
-		path_in(b, p, sizeof(p), name);
-		unlink(p);
-	}
-	rmdir(b->b_dir);
+	bench_remove_files();
+	for (unsigned i = 0; i < 3; i++)
+		if (bench_files.installed[i])
+			sigaction(bench_sigs[i], &bench_files.old[i], NULL);
+	if (bench_files.dirfd >= 0)
+		close(bench_files.dirfd);
+	bench_files.dirfd = -1;
 }
 
 /* ---- the journal ---------------------------------------------------------- */
@@ -571,7 +620,7 @@ int cmd_bench(int argc, char **argv)
 		b->b_fds[i] = -1;
 	if (bench_mkdir(b) == 0) {
 		bench_world(b);
-		bench_rmdir(b);
+		bench_rmdir();
 	}
 	if (b->b_err) {
 		cli_err(argv[0], "%s", b->b_err_msg);
