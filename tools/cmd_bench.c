@@ -51,6 +51,7 @@
 static const char *const kind_names[] = { "fsync-loop", "group-commit",
 					  "handles" };
 static const char *const mode_names[] = { "ordered", "journal", "writeback" };
+static const char *const wake_names[] = { "needed", "always" };
 enum bench_layout { BL_ONE_FILE, BL_TWO_FILES };
 static const char *const layout_names[] = { "one-file", "two-files" };
 
@@ -67,6 +68,10 @@ struct bench_cfg {
 	enum bench_layout layout;
 	uint64_t journal_mb;
 	unsigned clean_fsyncs;    /* extra fsyncs of an already committed tid */
+	/* for refusing what means nothing: the first option given that sets up
+	 * the journal (the baseline has none), and the first about fsync
+	 * (handles does none) */
+	const char *journal_opt, *fsync_opt;
 };
 
 struct bench {
@@ -385,6 +390,10 @@ static void report(const struct bench *b)
 		.threads = c->threads, .iterations = c->iterations,
 		.baseline = c->baseline, .json = c->json,
 		.stats = &b->b_stats, .with_stats = c->stats,
+		.journal_mb = c->journal_mb, .wake = wake_names[c->wake],
+		.under_commit = ujbd_under_commit_name(c->under_commit),
+		.async_commit = c->async_commit, .caller_commit = c->caller_commit,
+		.sync_handles = c->sync_handles, .clean_fsyncs = c->clean_fsyncs,
 	};
 
 	lab_jload_print(stdout, &rep, &b->b_load);
@@ -414,7 +423,8 @@ static void usage(FILE *f)
 "                     journal) or two-files (a journal file and a data file)\n"
 "  --baseline         the plain-file baseline instead: pwrite+fdatasync of a\n"
 "                     block (fsync-loop), per thread on its own file\n"
-"                     (group-commit); handles has none\n"
+"                     (group-commit); handles has none. The options below\n"
+"                     (but --fsync) set up the journal: refused with it\n"
 "  --fsync            the baseline calls fsync(2) instead of fdatasync(2) (on\n"
 "                     ext4 that commits the mtime change through jbd2)\n"
 "  --wake=POLICY      commit-thread wakeups: needed (default) or always\n"
@@ -425,17 +435,21 @@ static void usage(FILE *f)
 "  --caller-commit    an fsync commits on its own thread when no commit runs\n"
 "                     (ujbd_opts.caller_commit) instead of through kjournald\n"
 "  --sync-handles     fsync through sync handles (with batching) instead of\n"
-"                     commit tid + wait tid\n"
+"                     commit tid + wait tid. Neither this nor\n"
+"                     --caller-commit applies to handles (no fsync)\n"
 "  --clean-fsyncs=N   after each fsync, N more of the same, already committed\n"
 "                     tid (a file with nothing new; seed 002's wakeups)\n"
 "  --journal-mb=N     journal size in MiB (32)\n"
 "  --json             one JSON object: ops_per_s, latency_us {avg, p50, p99,\n"
-"                     max}, wakeups, useless_wakeups (+ stats with --stats)\n"
+"                     max}, wakeups, useless_wakeups, the configuration\n"
+"                     (+ stats with --stats; keys: docs/tool.md)\n"
 "  --stats            also print the journal's info file (ujbd_stats_format)\n"
 "                     and latency per cause\n"
 "  --help             this text\n"
 "\n"
-"exit status: 0 done, 1 the journal failed, 2 bad arguments, 3 I/O error\n");
+"The report names the whole configuration (text and JSON).\n"
+"exit status: 0 done, 1 the journal failed or --dir is missing, 2 bad\n"
+"arguments, 3 I/O error\n");
 }
 
 static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -464,7 +478,6 @@ static int pick(const char *s, const char *const *names, unsigned n)
 /* Parse into c. 1: --help; 0: run; -EINVAL: a message was printed. */
 static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 {
-	static const char *const wakes[] = { "needed", "always" };
 	uint64_t v;
 	int k;
 
@@ -491,7 +504,7 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 		cli_err(verb, "unknown data mode '%s' (ordered, journal or writeback)", optarg);
 		return -EINVAL;
 	case 'w':
-		if ((k = pick(optarg, wakes, 2)) >= 0)
+		if ((k = pick(optarg, wake_names, 2)) >= 0)
 			return c->wake = (enum ujbd_wake_policy)k, 0;
 		cli_err(verb, "unknown wake policy '%s' (needed or always)", optarg);
 		return -EINVAL;
@@ -522,6 +535,52 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 		cli_err(verb, "unknown option (ujbd bench --help lists them)");
 		return -EINVAL;
 	}
+}
+
+/* Note the options that mean nothing without a journal, or without fsync. */
+static void note_opt(struct bench_cfg *c, int ch, const struct option *opts)
+{
+	const char *name = NULL;
+
+	for (; opts->name && !name; opts++)
+		if (opts->val == ch)
+			name = opts->name;
+	if (strchr("mwULJsaSCc", ch) && !c->journal_opt)
+		c->journal_opt = name;
+	if (strchr("SC", ch) && !c->fsync_opt)
+		c->fsync_opt = name;
+}
+
+/* Refuse combinations that mean nothing; 0 or -EINVAL (message printed). */
+static int check_args(struct bench_cfg *c, const char *verb)
+{
+	if (c->kind == LAB_JLOAD_HANDLES && c->baseline) {
+		cli_err(verb, "handles has no baseline (it measures the CPU path only)");
+		return -EINVAL;
+	}
+	if (c->baseline && c->journal_opt) {
+		cli_err(verb, "--%s means nothing with --baseline (plain files, no journal)",
+			c->journal_opt);
+		return -EINVAL;
+	}
+	if (c->kind == LAB_JLOAD_HANDLES && c->fsync_opt) {
+		cli_err(verb, "--%s means nothing for handles (it never fsyncs)", c->fsync_opt);
+		return -EINVAL;
+	}
+	if (c->clean_fsyncs && (c->sync_handles || c->kind == LAB_JLOAD_HANDLES)) {
+		cli_err(verb, "--clean-fsyncs applies to ujbd's fsync-loop and group-commit "
+			"without --sync-handles");
+		return -EINVAL;
+	}
+	if (c->use_fsync && !c->baseline) {
+		cli_err(verb, "--fsync applies to --baseline only");
+		return -EINVAL;
+	}
+	if (c->kind == LAB_JLOAD_FSYNC_LOOP && c->threads > 1) {
+		cli_err(verb, "fsync-loop runs one thread (group-commit runs several)");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int parse_args(struct bench_cfg *c, int argc, char **argv)
@@ -557,6 +616,7 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 		r = parse_opt(c, ch, argv[0]);
 		if (r)
 			return r;
+		note_opt(c, ch, opts);
 	}
 	if (optind != argc - 1) {
 		cli_err(argv[0], optind >= argc ? "which benchmark? (fsync-loop, "
@@ -569,23 +629,8 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 		return -EINVAL;
 	}
 	c->kind = (enum lab_jload_kind)k;
-	if (c->kind == LAB_JLOAD_HANDLES && c->baseline) {
-		cli_err(argv[0], "handles has no baseline (it measures the CPU path only)");
+	if (check_args(c, argv[0]))
 		return -EINVAL;
-	}
-	if (c->clean_fsyncs && (c->baseline || c->sync_handles || c->kind == LAB_JLOAD_HANDLES)) {
-		cli_err(argv[0], "--clean-fsyncs applies to ujbd's fsync-loop and group-commit "
-			"without --sync-handles");
-		return -EINVAL;
-	}
-	if (c->use_fsync && !c->baseline) {
-		cli_err(argv[0], "--fsync applies to --baseline only");
-		return -EINVAL;
-	}
-	if (c->kind == LAB_JLOAD_FSYNC_LOOP && c->threads > 1) {
-		cli_err(argv[0], "fsync-loop runs one thread (group-commit runs several)");
-		return -EINVAL;
-	}
 	if (!c->iterations)
 		c->iterations = iter_default[k];
 	if (!c->threads)
