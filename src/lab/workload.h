@@ -214,7 +214,8 @@ struct lab_devload_report {
 	bool json;
 };
 /* devbench's report: text, or one JSON line (keys: disk, pattern, bs, ops,
- * world, seed, elapsed_s, iops, mb_s, latency_us, and with an elevator
+ * world, seed, time ("virtual" in the sim world, else "real"), elapsed_s,
+ * iops, mb_s, latency_us, and with an elevator
  * "elevator" and a "threads" list of name, ioprio, ops, iops, mb_s,
  * latency_us). */
 int lab_devload_print(FILE *f, const struct lab_devload_report *rep,
