@@ -8,8 +8,10 @@
  * also one JSON object on stdout carrying the same message and the exit
  * status, so a script reading stdout never has to parse stderr.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -87,6 +89,21 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 		return c;
 	getopt_error(argv, c, opts);
 	return '?';
+}
+
+int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 int cli_one_operand(int argc, char **argv, const char *what)

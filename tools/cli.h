@@ -41,6 +41,9 @@ void cli_err(const char *verb, const char *fmt, ...)
  */
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts);
 
+/* A decimal number in [lo, hi] (no sign, no suffix): 0 or -EINVAL. */
+int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
 /* The verb takes exactly one operand after its options, named `what`
  * ("TARGET"): 0, or EXIT_USAGE after saying "missing TARGET" or
  * "unexpected argument 'x'". */

@@ -452,21 +452,6 @@ static void usage(FILE *f)
 "arguments, 3 I/O error\n");
 }
 
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int pick(const char *s, const char *const *names, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -484,17 +469,17 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 	switch (ch) {
 	case 'd': c->dir = optarg; return 0;
 	case 'n':
-		if (parse_u64(optarg, 1, BENCH_MAX_ITER, &c->iterations) == 0)
+		if (cli_parse_u64(optarg, 1, BENCH_MAX_ITER, &c->iterations) == 0)
 			return 0;
 		cli_err(verb, "bad --iterations '%s' (1..%llu)", optarg, BENCH_MAX_ITER);
 		return -EINVAL;
 	case 't':
-		if (parse_u64(optarg, 1, BENCH_MAX_THREADS, &v) == 0)
+		if (cli_parse_u64(optarg, 1, BENCH_MAX_THREADS, &v) == 0)
 			return c->threads = (unsigned)v, 0;
 		cli_err(verb, "bad --threads '%s' (1..%d)", optarg, BENCH_MAX_THREADS);
 		return -EINVAL;
 	case 'J':
-		if (parse_u64(optarg, 1, 65536, &c->journal_mb) == 0)
+		if (cli_parse_u64(optarg, 1, 65536, &c->journal_mb) == 0)
 			return 0;
 		cli_err(verb, "bad --journal-mb '%s' (1..65536)", optarg);
 		return -EINVAL;
@@ -526,7 +511,7 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 	case 'C': c->caller_commit = true; return 0;
 	case 'f': c->use_fsync = true; return 0;
 	case 'c':
-		if (parse_u64(optarg, 0, 1000, &v) == 0)
+		if (cli_parse_u64(optarg, 0, 1000, &v) == 0)
 			return c->clean_fsyncs = (unsigned)v, 0;
 		cli_err(verb, "bad --clean-fsyncs '%s' (0..1000)", optarg);
 		return -EINVAL;

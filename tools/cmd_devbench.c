@@ -306,17 +306,6 @@ static void usage(FILE *f)
 		"3 I/O error\n");
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end ? -EINVAL : 0;
-}
-
 /* "rt:4,be:4,idle" into c->ioprio[]. */
 static int bench_parse_ioprio(const char *arg, struct bench_cfg *c)
 {
@@ -464,14 +453,14 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		c->bs = (uint32_t)v;
 		break;
 	case 'n':
-		if (parse_u64(arg, &v) || v == 0 || v > BENCH_MAX_OPS) {
+		if (cli_parse_u64(arg, 1, BENCH_MAX_OPS, &v)) {
 			cli_err(verb, "bad --ops '%s' (1 to %llu)", arg, BENCH_MAX_OPS);
 			return -EINVAL;
 		}
 		c->ops = v;
 		break;
 	case 's':
-		if (parse_u64(arg, &c->seed)) {
+		if (cli_parse_u64(arg, 0, UINT64_MAX, &c->seed)) {
 			cli_err(verb, "bad --seed '%s' (an unsigned integer)", arg);
 			return -EINVAL;
 		}
@@ -511,7 +500,7 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		c->use_blk = true;
 		break;
 	case 't':
-		if (parse_u64(arg, &v) || v == 0 || v > LAB_DEVLOAD_MAX_THREADS) {
+		if (cli_parse_u64(arg, 1, LAB_DEVLOAD_MAX_THREADS, &v)) {
 			cli_err(verb, "bad --threads '%s' (1 to %d)", arg,
 				LAB_DEVLOAD_MAX_THREADS);
 			return -EINVAL;

@@ -19,31 +19,56 @@
 #include "cli.h"
 #include "target.h"
 
-int target_cli_load(int argc, char **argv, void (*usage)(FILE *), bool *json,
-		    struct target *t, struct jbd_journal *j)
+#define TARGET_CLI_COMMON 4
+#define TARGET_CLI_MAX 8
+
+/* The common options, then the verb's. */
+static int cli_options(const struct target_cli *cli, struct option *o)
 {
-	static const struct option opts[] = {
+	static const struct option common[TARGET_CLI_COMMON] = {
 		{ "journal", required_argument, NULL, 'j' }, { "data", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'J' },         { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
 	};
-	const char *journal = NULL, *data = NULL;
+	size_t n = 0;
+
+	memcpy(o, common, sizeof(common));
+	while (cli->opts && cli->opts[n].name) {
+		if (n == TARGET_CLI_MAX)
+			return -EINVAL;
+		o[TARGET_CLI_COMMON + n] = cli->opts[n];
+		n++;
+	}
+	o[TARGET_CLI_COMMON + n] = (struct option){ NULL, 0, NULL, 0 };
+	return 0;
+}
+
+int target_cli_load(int argc, char **argv, struct target_cli *cli, struct target *t,
+		    struct jbd_journal *j)
+{
+	struct option opts[TARGET_CLI_COMMON + TARGET_CLI_MAX + 1];
+	const char *journal = NULL;
 	struct jbd_err err = { 0 };
 	int c, rc;
 
-	*json = false;
+	if (cli_options(cli, opts))
+		return EXIT_USAGE; /* (a verb with too many options: caught by its tests) */
+	cli->json = false;
 	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 'j': journal = optarg; break;
-		case 'd': data = optarg; break;
-		case 'J': *json = true; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: return EXIT_USAGE;
+		case 'd': break; /* not read: see target.h */
+		case 'J': cli->json = true; break;
+		case 'h': cli->usage(stdout); return EXIT_OK;
+		case '?': return EXIT_USAGE;
+		default:
+			rc = cli->opt(cli->arg, argv[0], c, optarg);
+			if (rc)
+				return rc;
 		}
 	}
 	if (cli_one_operand(argc, argv, "TARGET"))
 		return EXIT_USAGE;
-	rc = target_open(t, argv[optind], journal, data, false, false, &err);
+	rc = target_open(t, argv[optind], journal, NULL, false, false, &err);
 	if (rc) {
 		cli_err(argv[0], "%s", err.msg);
 		rc = target_status(t, rc);

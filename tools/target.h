@@ -15,13 +15,24 @@
 
 /*
  * The shared front of the read-only verbs (info, dump): parse
- * "TARGET [--journal=PATH] [--data=DEVICE] [--json] [--help]", open TARGET
- * and load its journal. Returns -1 when the verb goes on (t open, j loaded:
- * the caller ends with target_close), or the exit status to return (the
- * error already printed, nothing left open).
+ * "TARGET [--journal=PATH] [--data=DEVICE] [--json] [--help]" and the
+ * verb's own options, open TARGET and load its journal. --data is accepted
+ * (the same command line as recover's) but never opened: these verbs do not
+ * read the data device, so a missing one is no error.
  */
-int target_cli_load(int argc, char **argv, void (*usage)(FILE *), bool *json,
-		    struct target *t, struct jbd_journal *j);
+struct target_cli {
+	void (*usage)(FILE *);
+	const struct option *opts;  /* the verb's own options (up to 8), or NULL */
+	/* one of them: 0, or the exit status (the message printed) */
+	int (*opt)(void *arg, const char *verb, int c, const char *val);
+	void *arg;
+	bool json;                  /* out: --json was given */
+};
+/* Returns -1 when the verb goes on (t open, j loaded: the caller ends with
+ * target_close), or the exit status to return (the error already printed,
+ * nothing left open). */
+int target_cli_load(int argc, char **argv, struct target_cli *cli, struct target *t,
+		    struct jbd_journal *j);
 
 /* "11111111-2222-..." from 16 bytes; buf holds at least 37. */
 const char *target_uuid_str(const uint8_t u[16], char *buf);
