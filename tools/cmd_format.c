@@ -17,29 +17,48 @@
 #include "cli.h"
 #include "target.h"
 
+/* What jbd2 takes (JBD2_MIN_BLOCKSIZE..JBD2_MAX_BLOCKSIZE, a power of two):
+ * the one set the help, the error and ujbd(1) name. */
+#define BLOCK_SIZES "1024, 2048, 4096, 8192, 16384, 32768 or 65536 (or 1k ... 64k)"
+
 static void format_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ujbd format JOURNAL --size=SIZE [--block-size=1024|2048|4096]\n"
-		"                   [--csum=none|v2|v3] [--64bit] [--uuid=UUID] [--force]\n"
+		"usage: ujbd format JOURNAL --size=SIZE [--block-size=N] [--csum=none|v1|v2|v3]\n"
+		"                   [--64bit] [--uuid=UUID] [--force] [--json]\n"
 		"Create a standalone jbd2 journal file (created if missing).\n"
 		"  --size=SIZE        journal size, e.g. 4M (k/M/G binary units); at least 16 blocks\n"
-		"  --block-size=N     journal block size, default 4096\n"
-		"  --csum=KIND        none, v2 or v3 (crc32c), default v3; v1 = COMPAT_CHECKSUM\n"
+		"  --block-size=N     journal block size, default 4096; one of\n"
+		"                     " BLOCK_SIZES "\n"
+		"  --csum=KIND        none, v1 (crc32 of commit blocks, COMPAT_CHECKSUM),\n"
+		"                     v2 or v3 (crc32c of every block), default v3\n"
 		"  --64bit            64-bit block numbers (INCOMPAT_64BIT)\n"
 		"  --uuid=UUID        journal UUID (seed of the checksums), default random\n"
 		"  --force            overwrite JOURNAL even if it holds data (a journal, with\n"
 		"                     or without unreplayed transactions, a file system, any\n"
 		"                     non-zero byte); without it such a JOURNAL is refused\n"
-		"exit status: 0 ok, 1 invalid input, 2 usage error, 3 I/O error\n");
+		"  --json             print one JSON object (keys: docs/tool.md)\n"
+		"exit status: 0 ok, 1 invalid input or JOURNAL holds data, 2 usage error,\n"
+		"3 I/O error\n");
 }
+
+static int parse_block_size(const char *s, uint32_t *bs)
+{
+	uint64_t v;
+
+	if (dev_parse_size(s, &v) || v < JBD2_MIN_BLOCKSIZE || v > JBD2_MAX_BLOCKSIZE ||
+	    (v & (v - 1)))
+		return -EINVAL;
+	*bs = (uint32_t)v;
+	return 0;
+}
+
+static const char *const csum_names[] = { "none", "v1", "v2", "v3" };
 
 static int parse_csum(const char *s, enum jbd_csum_kind *k)
 {
-	static const char *names[] = { "none", "v1", "v2", "v3" };
-
 	for (int i = 0; i < 4; i++)
-		if (!strcmp(s, names[i])) {
+		if (!strcmp(s, csum_names[i])) {
 			*k = (enum jbd_csum_kind)i;
 			return 0;
 		}
@@ -52,6 +71,7 @@ struct format_args {
 	struct jbd_format_opts o;
 	bool have_uuid;
 	bool force;
+	bool json;
 };
 
 static int format_parse(int argc, char **argv, struct format_args *a)
@@ -60,7 +80,7 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 		{ "size", required_argument, NULL, 's' }, { "block-size", required_argument, NULL, 'b' },
 		{ "csum", required_argument, NULL, 'c' }, { "64bit", no_argument, NULL, '6' },
 		{ "uuid", required_argument, NULL, 'u' }, { "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'J' },       { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -75,25 +95,22 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'b': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*end || (v != 1024 && v != 2048 && v != 4096 && v != 8192 &&
-				     v != 16384 && v != 32768 && v != 65536)) {
-				cli_err(argv[0], "bad block size: '%s': expected 1024, 2048 or 4096", optarg);
+		case 'b':
+			if (parse_block_size(optarg, &a->o.blocksize)) {
+				cli_err(argv[0], "bad block size: '%s': expected " BLOCK_SIZES, optarg);
 				return EXIT_USAGE;
 			}
-			a->o.blocksize = (uint32_t)v;
 			break;
-		}
 		case 'c':
 			if (parse_csum(optarg, &a->o.csum)) {
-				cli_err(argv[0], "bad checksum kind: '%s': expected none, v2 or v3", optarg);
+				cli_err(argv[0], "bad checksum kind: '%s': expected none, v1, v2 or v3",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case '6': a->o.is64 = true; break;
 		case 'f': a->force = true; break;
+		case 'J': a->json = true; break;
 		case 'u':
 			if (target_uuid_parse(optarg, a->o.uuid)) {
 				cli_err(argv[0], "bad uuid: '%s': expected 8-4-4-4-12 hex digits", optarg);
@@ -121,6 +138,33 @@ static void random_uuid(uint8_t u[16])
 		memset(u, 0x5A, 16);
 	u[6] = (uint8_t)((u[6] & 0x0F) | 0x40); /* version 4 */
 	u[8] = (uint8_t)((u[8] & 0x3F) | 0x80); /* RFC 4122 variant */
+}
+
+/* --json: what was written, the features as the superblock now says them
+ * (read back, so the names are info's). */
+static int format_json(struct dev *d, const struct format_args *a)
+{
+	uint8_t *blk = malloc(a->o.blocksize);
+	struct jbd2_sb sb;
+	char u[40];
+	int rc = blk ? dev_pread(d, blk, a->o.blocksize, 0) : -ENOMEM;
+
+	if (rc) {
+		free(blk);
+		return rc;
+	}
+	memcpy(&sb, blk, sizeof(sb));
+	free(blk);
+	printf("{\"journal\":");
+	cli_json_str(stdout, a->path);
+	printf(",\"blocksize\":%u,\"maxlen\":%u,\"first\":%u,\"last\":%u,\"checksum\":\"%s\","
+	       "\"uuid\":\"%s\",\"features\":[", jbd_get_be32(sb.s_blocksize),
+	       jbd_get_be32(sb.s_maxlen), jbd_get_be32(sb.s_first), jbd_get_be32(sb.s_maxlen) - 1,
+	       csum_names[a->o.csum], target_uuid_str(sb.s_uuid, u));
+	target_print_features(stdout, &sb, ",", true);
+	printf("]}\n");
+	cli_json_done();
+	return 0;
 }
 
 int cmd_format(int argc, char **argv)
@@ -152,14 +196,17 @@ int cmd_format(int argc, char **argv)
 		return target_exit_status(rc);
 	}
 	rc = jbd_format(d, &a.o, &err);
+	if (!rc && a.json)
+		rc = format_json(d, &a);
 	dev_close(d);
 	if (rc) {
-		cli_err(argv[0], "cannot format: '%s': %s", a.path, err.msg);
+		cli_err(argv[0], "cannot format: '%s': %s", a.path, err.msg[0] ? err.msg :
+			target_strerror(rc));
 		return target_exit_status(rc);
 	}
-	printf("formatted '%s': %llu blocks of %u bytes, csum %s%s, uuid %s\n", a.path,
-	       (unsigned long long)a.o.blocks, a.o.blocksize,
-	       (const char *[]){ "none", "v1", "v2", "v3" }[a.o.csum], a.o.is64 ? ", 64bit" : "",
-	       target_uuid_str(a.o.uuid, u));
+	if (!a.json)
+		printf("formatted '%s': %llu blocks of %u bytes, csum %s%s, uuid %s\n", a.path,
+		       (unsigned long long)a.o.blocks, a.o.blocksize, csum_names[a.o.csum],
+		       a.o.is64 ? ", 64bit" : "", target_uuid_str(a.o.uuid, u));
 	return EXIT_OK;
 }

@@ -27,7 +27,8 @@ static void write_usage(FILE *f)
 		"                  [--revoke=N ...] [--json]\n"
 		"Append one committed transaction to TARGET's journal and leave it unreplayed\n"
 		"(needs_recovery set on ext4): block N gets FILE's content, FILE being exactly\n"
-		"one journal block long; --revoke=N adds a revoke record for block N.\n"
+		"one journal block long; --revoke=N adds a revoke record for block N. A block\n"
+		"is named once per transaction (--block and --revoke together).\n"
 		"  --journal=PATH  the external journal device of an ext4 TARGET\n"
 		"  --data=DEVICE   the data device of a standalone journal (bounds-checks N)\n"
 		"  --json          print one JSON object\n"
@@ -86,6 +87,40 @@ static int write_opt(const char *verb, int c, const char *arg, struct write_args
 	return 0;
 }
 
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* A transaction logs or revokes a block once (jbd2 cancels a revoke when it
+ * logs the block again, and logs each buffer once): a block named twice is
+ * a usage error, not the last one winning. 0 or EXIT_USAGE. */
+static int write_check_once(const char *verb, const struct write_args *a)
+{
+	size_t n = a->nitems + a->nrevokes;
+	uint64_t *all = malloc(n * sizeof(*all));
+	int rc = 0;
+
+	if (!all) {
+		cli_err(verb, "out of memory");
+		return EXIT_IO;
+	}
+	for (size_t i = 0; i < a->nitems; i++)
+		all[i] = a->items[i].block;
+	memcpy(all + a->nitems, a->revokes, a->nrevokes * sizeof(*all));
+	qsort(all, n, sizeof(*all), cmp_u64);
+	for (size_t i = 1; i < n && !rc; i++)
+		if (all[i] == all[i - 1]) {
+			cli_err(verb, "block %llu given twice: one transaction logs or revokes a "
+				"block once", (unsigned long long)all[i]);
+			rc = EXIT_USAGE;
+		}
+	free(all);
+	return rc;
+}
+
 static int write_parse(int argc, char **argv, struct write_args *a)
 {
 	static const struct option opts[] = {
@@ -117,7 +152,7 @@ static int write_parse(int argc, char **argv, struct write_args *a)
 			argv[optind]);
 		return EXIT_USAGE;
 	}
-	return 0;
+	return write_check_once(argv[0], a);
 }
 
 /* Read each FILE: exactly one block. */
