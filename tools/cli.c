@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -117,6 +118,25 @@ int cli_one_operand(int argc, char **argv, const char *what)
 		return EXIT_USAGE;
 	}
 	return 0;
+}
+
+/* ---- progress ------------------------------------------------------------------ */
+
+void cli_progress_init(struct cli_progress *p, const char *verb, const char *what)
+{
+	*p = (struct cli_progress){ .verb = verb, .what = what, .on = isatty(2), .pct = -1 };
+}
+
+void cli_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct cli_progress *p = arg;
+	int pct = total ? (int)(done * 100 / total) : 100;
+
+	if (!p->on || pct == p->pct)
+		return;
+	p->pct = pct;
+	fprintf(stderr, "\rujbd %s: %s %3d%%%s", p->verb, p->what, pct, done >= total ? "\n" : "");
+	fflush(stderr);
 }
 
 /* ---- JSON ------------------------------------------------------------------- */

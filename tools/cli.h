@@ -64,6 +64,20 @@ int cli_finish(const char *verb, int status);
 /* Print s as a JSON string (quoted, escaped). */
 void cli_json_str(FILE *f, const char *s);
 
+/*
+ * Progress of a long operation, on stderr when it is a terminal (never in a
+ * pipe or a log): "\rujbd VERB: WHAT 42%", redrawn at each whole percent,
+ * and a newline at done == total.
+ */
+struct cli_progress {
+	const char *verb, *what;
+	bool on;
+	int pct;             /* last percent drawn, -1 none */
+};
+void cli_progress_init(struct cli_progress *p, const char *verb, const char *what);
+/* The shape of the library's progress callbacks (arg: a cli_progress). */
+void cli_progress(void *arg, uint64_t done, uint64_t total);
+
 int cmd_devbench(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_format(int argc, char **argv);

@@ -170,6 +170,7 @@ static int format_json(struct dev *d, const struct format_args *a)
 int cmd_format(int argc, char **argv)
 {
 	struct format_args a = { 0 };
+	struct cli_progress progress;
 	struct dev_file_opts fo = { .create = true };
 	struct jbd_err err = { 0 };
 	struct dev *d;
@@ -195,6 +196,9 @@ int cmd_format(int argc, char **argv)
 		cli_err(argv[0], "cannot open: '%s': %s", a.path, target_strerror(rc));
 		return target_exit_status(rc);
 	}
+	cli_progress_init(&progress, argv[0], "zeroing the log");
+	a.o.progress = cli_progress;
+	a.o.progress_arg = &progress;
 	rc = jbd_format(d, &a.o, &err);
 	if (!rc && a.json)
 		rc = format_json(d, &a);
