@@ -253,8 +253,7 @@ static void usage(FILE *f)
 		"Run N I/Os, one at a time, and report IOPS, MB/s and latency.\n"
 		"  --disk     a simulated disk model, mem (RAM), or file:PATH (a regular\n"
 		"             file, created and sized if missing for write-flush, or a\n"
-		"             block device);\n"
-		"             default hdd. Models:\n", models, elvs);
+		"             block device); default hdd. Models:\n", models, elvs);
 	for (size_t i = 0; i < dev_model_count(); i++)
 		fprintf(f, "               %-8s %s\n", dev_model_at(i)->m_name, dev_model_at(i)->m_help);
 	fprintf(f,
@@ -297,7 +296,7 @@ static void usage(FILE *f)
 		"             an elevator or queue group uses the block layer). Groups:\n"
 		"            ", dev_model_count() ? dev_model_at(0)->m_name : "hdd");
 	for (size_t i = 0; i < stack_group_count(); i++)
-		fprintf(f, " %s", stack_group_at(i));
+		fprintf(f, " --%s", stack_group_at(i));
 	fprintf(f,
 		"\n"
 		"  --params   print every group's table (with --json: one JSON object)\n"

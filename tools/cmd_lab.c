@@ -56,13 +56,13 @@ static void usage(FILE *f)
 		"  --quick     a smoke run: seconds, not minutes (the tests use it)\n"
 		"  --json      one JSON document instead of the tables (docs/lab.md)\n"
 		"  --out       also write DIR: CSV, JSON, gnuplot plots, report.html\n"
-		"  -v          progress lines on stderr (default: when it is a terminal)\n"
+		"  -v, --verbose  progress lines on stderr (default: when it is a terminal)\n"
 		"  --list      the scenarios and their variants\n"
 		"  --params    every parameter group's table (with the given lists applied)\n"
 		"  --GROUP     set parameters of a group, e.g. --hdd=seek_avg_ms=9.5,rpm=5400;\n"
 		"              groups:");
 	for (size_t i = 0; i < lab_group_count(); i++)
-		fprintf(f, " %s", lab_group_at(i));
+		fprintf(f, " --%s", lab_group_at(i));
 	fprintf(f, "\n"
 		"\n"
 		"Exit status: 0 every variant ran, 1 a variant failed, 2 usage, 3 the\n"
