@@ -78,6 +78,7 @@ struct bench {
 	struct lab_devload b_load; /* what the threads measured */
 	int b_err;                /* first error, negative errno */
 	const char *b_err_what;
+	const char *b_err_subject; /* what b_err_what is about; NULL: the disk */
 	char b_err_msg[256];      /* b_err_what from the stack */
 	bool b_err_usage;         /* the error is the arguments' fault */
 	char b_name[64];          /* the disk's name for the report */
@@ -173,8 +174,10 @@ static void bench_run(void *arg)
 	if (c->use_blk) {
 		b->b_err = bench_queue_open(b);
 		if (b->b_err) {
-			b->b_err_what = b->b_trace || !c->trace_path ?
-				"cannot set up the block queue" : "cannot write the trace";
+			bool trace = !b->b_trace && c->trace_path;
+
+			b->b_err_what = trace ? "cannot write the trace" : "cannot set up the block queue";
+			b->b_err_subject = trace ? c->trace_path : NULL;
 			goto out;
 		}
 	}
@@ -185,6 +188,7 @@ static void bench_run(void *arg)
 		if (!err && cerr) {
 			b->b_err = cerr;
 			b->b_err_what = "cannot write the trace";
+			b->b_err_subject = c->trace_path;
 		}
 	}
 	if (err < 0) {
@@ -667,7 +671,8 @@ int cmd_devbench(int argc, char **argv)
 			status = EXIT_USAGE;
 		} else {
 			cli_err(argv[0], "%s '%s': %s", b->b_err_what ? b->b_err_what : "cannot run",
-				b->b_cfg.disk, target_strerror(err));
+				b->b_err_subject ? b->b_err_subject : b->b_cfg.disk,
+				target_strerror(err));
 			status = target_exit_status(err);
 		}
 		goto out;
