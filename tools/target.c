@@ -50,8 +50,10 @@ int target_cli_load(int argc, char **argv, struct target_cli *cli, struct target
 	struct jbd_err err = { 0 };
 	int c, rc;
 
-	if (cli_options(cli, opts))
-		return EXIT_USAGE; /* (a verb with too many options: caught by its tests) */
+	if (cli_options(cli, opts)) { /* a verb with too many options: its tests fail here */
+		cli_err(argv[0], "internal error: more than %d options of its own", TARGET_CLI_MAX);
+		return EXIT_USAGE;
+	}
 	cli->json = false;
 	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
