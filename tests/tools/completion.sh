@@ -40,7 +40,8 @@ done
 
 # make install puts it where bash-completion looks
 if command -v make > /dev/null 2>&1 && [ -n "${BUILD:-}" ] && [ -x "$BUILD/ujbd" ]; then
-	make -s -C "$SRCDIR" BUILD="$BUILD" DESTDIR="$T/inst" PREFIX=/usr install-completion \
+	(unset MAKEFLAGS MFLAGS MAKELEVEL
+	 make -s -C "$SRCDIR" BUILD="$BUILD" DESTDIR="$T/inst" PREFIX=/usr install-completion) \
 		> "$T/make.out" 2>&1 || die "make install-completion: $(cat "$T/make.out")"
 	cmp -s "$COMP" "$T/inst/usr/share/bash-completion/completions/ujbd" \
 		|| die "the completion is not installed as share/bash-completion/completions/ujbd"
