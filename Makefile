@@ -5,7 +5,8 @@
 #   make check      every test (installs missing Debian packages first)
 #   make asan|tsan  the unit tests under ASan+UBSan / TSan
 #   make fuzz       the libFuzzer target (clang)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (the tool, the library, headers,
+#                   pkg-config, man pages, bash completion)
 # Sources are found by wildcard: src/<layer>/*.c make the library,
 # tools/*.c the ujbd binary, tests/<layer>/test_*.c one test program each,
 # tests/<layer>/*.sh shell tests. Quiet ("  CC src/x.c"); V=1 shows the commands.
@@ -59,7 +60,7 @@ Q := @
 quiet = @printf '  %-6s %s\n'
 endif
 
-.PHONY: all run tour check unit asan tsan fuzz install clean deps tests
+.PHONY: all run tour check unit asan tsan fuzz install install-completion clean deps tests
 all: $(STATIC) $(SHARED) $(UJBD) $(EX_BIN)
 
 deps:
@@ -112,11 +113,16 @@ check: deps
 	@$(MAKE) --no-print-directory all tests
 	@$(MAKE) --no-print-directory unit
 
-# The whole lab with the default seed: the tables on stdout, progress on
-# stderr when it is a terminal.
+# The whole lab with the default seed: the build in one quiet line per file
+# (V=1: the commands), the tables on stdout, progress on stderr when it is a
+# terminal, then what to try next.
 run: deps
 	@$(MAKE) --no-print-directory all
 	@$(UJBD) lab
+	@echo
+	@echo "next: $(UJBD) lab --out=DIR writes these tables as CSV, JSON, plots and report.html;"
+	@echo "      $(UJBD) lab --list names the scenarios and variants (--scenario=NAME runs one);"
+	@echo "      make tour walks through the tools; $(UJBD) help lists the verbs."
 
 tour: deps
 	@$(MAKE) --no-print-directory all
@@ -155,6 +161,12 @@ install: all
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/ujbd.pc
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+	@$(MAKE) --no-print-directory install-completion
+
+# bash completion, where bash-completion loads it on demand
+install-completion:
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 tools/ujbd.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ujbd
 
 clean:
 	rm -rf build

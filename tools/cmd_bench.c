@@ -11,7 +11,8 @@
  * side and computes the ratios.
  *
  * Files: a fresh directory ujbd-bench.XXXXXX under --dir (default $TMPDIR or
- * /tmp), removed at the end. Layouts (--layout):
+ * /tmp), removed at the end, and on SIGINT, SIGTERM or SIGHUP (the
+ * handler below). Layouts (--layout):
  *   one-file   (default) one file "image": the journal as a region at its
  *              start (blocks [0, journal)), the data blocks after it, as an
  *              ext4 image's internal journal is: one device, one queue, so
@@ -28,12 +29,14 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "target/target.h"
 #include "lab/workload.h"
 #include "ujbd/dev.h"
 #include "ujbd/rt.h"
@@ -48,6 +51,7 @@
 static const char *const kind_names[] = { "fsync-loop", "group-commit",
 					  "handles" };
 static const char *const mode_names[] = { "ordered", "journal", "writeback" };
+static const char *const wake_names[] = { "needed", "always" };
 enum bench_layout { BL_ONE_FILE, BL_TWO_FILES };
 static const char *const layout_names[] = { "one-file", "two-files" };
 
@@ -64,6 +68,10 @@ struct bench_cfg {
 	enum bench_layout layout;
 	uint64_t journal_mb;
 	unsigned clean_fsyncs;    /* extra fsyncs of an already committed tid */
+	/* for refusing what means nothing: the first option given that sets up
+	 * the journal (the baseline has none), and the first about fsync
+	 * (handles does none) */
+	const char *journal_opt, *fsync_opt;
 };
 
 struct bench {
@@ -76,15 +84,31 @@ struct bench {
 	struct lab_jload b_load;   /* what the threads measured */
 	struct ujbd_stats b_stats;
 	int b_err;
+	bool b_err_sys;            /* b_err is a system call's (files), not the journal's */
 	char b_err_msg[8600];
 };
 
-static void bench_fail(struct bench *b, int err, const char *fmt, const char *what)
+static void bench_fail_as(struct bench *b, int err, bool sys, const char *fmt,
+			  const char *what)
 {
 	if (b->b_err)
 		return;
 	b->b_err = err;
-	snprintf(b->b_err_msg, sizeof(b->b_err_msg), fmt, what, ujbd_strerror(err));
+	b->b_err_sys = sys;
+	snprintf(b->b_err_msg, sizeof(b->b_err_msg), fmt, what,
+		 sys ? target_strerror(err) : ujbd_strerror(err));
+}
+
+/* The journal's error (ujbd_strerror's words). */
+static void bench_fail(struct bench *b, int err, const char *fmt, const char *what)
+{
+	bench_fail_as(b, err, false, fmt, what);
+}
+
+/* A file's error: the system's words, and its exit status. */
+static void bench_fail_sys(struct bench *b, int err, const char *fmt, const char *what)
+{
+	bench_fail_as(b, err, true, fmt, what);
 }
 
 /* ---- files --------------------------------------------------------------- */
@@ -121,6 +145,59 @@ static void path_in(const struct bench *b, char *out, size_t len, const char *na
 	snprintf(out, len, "%s/%s", b->b_dir, name);
 }
 
+/*
+ * What a run may create, one list for the normal end and for a signal: a
+ * run stopped by ^C or kill(1) must not leave its files (32 MiB and more)
+ * behind. The handler removes them with async-signal-safe calls only
+ * (unlinkat, rmdir), then dies of the signal as it would have. A signal
+ * the caller ignores (a background job of a script) stays ignored.
+ */
+static const int bench_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+static struct {
+	int dirfd;                        /* the run's directory */
+	char dir[4096];
+	char names[3 + BENCH_MAX_THREADS][16];
+	unsigned n;
+	struct sigaction old[3];
+	bool installed[3];
+} bench_files = { .dirfd = -1 };
+
+static void bench_remove_files(void)
+{
+	for (unsigned i = 0; i < bench_files.n; i++)
+		unlinkat(bench_files.dirfd, bench_files.names[i], 0);
+	rmdir(bench_files.dir);
+}
+
+static void bench_on_signal(int sig)
+{
+	bench_remove_files();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* List the run's files (before any exists) and take the signals. */
+static void bench_files_init(const struct bench *b)
+{
+	static const char *const names[] = { "journal", "data", "image" };
+	struct sigaction sa = { .sa_handler = bench_on_signal };
+
+	snprintf(bench_files.dir, sizeof(bench_files.dir), "%s", b->b_dir);
+	bench_files.dirfd = open(b->b_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (unsigned i = 0; i < 3; i++)
+		snprintf(bench_files.names[bench_files.n++], 16, "%s", names[i]);
+	for (unsigned i = 0; i < b->b_cfg.threads; i++)
+		snprintf(bench_files.names[bench_files.n++], 16, "base.%u", i);
+	sigemptyset(&sa.sa_mask);
+	for (unsigned i = 0; i < 3; i++) {
+		struct sigaction cur;
+
+		if (sigaction(bench_sigs[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+			bench_files.installed[i] = sigaction(bench_sigs[i], &sa,
+							     &bench_files.old[i]) == 0;
+	}
+}
+
 static int bench_mkdir(struct bench *b)
 {
 	const char *base = b->b_cfg.dir;
@@ -130,30 +207,24 @@ static int bench_mkdir(struct bench *b)
 	snprintf(b->b_dir, sizeof(b->b_dir), "%s/ujbd-bench.XXXXXX", base);
 	if (!mkdtemp(b->b_dir)) {
 		int err = -errno;
-		bench_fail(b, err, "cannot create a directory in '%s': %s", base);
+		bench_fail_sys(b, err, "cannot create a directory in '%s': %s", base);
 		return err;
 	}
+	bench_files_init(b);
 	return 0;
 }
 
-/* Remove what the run created: its files, then its directory. */
-static void bench_rmdir(struct bench *b)
+/* Remove what the run created: its files, then its directory; give the
+ * signals back. */
+static void bench_rmdir(void)
 {
-	char p[4200];
-
-	static const char *const names[] = { "journal", "data", "image" };
-
-	for (unsigned i = 0; i < 3; i++) {
-		path_in(b, p, sizeof(p), names[i]);
-		unlink(p);
-	}
-	for (unsigned i = 0; i < b->b_cfg.threads; i++) {
-		char name[32];
-		snprintf(name, sizeof(name), "base.%u", i);
-		path_in(b, p, sizeof(p), name);
-		unlink(p);
-	}
-	rmdir(b->b_dir);
+	bench_remove_files();
+	for (unsigned i = 0; i < 3; i++)
+		if (bench_files.installed[i])
+			sigaction(bench_sigs[i], &bench_files.old[i], NULL);
+	if (bench_files.dirfd >= 0)
+		close(bench_files.dirfd);
+	bench_files.dirfd = -1;
 }
 
 /* ---- the journal ---------------------------------------------------------- */
@@ -169,7 +240,7 @@ static int bench_file(struct bench *b, const char *name, uint64_t nblocks, unsig
 	path_in(b, p, sizeof(p), name);
 	err = file_fill(p, nblocks * BENCH_BS, NULL);
 	if (err)
-		bench_fail(b, err, "cannot create '%s': %s", p);
+		bench_fail_sys(b, err, "cannot create '%s': %s", p);
 	snprintf(b->b_model[i], sizeof(b->b_model[i]), "file:%s", p);
 	sp->disks[i] = (struct stack_disk_spec){ b->b_model[i], NULL, 0 };
 	return err;
@@ -253,7 +324,7 @@ static int bench_open_baseline(struct bench *b)
 		path_in(b, p, sizeof(p), name);
 		err = file_fill(p, (uint64_t)BENCH_SPAN * BENCH_BS, &b->b_fds[i]);
 		if (err)
-			return bench_fail(b, err, "cannot create '%s': %s", p), err;
+			return bench_fail_sys(b, err, "cannot create '%s': %s", p), err;
 	}
 	return 0;
 }
@@ -319,6 +390,10 @@ static void report(const struct bench *b)
 		.threads = c->threads, .iterations = c->iterations,
 		.baseline = c->baseline, .json = c->json,
 		.stats = &b->b_stats, .with_stats = c->stats,
+		.journal_mb = c->journal_mb, .wake = wake_names[c->wake],
+		.under_commit = ujbd_under_commit_name(c->under_commit),
+		.async_commit = c->async_commit, .caller_commit = c->caller_commit,
+		.sync_handles = c->sync_handles, .clean_fsyncs = c->clean_fsyncs,
 	};
 
 	lab_jload_print(stdout, &rep, &b->b_load);
@@ -348,7 +423,8 @@ static void usage(FILE *f)
 "                     journal) or two-files (a journal file and a data file)\n"
 "  --baseline         the plain-file baseline instead: pwrite+fdatasync of a\n"
 "                     block (fsync-loop), per thread on its own file\n"
-"                     (group-commit); handles has none\n"
+"                     (group-commit); handles has none. The options below\n"
+"                     (but --fsync) set up the journal: refused with it\n"
 "  --fsync            the baseline calls fsync(2) instead of fdatasync(2) (on\n"
 "                     ext4 that commits the mtime change through jbd2)\n"
 "  --wake=POLICY      commit-thread wakeups: needed (default) or always\n"
@@ -359,32 +435,21 @@ static void usage(FILE *f)
 "  --caller-commit    an fsync commits on its own thread when no commit runs\n"
 "                     (ujbd_opts.caller_commit) instead of through kjournald\n"
 "  --sync-handles     fsync through sync handles (with batching) instead of\n"
-"                     commit tid + wait tid\n"
+"                     commit tid + wait tid. Neither this nor\n"
+"                     --caller-commit applies to handles (no fsync)\n"
 "  --clean-fsyncs=N   after each fsync, N more of the same, already committed\n"
 "                     tid (a file with nothing new; seed 002's wakeups)\n"
 "  --journal-mb=N     journal size in MiB (32)\n"
 "  --json             one JSON object: ops_per_s, latency_us {avg, p50, p99,\n"
-"                     max}, wakeups, useless_wakeups (+ stats with --stats)\n"
+"                     max}, wakeups, useless_wakeups, the configuration\n"
+"                     (+ stats with --stats; keys: docs/tool.md)\n"
 "  --stats            also print the journal's info file (ujbd_stats_format)\n"
 "                     and latency per cause\n"
 "  --help             this text\n"
 "\n"
-"exit status: 0 done, 1 the journal failed, 2 bad arguments, 3 I/O error\n");
-}
-
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
+"The report names the whole configuration (text and JSON).\n"
+"exit status: 0 done, 1 the journal failed or --dir is missing, 2 bad\n"
+"arguments, 3 I/O error\n");
 }
 
 static int pick(const char *s, const char *const *names, unsigned n)
@@ -398,24 +463,23 @@ static int pick(const char *s, const char *const *names, unsigned n)
 /* Parse into c. 1: --help; 0: run; -EINVAL: a message was printed. */
 static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 {
-	static const char *const wakes[] = { "needed", "always" };
 	uint64_t v;
 	int k;
 
 	switch (ch) {
 	case 'd': c->dir = optarg; return 0;
 	case 'n':
-		if (parse_u64(optarg, 1, BENCH_MAX_ITER, &c->iterations) == 0)
+		if (cli_parse_u64(optarg, 1, BENCH_MAX_ITER, &c->iterations) == 0)
 			return 0;
 		cli_err(verb, "bad --iterations '%s' (1..%llu)", optarg, BENCH_MAX_ITER);
 		return -EINVAL;
 	case 't':
-		if (parse_u64(optarg, 1, BENCH_MAX_THREADS, &v) == 0)
+		if (cli_parse_u64(optarg, 1, BENCH_MAX_THREADS, &v) == 0)
 			return c->threads = (unsigned)v, 0;
 		cli_err(verb, "bad --threads '%s' (1..%d)", optarg, BENCH_MAX_THREADS);
 		return -EINVAL;
 	case 'J':
-		if (parse_u64(optarg, 1, 65536, &c->journal_mb) == 0)
+		if (cli_parse_u64(optarg, 1, 65536, &c->journal_mb) == 0)
 			return 0;
 		cli_err(verb, "bad --journal-mb '%s' (1..65536)", optarg);
 		return -EINVAL;
@@ -425,7 +489,7 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 		cli_err(verb, "unknown data mode '%s' (ordered, journal or writeback)", optarg);
 		return -EINVAL;
 	case 'w':
-		if ((k = pick(optarg, wakes, 2)) >= 0)
+		if ((k = pick(optarg, wake_names, 2)) >= 0)
 			return c->wake = (enum ujbd_wake_policy)k, 0;
 		cli_err(verb, "unknown wake policy '%s' (needed or always)", optarg);
 		return -EINVAL;
@@ -447,18 +511,61 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 	case 'C': c->caller_commit = true; return 0;
 	case 'f': c->use_fsync = true; return 0;
 	case 'c':
-		if (parse_u64(optarg, 0, 1000, &v) == 0)
+		if (cli_parse_u64(optarg, 0, 1000, &v) == 0)
 			return c->clean_fsyncs = (unsigned)v, 0;
 		cli_err(verb, "bad --clean-fsyncs '%s' (0..1000)", optarg);
 		return -EINVAL;
 	case 'h': return 1;
-	case ':':
-		cli_err(verb, "option '%s' needs a value", optarg ? optarg : "?");
-		return -EINVAL;
 	default:
 		cli_err(verb, "unknown option (ujbd bench --help lists them)");
 		return -EINVAL;
 	}
+}
+
+/* Note the options that mean nothing without a journal, or without fsync. */
+static void note_opt(struct bench_cfg *c, int ch, const struct option *opts)
+{
+	const char *name = NULL;
+
+	for (; opts->name && !name; opts++)
+		if (opts->val == ch)
+			name = opts->name;
+	if (strchr("mwULJsaSCc", ch) && !c->journal_opt)
+		c->journal_opt = name;
+	if (strchr("SC", ch) && !c->fsync_opt)
+		c->fsync_opt = name;
+}
+
+/* Refuse combinations that mean nothing; 0 or -EINVAL (message printed). */
+static int check_args(struct bench_cfg *c, const char *verb)
+{
+	if (c->kind == LAB_JLOAD_HANDLES && c->baseline) {
+		cli_err(verb, "handles has no baseline (it measures the CPU path only)");
+		return -EINVAL;
+	}
+	if (c->baseline && c->journal_opt) {
+		cli_err(verb, "--%s means nothing with --baseline (plain files, no journal)",
+			c->journal_opt);
+		return -EINVAL;
+	}
+	if (c->kind == LAB_JLOAD_HANDLES && c->fsync_opt) {
+		cli_err(verb, "--%s means nothing for handles (it never fsyncs)", c->fsync_opt);
+		return -EINVAL;
+	}
+	if (c->clean_fsyncs && (c->sync_handles || c->kind == LAB_JLOAD_HANDLES)) {
+		cli_err(verb, "--clean-fsyncs applies to ujbd's fsync-loop and group-commit "
+			"without --sync-handles");
+		return -EINVAL;
+	}
+	if (c->use_fsync && !c->baseline) {
+		cli_err(verb, "--fsync applies to --baseline only");
+		return -EINVAL;
+	}
+	if (c->kind == LAB_JLOAD_FSYNC_LOOP && c->threads > 1) {
+		cli_err(verb, "fsync-loop runs one thread (group-commit runs several)");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int parse_args(struct bench_cfg *c, int argc, char **argv)
@@ -487,14 +594,14 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 	static const unsigned thr_default[] = { 1, 16, 1 };
 	int ch, k, r;
 
-	opterr = 0;
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (ch == ':' || ch == '?')
-			optarg = argv[optind - 1];
+	while ((ch = cli_getopt(argc, argv, "h", opts)) != -1) {
+		if (ch == '?')
+			return -EINVAL; /* cli_getopt said why */
 		r = parse_opt(c, ch, argv[0]);
 		if (r)
 			return r;
+		note_opt(c, ch, opts);
 	}
 	if (optind != argc - 1) {
 		cli_err(argv[0], optind >= argc ? "which benchmark? (fsync-loop, "
@@ -507,23 +614,8 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 		return -EINVAL;
 	}
 	c->kind = (enum lab_jload_kind)k;
-	if (c->kind == LAB_JLOAD_HANDLES && c->baseline) {
-		cli_err(argv[0], "handles has no baseline (it measures the CPU path only)");
+	if (check_args(c, argv[0]))
 		return -EINVAL;
-	}
-	if (c->clean_fsyncs && (c->baseline || c->sync_handles || c->kind == LAB_JLOAD_HANDLES)) {
-		cli_err(argv[0], "--clean-fsyncs applies to ujbd's fsync-loop and group-commit "
-			"without --sync-handles");
-		return -EINVAL;
-	}
-	if (c->use_fsync && !c->baseline) {
-		cli_err(argv[0], "--fsync applies to --baseline only");
-		return -EINVAL;
-	}
-	if (c->kind == LAB_JLOAD_FSYNC_LOOP && c->threads > 1) {
-		cli_err(argv[0], "fsync-loop runs one thread (group-commit runs several)");
-		return -EINVAL;
-	}
 	if (!c->iterations)
 		c->iterations = iter_default[k];
 	if (!c->threads)
@@ -558,13 +650,15 @@ int cmd_bench(int argc, char **argv)
 		b->b_fds[i] = -1;
 	if (bench_mkdir(b) == 0) {
 		bench_world(b);
-		bench_rmdir(b);
+		bench_rmdir();
 	}
 	if (b->b_err) {
 		cli_err(argv[0], "%s", b->b_err_msg);
-		status = b->b_err == -EIO ? EXIT_IO : EXIT_INVALID;
+		status = b->b_err_sys ? target_exit_status(b->b_err) :
+			 b->b_err == -EIO ? EXIT_IO : EXIT_INVALID;
 	} else {
 		report(b);
+		cli_json_done();
 	}
 out:
 	free(b->b_fds);

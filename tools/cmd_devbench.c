@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "target.h"
 #include "lab/workload.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
@@ -52,6 +53,7 @@ struct bench_cfg {
 	bool sim_world;
 	bool json;
 	bool direct;
+	bool force;               /* write-flush may overwrite a file that holds data */
 	/* the block layer: used when any of these is given */
 	bool use_blk;
 	enum blk_elevator elevator;   /* cfq, the default of 2.6.18-2.6.32 */
@@ -76,6 +78,7 @@ struct bench {
 	struct lab_devload b_load; /* what the threads measured */
 	int b_err;                /* first error, negative errno */
 	const char *b_err_what;
+	const char *b_err_subject; /* what b_err_what is about; NULL: the disk */
 	char b_err_msg[256];      /* b_err_what from the stack */
 	bool b_err_usage;         /* the error is the arguments' fault */
 	char b_name[64];          /* the disk's name for the report */
@@ -171,8 +174,10 @@ static void bench_run(void *arg)
 	if (c->use_blk) {
 		b->b_err = bench_queue_open(b);
 		if (b->b_err) {
-			b->b_err_what = b->b_trace || !c->trace_path ?
-				"cannot set up the block queue" : "cannot write the trace";
+			bool trace = !b->b_trace && c->trace_path;
+
+			b->b_err_what = trace ? "cannot write the trace" : "cannot set up the block queue";
+			b->b_err_subject = trace ? c->trace_path : NULL;
 			goto out;
 		}
 	}
@@ -183,6 +188,7 @@ static void bench_run(void *arg)
 		if (!err && cerr) {
 			b->b_err = cerr;
 			b->b_err_what = "cannot write the trace";
+			b->b_err_subject = c->trace_path;
 		}
 	}
 	if (err < 0) {
@@ -243,15 +249,15 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ujbd devbench [--disk=%s|mem|file:PATH] [--pattern=seq|rand|write-flush]\n"
 		"                     [--bs=SIZE] [--ops=N] [--seed=S] [--world=sim|real]\n"
-		"                     [--size=SIZE] [--direct] [--json]\n"
+		"                     [--size=SIZE] [--direct] [--force] [--json]\n"
 		"                     [--elevator=%s] [--threads=N]\n"
 		"                     [--ioprio=CLASS:LEVEL[,CLASS:LEVEL...]] [--trace=FILE]\n"
 		"                     [--GROUP=NAME=VALUE[,NAME=VALUE...]] [--params [--json]]\n"
 		"\n"
 		"Run N I/Os, one at a time, and report IOPS, MB/s and latency.\n"
 		"  --disk     a simulated disk model, mem (RAM), or file:PATH (a regular\n"
-		"             file, created and sized if missing, or a block device);\n"
-		"             default hdd. Models:\n", models, elvs);
+		"             file, created and sized if missing for write-flush, or a\n"
+		"             block device); default hdd. Models:\n", models, elvs);
 	for (size_t i = 0; i < dev_model_count(); i++)
 		fprintf(f, "               %-8s %s\n", dev_model_at(i)->m_name, dev_model_at(i)->m_help);
 	fprintf(f,
@@ -263,9 +269,12 @@ static void usage(FILE *f)
 		"  --seed     seed of the sim world and of the random offsets; default 1\n"
 		"  --world    sim (virtual time: same seed, same output) or real (real\n"
 		"             sleeps for a simulated disk); default sim, real for file:\n"
-		"  --size     disk size; default the model's (see --params), 256M for\n"
-		"             a file that must be created or is smaller\n"
+		"  --size     disk size; default the model's (see --params); write-flush:\n"
+		"             256M for a file that must be created or is smaller\n"
 		"  --direct   file: open with O_DIRECT (4 KiB blocks)\n"
+		"  --force    write-flush on a file that holds data (any non-zero byte\n"
+		"             where it writes, a journal, a file system): without it,\n"
+		"             refused. seq and rand never create, grow or write a file\n"
 		"  --json     one JSON object: iops, mb_s, latency_us {avg, p50, p99, max}\n"
 		"\n"
 		"Through ujbd's block layer (any of the options below): bios go\n"
@@ -291,23 +300,13 @@ static void usage(FILE *f)
 		"             an elevator or queue group uses the block layer). Groups:\n"
 		"            ", dev_model_count() ? dev_model_at(0)->m_name : "hdd");
 	for (size_t i = 0; i < stack_group_count(); i++)
-		fprintf(f, " %s", stack_group_at(i));
+		fprintf(f, " --%s", stack_group_at(i));
 	fprintf(f,
 		"\n"
 		"  --params   print every group's table (with --json: one JSON object)\n"
 		"\n"
-		"exit status: 0 ok, 2 bad arguments, 3 I/O error\n");
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end ? -EINVAL : 0;
+		"exit status: 0 ok, 1 the file is missing or holds data, 2 bad arguments,\n"
+		"3 I/O error\n");
 }
 
 /* "rt:4,be:4,idle" into c->ioprio[]. */
@@ -345,6 +344,7 @@ static struct option *bench_options(void)
 		{ "world", required_argument, NULL, 'w' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "direct", no_argument, NULL, 'D' },
+		{ "force", no_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "elevator", required_argument, NULL, 'e' },
 		{ "threads", required_argument, NULL, 't' },
@@ -402,16 +402,10 @@ static int bench_args(int argc, char **argv, struct bench_cfg *c, bool *world_se
 		cli_err(argv[0], "out of memory");
 		return -ENOMEM;
 	}
-	opterr = 0;
 	optind = 0;
-	while (!rc && (ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (ch == ':') {
-			cli_err(argv[0], "option '%s' needs a value", argv[optind - 1]);
-			rc = -EINVAL;
-		} else if (ch == '?') {
-			cli_err(argv[0], "unknown option '%s' (ujbd devbench --help)",
-				argv[optind - 1]);
-			rc = -EINVAL;
+	while (!rc && (ch = cli_getopt(argc, argv, "h", opts)) != -1) {
+		if (ch == '?') {
+			rc = -EINVAL; /* cli_getopt said why */
 		} else if (ch >= OPT_GROUP) {
 			rc = bench_group_opt(argv[0], c, stack_group_at((size_t)(ch - OPT_GROUP)),
 					     optarg);
@@ -462,14 +456,14 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		c->bs = (uint32_t)v;
 		break;
 	case 'n':
-		if (parse_u64(arg, &v) || v == 0 || v > BENCH_MAX_OPS) {
+		if (cli_parse_u64(arg, 1, BENCH_MAX_OPS, &v)) {
 			cli_err(verb, "bad --ops '%s' (1 to %llu)", arg, BENCH_MAX_OPS);
 			return -EINVAL;
 		}
 		c->ops = v;
 		break;
 	case 's':
-		if (parse_u64(arg, &c->seed)) {
+		if (cli_parse_u64(arg, 0, UINT64_MAX, &c->seed)) {
 			cli_err(verb, "bad --seed '%s' (an unsigned integer)", arg);
 			return -EINVAL;
 		}
@@ -491,6 +485,9 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 	case 'D':
 		c->direct = true;
 		break;
+	case 'F':
+		c->force = true;
+		break;
 	case 'j':
 		c->json = true;
 		break;
@@ -506,7 +503,7 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		c->use_blk = true;
 		break;
 	case 't':
-		if (parse_u64(arg, &v) || v == 0 || v > LAB_DEVLOAD_MAX_THREADS) {
+		if (cli_parse_u64(arg, 1, LAB_DEVLOAD_MAX_THREADS, &v)) {
 			cli_err(verb, "bad --threads '%s' (1 to %d)", arg,
 				LAB_DEVLOAD_MAX_THREADS);
 			return -EINVAL;
@@ -552,6 +549,11 @@ static int bench_check(const char *verb, struct bench_cfg *c, bool world_set)
 		cli_err(verb, "--direct needs --bs to be a multiple of 4k");
 		return -EINVAL;
 	}
+	if (file && c->pattern != LAB_DEVLOAD_WRITE_FLUSH && c->size) {
+		cli_err(verb, "--size: a read pattern reads '%s' as it is (it never creates, "
+			"grows or writes a file)", c->disk + 5);
+		return -EINVAL;
+	}
 	if (!c->threads)
 		c->threads = c->nioprio > 1 ? c->nioprio : 1;
 	if (c->nioprio > 1 && c->nioprio != c->threads) {
@@ -570,11 +572,13 @@ static int bench_spec(const char *verb, struct bench *b, struct stack_spec *sp)
 	bool file = !strncmp(c->disk, "file:", 5);
 	char err[256];
 
+	bool writes = c->pattern == LAB_DEVLOAD_WRITE_FLUSH;
+
 	stack_spec_default(sp);
 	sp->world = c->sim_world ? RT_WORLD_SIM : RT_WORLD_REAL;
 	sp->seed = c->seed;
 	sp->disks[0].model = c->disk;
-	sp->disks[0].size = c->size ? c->size : file ? BENCH_FILE_SIZE : 0;
+	sp->disks[0].size = c->size ? c->size : file && writes ? BENCH_FILE_SIZE : 0;
 	if (c->use_blk) {
 		sp->queues[0].elevator = blk_elevator_name(c->elevator);
 		if (c->trace_path) {
@@ -587,6 +591,10 @@ static int bench_spec(const char *verb, struct bench *b, struct stack_spec *sp)
 	for (unsigned i = 0; i < c->ngrp; i++)
 		if (stack_spec_set_group(sp, c->grp_name[i], c->grp_list[i], err, sizeof(err)))
 			goto fail;
+	/* last, so no --file=... undoes it: a read pattern never writes a file */
+	if (file && !writes &&
+	    stack_spec_set_group(sp, "file", "read_only=1,create=0", err, sizeof(err)))
+		goto fail;
 	return 0;
 fail:
 	cli_err(verb, "%s", err);
@@ -638,6 +646,7 @@ int cmd_devbench(int argc, char **argv)
 		goto out;
 	}
 	if (b->b_cfg.params) {
+		cli_json_done();
 		if (stack_params_print(stdout, b->b_cfg.json) < 0)
 			status = EXIT_IO;
 		goto out;
@@ -645,6 +654,13 @@ int cmd_devbench(int argc, char **argv)
 	if (bench_spec(argv[0], b, &spec) < 0) {
 		status = EXIT_USAGE;
 		goto out;
+	}
+	/* write-flush writes ops blocks from the start of a file (mke2fs's rule) */
+	if (!strncmp(b->b_cfg.disk, "file:", 5) && b->b_cfg.pattern == LAB_DEVLOAD_WRITE_FLUSH) {
+		status = target_may_overwrite(argv[0], b->b_cfg.disk + 5,
+					      b->b_cfg.ops * b->b_cfg.bs, b->b_cfg.force);
+		if (status)
+			goto out;
 	}
 	rc = bench_world(b, &spec);
 	if (rc < 0 || b->b_err) {
@@ -655,11 +671,13 @@ int cmd_devbench(int argc, char **argv)
 			status = EXIT_USAGE;
 		} else {
 			cli_err(argv[0], "%s '%s': %s", b->b_err_what ? b->b_err_what : "cannot run",
-				b->b_cfg.disk, strerror(-err));
-			status = EXIT_IO;
+				b->b_err_subject ? b->b_err_subject : b->b_cfg.disk,
+				target_strerror(err));
+			status = target_exit_status(err);
 		}
 		goto out;
 	}
+	cli_json_done();
 	if (bench_report(b) < 0)
 		status = EXIT_IO;
 out:

@@ -1,9 +1,11 @@
 /*
  * ujbd format JOURNAL --size=SIZE [--block-size=N] [--csum=none|v1|v2|v3]
- *              [--64bit] [--uuid=UUID]
+ *              [--64bit] [--uuid=UUID] [--force]
  *
  * Create a standalone jbd2 journal: superblock in block 0, log from block 1,
- * the log zeroed so nothing stale can be mistaken for a transaction.
+ * the log zeroed so nothing stale can be mistaken for a transaction. Like
+ * mke2fs, it overwrites nothing that holds data (a journal, a file system,
+ * any non-zero byte where the journal goes) unless given --force.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,26 +17,48 @@
 #include "cli.h"
 #include "target.h"
 
+/* What jbd2 takes (JBD2_MIN_BLOCKSIZE..JBD2_MAX_BLOCKSIZE, a power of two):
+ * the one set the help, the error and ujbd(1) name. */
+#define BLOCK_SIZES "1024, 2048, 4096, 8192, 16384, 32768 or 65536 (or 1k ... 64k)"
+
 static void format_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ujbd format JOURNAL --size=SIZE [--block-size=1024|2048|4096]\n"
-		"                   [--csum=none|v2|v3] [--64bit] [--uuid=UUID]\n"
+		"usage: ujbd format JOURNAL --size=SIZE [--block-size=N] [--csum=none|v1|v2|v3]\n"
+		"                   [--64bit] [--uuid=UUID] [--force] [--json]\n"
 		"Create a standalone jbd2 journal file (created if missing).\n"
 		"  --size=SIZE        journal size, e.g. 4M (k/M/G binary units); at least 16 blocks\n"
-		"  --block-size=N     journal block size, default 4096\n"
-		"  --csum=KIND        none, v2 or v3 (crc32c), default v3; v1 = COMPAT_CHECKSUM\n"
+		"  --block-size=N     journal block size, default 4096; one of\n"
+		"                     " BLOCK_SIZES "\n"
+		"  --csum=KIND        none, v1 (crc32 of commit blocks, COMPAT_CHECKSUM),\n"
+		"                     v2 or v3 (crc32c of every block), default v3\n"
 		"  --64bit            64-bit block numbers (INCOMPAT_64BIT)\n"
 		"  --uuid=UUID        journal UUID (seed of the checksums), default random\n"
-		"exit status: 0 ok, 1 invalid input, 2 usage error, 3 I/O error\n");
+		"  --force            overwrite JOURNAL even if it holds data (a journal, with\n"
+		"                     or without unreplayed transactions, a file system, any\n"
+		"                     non-zero byte); without it such a JOURNAL is refused\n"
+		"  --json             print one JSON object (keys: docs/tool.md)\n"
+		"exit status: 0 ok, 1 invalid input or JOURNAL holds data, 2 usage error,\n"
+		"3 I/O error\n");
 }
+
+static int parse_block_size(const char *s, uint32_t *bs)
+{
+	uint64_t v;
+
+	if (dev_parse_size(s, &v) || v < JBD2_MIN_BLOCKSIZE || v > JBD2_MAX_BLOCKSIZE ||
+	    (v & (v - 1)))
+		return -EINVAL;
+	*bs = (uint32_t)v;
+	return 0;
+}
+
+static const char *const csum_names[] = { "none", "v1", "v2", "v3" };
 
 static int parse_csum(const char *s, enum jbd_csum_kind *k)
 {
-	static const char *names[] = { "none", "v1", "v2", "v3" };
-
 	for (int i = 0; i < 4; i++)
-		if (!strcmp(s, names[i])) {
+		if (!strcmp(s, csum_names[i])) {
 			*k = (enum jbd_csum_kind)i;
 			return 0;
 		}
@@ -46,6 +70,8 @@ struct format_args {
 	uint64_t size;
 	struct jbd_format_opts o;
 	bool have_uuid;
+	bool force;
+	bool json;
 };
 
 static int format_parse(int argc, char **argv, struct format_args *a)
@@ -53,14 +79,15 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 	static const struct option opts[] = {
 		{ "size", required_argument, NULL, 's' }, { "block-size", required_argument, NULL, 'b' },
 		{ "csum", required_argument, NULL, 'c' }, { "64bit", no_argument, NULL, '6' },
-		{ "uuid", required_argument, NULL, 'u' }, { "help", no_argument, NULL, 'h' },
+		{ "uuid", required_argument, NULL, 'u' }, { "force", no_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'J' },       { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	a->o.blocksize = 4096;
 	a->o.csum = JBD_CSUM_KIND_V3;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 's':
 			if (dev_parse_size(optarg, &a->size) || !a->size) {
@@ -68,24 +95,22 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'b': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*end || (v != 1024 && v != 2048 && v != 4096 && v != 8192 &&
-				     v != 16384 && v != 32768 && v != 65536)) {
-				cli_err(argv[0], "bad block size: '%s': expected 1024, 2048 or 4096", optarg);
+		case 'b':
+			if (parse_block_size(optarg, &a->o.blocksize)) {
+				cli_err(argv[0], "bad block size: '%s': expected " BLOCK_SIZES, optarg);
 				return EXIT_USAGE;
 			}
-			a->o.blocksize = (uint32_t)v;
 			break;
-		}
 		case 'c':
 			if (parse_csum(optarg, &a->o.csum)) {
-				cli_err(argv[0], "bad checksum kind: '%s': expected none, v2 or v3", optarg);
+				cli_err(argv[0], "bad checksum kind: '%s': expected none, v1, v2 or v3",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case '6': a->o.is64 = true; break;
+		case 'f': a->force = true; break;
+		case 'J': a->json = true; break;
 		case 'u':
 			if (target_uuid_parse(optarg, a->o.uuid)) {
 				cli_err(argv[0], "bad uuid: '%s': expected 8-4-4-4-12 hex digits", optarg);
@@ -94,14 +119,13 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 			a->have_uuid = true;
 			break;
 		case 'h': format_usage(stdout); return -1;
-		default: format_usage(stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || !a->size) {
-		if (!a->size && optind == argc - 1)
-			cli_err(argv[0], "missing --size: '%s': the journal size is required", argv[optind]);
-		else
-			format_usage(stderr);
+	if (cli_one_operand(argc, argv, "JOURNAL"))
+		return EXIT_USAGE;
+	if (!a->size) {
+		cli_err(argv[0], "missing --size: '%s': the journal size is required", argv[optind]);
 		return EXIT_USAGE;
 	}
 	a->path = argv[optind];
@@ -116,22 +140,37 @@ static void random_uuid(uint8_t u[16])
 	u[8] = (uint8_t)((u[8] & 0x3F) | 0x80); /* RFC 4122 variant */
 }
 
-/* Never format over a file system by mistake. */
-static bool refuse_ext4(const char *verb, const char *path)
+/* --json: what was written, the features as the superblock now says them
+ * (read back, so the names are info's). */
+static int format_json(struct dev *d, const struct format_args *a)
 {
-	struct ext4_journal ej;
-	struct jbd_err err;
+	uint8_t *blk = malloc(a->o.blocksize);
+	struct jbd2_sb sb;
+	char u[40];
+	int rc = blk ? dev_pread(d, blk, a->o.blocksize, 0) : -ENOMEM;
 
-	if (ext4_probe(path, &ej, &err) || ej.kind == EXT4_NOT_EXT4)
-		return false; /* missing or unreadable: dev_file_open will say */
-	ext4_journal_release(&ej);
-	cli_err(verb, "refusing to format: '%s': it holds an ext2/3/4 file system", path);
-	return true;
+	if (rc) {
+		free(blk);
+		return rc;
+	}
+	memcpy(&sb, blk, sizeof(sb));
+	free(blk);
+	printf("{\"journal\":");
+	cli_json_str(stdout, a->path);
+	printf(",\"blocksize\":%u,\"maxlen\":%u,\"first\":%u,\"last\":%u,\"checksum\":\"%s\","
+	       "\"uuid\":\"%s\",\"features\":[", jbd_get_be32(sb.s_blocksize),
+	       jbd_get_be32(sb.s_maxlen), jbd_get_be32(sb.s_first), jbd_get_be32(sb.s_maxlen) - 1,
+	       csum_names[a->o.csum], target_uuid_str(sb.s_uuid, u));
+	target_print_features(stdout, &sb, ",", true);
+	printf("]}\n");
+	cli_json_done();
+	return 0;
 }
 
 int cmd_format(int argc, char **argv)
 {
 	struct format_args a = { 0 };
+	struct cli_progress progress;
 	struct dev_file_opts fo = { .create = true };
 	struct jbd_err err = { 0 };
 	struct dev *d;
@@ -148,23 +187,30 @@ int cmd_format(int argc, char **argv)
 			(unsigned long long)a.o.blocks, JBD_FORMAT_MIN_BLOCKS, UINT32_MAX);
 		return EXIT_USAGE;
 	}
-	if (refuse_ext4(argv[0], a.path))
-		return EXIT_INVALID;
+	rc = target_may_overwrite(argv[0], a.path, a.o.blocks * a.o.blocksize, a.force);
+	if (rc)
+		return rc;
 	fo.size = a.o.blocks * a.o.blocksize;
 	rc = dev_file_open(a.path, &fo, &d);
 	if (rc) {
-		cli_err(argv[0], "cannot open: '%s': %s", a.path, strerror(-rc));
+		cli_err(argv[0], "cannot open: '%s': %s", a.path, target_strerror(rc));
 		return target_exit_status(rc);
 	}
+	cli_progress_init(&progress, argv[0], "zeroing the log");
+	a.o.progress = cli_progress;
+	a.o.progress_arg = &progress;
 	rc = jbd_format(d, &a.o, &err);
+	if (!rc && a.json)
+		rc = format_json(d, &a);
 	dev_close(d);
 	if (rc) {
-		cli_err(argv[0], "cannot format: '%s': %s", a.path, err.msg);
+		cli_err(argv[0], "cannot format: '%s': %s", a.path, err.msg[0] ? err.msg :
+			target_strerror(rc));
 		return target_exit_status(rc);
 	}
-	printf("formatted '%s': %llu blocks of %u bytes, csum %s%s, uuid %s\n", a.path,
-	       (unsigned long long)a.o.blocks, a.o.blocksize,
-	       (const char *[]){ "none", "v1", "v2", "v3" }[a.o.csum], a.o.is64 ? ", 64bit" : "",
-	       target_uuid_str(a.o.uuid, u));
+	if (!a.json)
+		printf("formatted '%s': %llu blocks of %u bytes, csum %s%s, uuid %s\n", a.path,
+		       (unsigned long long)a.o.blocks, a.o.blocksize, csum_names[a.o.csum],
+		       a.o.is64 ? ", 64bit" : "", target_uuid_str(a.o.uuid, u));
 	return EXIT_OK;
 }

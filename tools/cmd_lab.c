@@ -8,8 +8,9 @@
  * list, so a new disk model, elevator or table needs no edit here.
  *
  * Exit statuses: 0 every selected variant ran; 1 a variant failed (the
- * report says which) or `lab fsck` found the image inconsistent; 2 usage;
- * 3 the report files could not be written (or fsck's image read).
+ * report says which), or `lab fsck` found the image inconsistent or
+ * missing; 2 usage; 3 the report files could not be written (or fsck's
+ * image read).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "target/target.h"
 #include "lab/fs.h"
 #include "lab/runner.h"
 #include "ujbd/dev.h"
@@ -54,13 +56,13 @@ static void usage(FILE *f)
 		"  --quick     a smoke run: seconds, not minutes (the tests use it)\n"
 		"  --json      one JSON document instead of the tables (docs/lab.md)\n"
 		"  --out       also write DIR: CSV, JSON, gnuplot plots, report.html\n"
-		"  -v          progress lines on stderr (default: when it is a terminal)\n"
+		"  -v, --verbose  progress lines on stderr (default: when it is a terminal)\n"
 		"  --list      the scenarios and their variants\n"
 		"  --params    every parameter group's table (with the given lists applied)\n"
 		"  --GROUP     set parameters of a group, e.g. --hdd=seek_avg_ms=9.5,rpm=5400;\n"
 		"              groups:");
 	for (size_t i = 0; i < lab_group_count(); i++)
-		fprintf(f, " %s", lab_group_at(i));
+		fprintf(f, " --%s", lab_group_at(i));
 	fprintf(f, "\n"
 		"\n"
 		"Exit status: 0 every variant ran, 1 a variant failed, 2 usage, 3 the\n"
@@ -163,13 +165,10 @@ static int parse_args(int argc, char **argv, struct lab_ctx *c, struct lab_args 
 		snprintf(msg, len, "out of memory");
 		return -ENOMEM;
 	}
-	opterr = 0;
 	optind = 1;
-	while (!rc && (opt = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		if (opt == '?' || opt == ':') {
-			snprintf(msg, len, "unknown option or missing value '%s' (ujbd lab --help)",
-				 argv[optind - 1]);
-			rc = -EINVAL;
+	while (!rc && (opt = cli_getopt(argc, argv, "vh", opts)) != -1) {
+		if (opt == '?') {
+			rc = -EINVAL; /* cli_getopt said why; msg stays empty */
 		} else {
 			rc = apply_option(opt == 'h' ? OPT_HELP : opt, optarg, c, a, msg, len);
 		}
@@ -218,6 +217,8 @@ static int run_lab(struct lab_ctx *c, const struct lab_args *a)
 		lab_progress(c, "lab: no scenario registered");
 	failed = lab_run_all(run);
 	rc = a->json ? lab_report_json(stdout, run) : lab_report_text(stdout, run);
+	if (a->json)
+		cli_json_done(); /* a failed variant is in the report */
 	if (!rc && a->out) {
 		rc = lab_report_dir(run, a->out, err, sizeof(err));
 		if (rc)
@@ -234,7 +235,7 @@ static int run_lab(struct lab_ctx *c, const struct lab_args *a)
 /*
  * `ujbd lab fsck IMAGE`: check a file-system model image (an unmounted or
  * recovered one, e.g. a crash test's) with lab_fsck. 0 clean, 1
- * inconsistent (the first problem on stderr), 2 usage, 3 I/O.
+ * inconsistent or not a file (the first problem on stderr), 2 usage, 3 I/O.
  */
 static int lab_fsck_cmd(int argc, char **argv)
 {
@@ -246,7 +247,7 @@ static int lab_fsck_cmd(int argc, char **argv)
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		printf("usage: ujbd lab fsck IMAGE\n\nCheck a lab file-system image (4 KiB "
 		       "blocks): bitmaps, inodes, directories,\nlink and free counts. Exit "
-		       "status: 0 clean, 1 inconsistent, 2 usage, 3 I/O.\n");
+		       "status: 0 clean, 1 inconsistent or missing, 2 usage, 3 I/O.\n");
 		return EXIT_OK;
 	}
 	if (argc != 2 || argv[1][0] == '-') {
@@ -255,8 +256,8 @@ static int lab_fsck_cmd(int argc, char **argv)
 	}
 	rc = dev_file_open(argv[1], &o, &d);
 	if (rc) {
-		cli_err("lab", "fsck: cannot open '%s': %s", argv[1], strerror(-rc));
-		return EXIT_IO;
+		cli_err("lab", "fsck: cannot open '%s': %s", argv[1], target_strerror(rc));
+		return target_exit_status(rc);
 	}
 	rc = lab_fsck(d, 4096, msg, sizeof(msg));
 	dev_close(d);
@@ -282,7 +283,8 @@ int cmd_lab(int argc, char **argv)
 		return EXIT_IO;
 	}
 	if (parse_args(argc, argv, c, &a, msg, sizeof(msg))) {
-		cli_err("lab", "%s", msg);
+		if (msg[0])
+			cli_err("lab", "%s", msg);
 		lab_ctx_free(c);
 		return EXIT_USAGE;
 	}
@@ -294,6 +296,7 @@ int cmd_lab(int argc, char **argv)
 		rc = EXIT_OK;
 	} else if (a.params) {
 		rc = lab_params_print(stdout, c, a.json) ? EXIT_IO : EXIT_OK;
+		cli_json_done();
 	} else {
 		lab_ctx_set_progress(c, (a.verbose || isatty(2)) ? stderr : NULL);
 		rc = run_lab(c, &a);

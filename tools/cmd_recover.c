@@ -49,6 +49,7 @@ static void report(const struct recover_args *a, const struct jbd_recover_result
 		       r->first_tid, r->end_tid, r->next_tid, r->head_block,
 		       r->nothing_to_do ? "true" : "false", a->dry ? "true" : "false",
 		       flag_cleared ? "true" : "false");
+		cli_json_done();
 		return;
 	}
 	if (r->nothing_to_do) {
@@ -76,21 +77,17 @@ static int recover_parse(int argc, char **argv, struct recover_args *a)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 'j': a->journal = optarg; break;
 		case 'd': a->data = optarg; break;
 		case 'n': a->dry = true; break;
 		case 'J': a->json = true; break;
 		case 'h': recover_usage(stdout); return -1;
-		default: recover_usage(stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		recover_usage(stderr);
-		return EXIT_USAGE;
-	}
-	return 0;
+	return cli_one_operand(argc, argv, "TARGET");
 }
 
 /* Replay, then clear needs_recovery (ext4) once the journal is empty. */

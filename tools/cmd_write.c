@@ -27,7 +27,8 @@ static void write_usage(FILE *f)
 		"                  [--revoke=N ...] [--json]\n"
 		"Append one committed transaction to TARGET's journal and leave it unreplayed\n"
 		"(needs_recovery set on ext4): block N gets FILE's content, FILE being exactly\n"
-		"one journal block long; --revoke=N adds a revoke record for block N.\n"
+		"one journal block long; --revoke=N adds a revoke record for block N. A block\n"
+		"is named once per transaction (--block and --revoke together).\n"
 		"  --journal=PATH  the external journal device of an ext4 TARGET\n"
 		"  --data=DEVICE   the data device of a standalone journal (bounds-checks N)\n"
 		"  --json          print one JSON object\n"
@@ -86,6 +87,40 @@ static int write_opt(const char *verb, int c, const char *arg, struct write_args
 	return 0;
 }
 
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* A transaction logs or revokes a block once (jbd2 cancels a revoke when it
+ * logs the block again, and logs each buffer once): a block named twice is
+ * a usage error, not the last one winning. 0 or EXIT_USAGE. */
+static int write_check_once(const char *verb, const struct write_args *a)
+{
+	size_t n = a->nitems + a->nrevokes;
+	uint64_t *all = malloc(n * sizeof(*all));
+	int rc = 0;
+
+	if (!all) {
+		cli_err(verb, "out of memory");
+		return EXIT_IO;
+	}
+	for (size_t i = 0; i < a->nitems; i++)
+		all[i] = a->items[i].block;
+	memcpy(all + a->nitems, a->revokes, a->nrevokes * sizeof(*all));
+	qsort(all, n, sizeof(*all), cmp_u64);
+	for (size_t i = 1; i < n && !rc; i++)
+		if (all[i] == all[i - 1]) {
+			cli_err(verb, "block %llu given twice: one transaction logs or revokes a "
+				"block once", (unsigned long long)all[i]);
+			rc = EXIT_USAGE;
+		}
+	free(all);
+	return rc;
+}
+
 static int write_parse(int argc, char **argv, struct write_args *a)
 {
 	static const struct option opts[] = {
@@ -96,7 +131,7 @@ static int write_parse(int argc, char **argv, struct write_args *a)
 	};
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 'j': a->journal = optarg; break;
 		case 'd': a->data = optarg; break;
@@ -107,18 +142,17 @@ static int write_parse(int argc, char **argv, struct write_args *a)
 				return rc;
 			break;
 		case 'h': write_usage(stdout); return -1;
-		default: write_usage(stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || a->nitems + a->nrevokes == 0) {
-		if (optind == argc - 1)
-			cli_err(argv[0], "nothing to write: '%s': give --block=N:FILE or --revoke=N",
-				argv[optind]);
-		else
-			write_usage(stderr);
+	if (cli_one_operand(argc, argv, "TARGET"))
+		return EXIT_USAGE;
+	if (a->nitems + a->nrevokes == 0) {
+		cli_err(argv[0], "nothing to write: '%s': give --block=N:FILE or --revoke=N",
+			argv[optind]);
 		return EXIT_USAGE;
 	}
-	return 0;
+	return write_check_once(argv[0], a);
 }
 
 /* Read each FILE: exactly one block. */
@@ -130,8 +164,10 @@ static int load_blocks(const char *verb, const struct write_args *a, uint32_t bs
 		uint8_t *p = bufs + i * bs;
 		size_t n;
 		if (!f) {
-			cli_err(verb, "cannot open: '%s': %s", a->items[i].file, strerror(errno));
-			return errno == ENOENT ? EXIT_USAGE : EXIT_IO;
+			int e = -errno;
+
+			cli_err(verb, "cannot open: '%s': %s", a->items[i].file, target_strerror(e));
+			return target_exit_status(e);
 		}
 		n = fread(p, 1, bs, f);
 		bool more = fgetc(f) != EOF;
@@ -139,7 +175,7 @@ static int load_blocks(const char *verb, const struct write_args *a, uint32_t bs
 		if (n != bs || more) {
 			cli_err(verb, "bad block file: '%s': must be exactly one block (%u bytes)",
 				a->items[i].file, bs);
-			return EXIT_USAGE;
+			return EXIT_INVALID;
 		}
 		wb[i] = (struct jbd_write_block){ a->items[i].block, p };
 	}
@@ -157,15 +193,17 @@ static int set_flag(void *arg, struct jbd_err *err)
 
 static void write_report(const struct write_args *a, const struct jbd_write_result *r)
 {
-	if (a->json)
+	if (a->json) {
 		printf("{\"sequence\":%u,\"start_block\":%u,\"commit_block\":%u,\"log_blocks\":%u,"
 		       "\"blocks\":%zu,\"revokes\":%zu}\n",
 		       r->tid, r->start_block, r->commit_block, r->log_blocks, a->nitems,
 		       a->nrevokes);
-	else
-		printf("wrote transaction %u: %zu blocks, %zu revokes, log blocks %u-%u (%u blocks)\n",
-		       r->tid, a->nitems, a->nrevokes, r->start_block, r->commit_block,
-		       r->log_blocks);
+		cli_json_done();
+		return;
+	}
+	printf("wrote transaction %u: %zu blocks, %zu revokes, log blocks %u-%u (%u blocks)\n",
+	       r->tid, a->nitems, a->nrevokes, r->start_block, r->commit_block,
+	       r->log_blocks);
 }
 
 static int write_run(const char *verb, struct target *t, const struct write_args *a)

@@ -8,41 +8,69 @@
  * ujbd_open_path uses, so the tool and the library fail alike.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "target.h"
 
-int target_cli_load(int argc, char **argv, void (*usage)(FILE *), bool *json,
-		    struct target *t, struct jbd_journal *j)
+#define TARGET_CLI_COMMON 4
+#define TARGET_CLI_MAX 8
+
+/* The common options, then the verb's. */
+static int cli_options(const struct target_cli *cli, struct option *o)
 {
-	static const struct option opts[] = {
+	static const struct option common[TARGET_CLI_COMMON] = {
 		{ "journal", required_argument, NULL, 'j' }, { "data", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'J' },         { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
 	};
-	const char *journal = NULL, *data = NULL;
+	size_t n = 0;
+
+	memcpy(o, common, sizeof(common));
+	while (cli->opts && cli->opts[n].name) {
+		if (n == TARGET_CLI_MAX)
+			return -EINVAL;
+		o[TARGET_CLI_COMMON + n] = cli->opts[n];
+		n++;
+	}
+	o[TARGET_CLI_COMMON + n] = (struct option){ NULL, 0, NULL, 0 };
+	return 0;
+}
+
+int target_cli_load(int argc, char **argv, struct target_cli *cli, struct target *t,
+		    struct jbd_journal *j)
+{
+	struct option opts[TARGET_CLI_COMMON + TARGET_CLI_MAX + 1];
+	const char *journal = NULL;
 	struct jbd_err err = { 0 };
 	int c, rc;
 
-	*json = false;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': journal = optarg; break;
-		case 'd': data = optarg; break;
-		case 'J': *json = true; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		usage(stderr);
+	if (cli_options(cli, opts)) { /* a verb with too many options: its tests fail here */
+		cli_err(argv[0], "internal error: more than %d options of its own", TARGET_CLI_MAX);
 		return EXIT_USAGE;
 	}
-	rc = target_open(t, argv[optind], journal, data, false, false, &err);
+	cli->json = false;
+	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
+		switch (c) {
+		case 'j': journal = optarg; break;
+		case 'd': break; /* not read: see target.h */
+		case 'J': cli->json = true; break;
+		case 'h': cli->usage(stdout); return EXIT_OK;
+		case '?': return EXIT_USAGE;
+		default:
+			rc = cli->opt(cli->arg, argv[0], c, optarg);
+			if (rc)
+				return rc;
+		}
+	}
+	if (cli_one_operand(argc, argv, "TARGET"))
+		return EXIT_USAGE;
+	rc = target_open(t, argv[optind], journal, NULL, false, false, &err);
 	if (rc) {
 		cli_err(argv[0], "%s", err.msg);
 		rc = target_status(t, rc);
@@ -56,21 +84,6 @@ int target_cli_load(int argc, char **argv, void (*usage)(FILE *), bool *json,
 		return target_exit_status(rc);
 	}
 	return -1;
-}
-
-void target_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
 }
 
 const char *target_uuid_str(const uint8_t u[16], char *buf)
@@ -157,4 +170,105 @@ void target_print_features(FILE *f, const struct jbd2_sb *sb, const char *sep, b
 		}
 	if (first && !json)
 		fprintf(f, "(none)");
+}
+
+/* ---- mke2fs's rule ------------------------------------------------------------ */
+
+/* The offset of the first non-zero byte of fd in [0, end), or end. Holes
+ * of a sparse file are skipped (SEEK_DATA), so a fresh `truncate -s 2G`
+ * costs nothing. -errno on a read error. */
+static int64_t first_nonzero(int fd, uint64_t end)
+{
+	static uint8_t buf[1 << 16];
+	uint64_t off = 0;
+
+	while (off < end) {
+		off_t data = lseek(fd, (off_t)off, SEEK_DATA);
+		ssize_t n;
+
+		if (data < 0 && errno == ENXIO)
+			return (int64_t)end; /* only holes from off on */
+		if (data >= 0)
+			off = (uint64_t)data; /* (no SEEK_DATA: read from off) */
+		if (off >= end)
+			break;
+		n = pread(fd, buf, end - off < sizeof(buf) ? end - off : sizeof(buf), (off_t)off);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i])
+				return (int64_t)(off + (uint64_t)i);
+		off += (uint64_t)n;
+	}
+	return (int64_t)end;
+}
+
+/* What a jbd2 superblock at byte 0 says about the log, or NULL. */
+static const char *journal_holds(int fd)
+{
+	struct jbd2_sb sb;
+
+	if (pread(fd, &sb, sizeof(sb), 0) != (ssize_t)sizeof(sb) ||
+	    jbd_get_be32(sb.s_header.h_magic) != JBD2_MAGIC)
+		return NULL;
+	return jbd_get_be32(sb.s_start) ? "a jbd2 journal with unreplayed transactions "
+					  "(ujbd recover replays them)" : "a jbd2 journal";
+}
+
+/* What path holds, in words, into what; 0 nothing to lose, 1 something,
+ * -errno when it cannot be read. */
+static int path_holds(const char *path, uint64_t bytes, char *what, size_t len)
+{
+	struct ext4_journal ej;
+	const char *j;
+	struct stat st;
+	int64_t at;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 1;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		rc = -ENOTBLK;
+		goto out;
+	}
+	if (ext4_probe(path, &ej, NULL) == 0 && ej.kind != EXT4_NOT_EXT4) {
+		snprintf(what, len, "%s", ej.kind == EXT4_JOURNAL_DEV ?
+			 "an ext4 external journal device" : "an ext2/3/4 file system");
+		ext4_journal_release(&ej);
+	} else if ((j = journal_holds(fd))) {
+		snprintf(what, len, "%s", j);
+	} else if ((at = first_nonzero(fd, bytes)) < 0) {
+		rc = (int)at;
+	} else if ((uint64_t)at < bytes) {
+		snprintf(what, len, "data (a non-zero byte at offset %lld)", (long long)at);
+	} else {
+		rc = 0; /* empty, or zeros where the verb writes */
+	}
+out:
+	close(fd);
+	return rc;
+}
+
+int target_may_overwrite(const char *verb, const char *path, uint64_t bytes, bool force)
+{
+	char what[160];
+	int rc;
+
+	if (force)
+		return 0;
+	rc = path_holds(path, bytes, what, sizeof(what));
+	if (rc < 0) {
+		cli_err(verb, "cannot read: '%s': %s", path, target_strerror(rc));
+		return target_exit_status(rc);
+	}
+	if (rc == 0)
+		return 0;
+	cli_err(verb, "refusing to overwrite '%s': it holds %s (--force overwrites it)", path, what);
+	return EXIT_INVALID;
 }

@@ -15,19 +15,25 @@
 
 /*
  * The shared front of the read-only verbs (info, dump): parse
- * "TARGET [--journal=PATH] [--data=DEVICE] [--json] [--help]", open TARGET
- * and load its journal. Returns -1 when the verb goes on (t open, j loaded:
- * the caller ends with target_close), or the exit status to return (the
- * error already printed, nothing left open).
+ * "TARGET [--journal=PATH] [--data=DEVICE] [--json] [--help]" and the
+ * verb's own options, open TARGET and load its journal. --data is accepted
+ * (the same command line as recover's) but never opened: these verbs do not
+ * read the data device, so a missing one is no error.
  */
-int target_cli_load(int argc, char **argv, void (*usage)(FILE *), bool *json,
-		    struct target *t, struct jbd_journal *j);
+struct target_cli {
+	void (*usage)(FILE *);
+	const struct option *opts;  /* the verb's own options (up to 8), or NULL */
+	/* one of them: 0, or the exit status (the message printed) */
+	int (*opt)(void *arg, const char *verb, int c, const char *val);
+	void *arg;
+	bool json;                  /* out: --json was given */
+};
+/* Returns -1 when the verb goes on (t open, j loaded: the caller ends with
+ * target_close), or the exit status to return (the error already printed,
+ * nothing left open). */
+int target_cli_load(int argc, char **argv, struct target_cli *cli, struct target *t,
+		    struct jbd_journal *j);
 
-
-#include <stdio.h>
-
-/* Print s as a JSON string (quoted, escaped). */
-void target_json_str(FILE *f, const char *s);
 /* "11111111-2222-..." from 16 bytes; buf holds at least 37. */
 const char *target_uuid_str(const uint8_t u[16], char *buf);
 /* Parse a UUID in that form. 0 or -EINVAL. */
@@ -38,5 +44,15 @@ const char *target_feature_name(int word, uint32_t bit);
 /* Print the names of the set features, separated by sep, each quoted when
  * json; unknown bits as 0x... */
 void target_print_features(FILE *f, const struct jbd2_sb *sb, const char *sep, bool json);
+
+/*
+ * mke2fs's rule, for a verb about to overwrite the first `bytes` bytes of
+ * path: returns 0 when there is nothing to lose there (path missing, empty,
+ * or all zeros, holes skipped) or force is set; else the exit status after
+ * one line naming what path holds (a file system, a journal with or without
+ * unreplayed transactions, data at an offset) and that --force overwrites
+ * it.
+ */
+int target_may_overwrite(const char *verb, const char *path, uint64_t bytes, bool force);
 
 #endif

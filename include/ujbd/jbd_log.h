@@ -226,6 +226,12 @@ struct jbd_format_opts {
 	bool async_commit;      /* INCOMPAT_ASYNC_COMMIT */
 	uint8_t uuid[16];
 	uint32_t sequence;      /* initial s_sequence (0 means 1) */
+	/* Called from the calling thread as the log is zeroed, with the blocks
+	 * done and the total, last with done == total (a display of progress:
+	 * zeroing a 2 GiB journal takes seconds). It must not fail or call into
+	 * the journal. May be NULL. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 #define JBD_FORMAT_MIN_BLOCKS 16u

@@ -171,11 +171,13 @@ int jbd_format_at(struct dev *d, uint64_t first, const struct jbd_format_opts *o
 	return jbd_format_loc(&loc, o, err);
 }
 
-/* Write n zero blocks from journal block lblk on, one extent piece at a time. */
-static int format_zero(const struct jbd_loc *loc, uint64_t lblk, uint64_t n, uint8_t *buf,
-		       uint32_t chunk_blocks)
+/* Zero the log, journal blocks 1 to o->blocks - 1, one extent piece at a
+ * time, telling o->progress after each write. */
+static int format_zero(const struct jbd_loc *loc, const struct jbd_format_opts *o,
+		       uint8_t *buf, uint32_t chunk_blocks)
 {
 	uint32_t bs = loc->j_blocksize;
+	uint64_t lblk = 1, n = o->blocks - 1;
 	int rc = 0;
 
 	while (n && !rc) {
@@ -194,6 +196,8 @@ static int format_zero(const struct jbd_loc *loc, uint64_t lblk, uint64_t n, uin
 			rc = dev_pwrite(loc->j_dev, buf, (uint32_t)(run * bs), off, 0);
 		lblk += run;
 		n -= run;
+		if (!rc && o->progress)
+			o->progress(o->progress_arg, lblk - 1, o->blocks - 1);
 	}
 	return rc;
 }
@@ -222,7 +226,7 @@ int jbd_format_loc(const struct jbd_loc *loc, const struct jbd_format_opts *o,
 	if (!buf)
 		return jbd_err_set(err, -ENOMEM, "out of memory");
 	/* Zero the log so no stale block of an earlier journal survives. */
-	rc = format_zero(loc, 1, o->blocks - 1, buf, chunk_blocks);
+	rc = format_zero(loc, o, buf, chunk_blocks);
 	if (!rc)
 		rc = dev_flush(loc->j_dev);
 	if (!rc) {

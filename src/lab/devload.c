@@ -254,6 +254,13 @@ void lab_devload_stats(const struct lab_devload *r, unsigned first, unsigned n,
 	}
 }
 
+/* The sim world's clock is virtual: every time and rate it prints says so,
+ * so a reader never takes a simulated disk's figures for a measurement. */
+static bool devload_virtual(const struct lab_devload_report *rep)
+{
+	return !strcmp(rep->world, "sim");
+}
+
 /* Through the block layer: the elevator and one entry per thread. */
 static int devload_print_threads(FILE *f, const struct lab_devload_report *rep,
 				 const struct lab_devload *r)
@@ -272,9 +279,10 @@ static int devload_print_threads(FILE *f, const struct lab_devload_report *rep,
 		rt_ioprio_str(r->thr[i].ioprio, prio, sizeof(prio));
 		if (!rep->json) {
 			rc = fprintf(f, "  %-8s  %-6s ops %" PRIu64 ", iops %.1f, latency avg %.1f us, "
-				     "p50 %.1f us, p99 %.1f us, max %.1f us\n",
+				     "p50 %.1f us, p99 %.1f us, max %.1f us%s\n",
 				     r->thr[i].name, prio, s.n, s.iops, s.lat.avg_us,
-				     s.lat.p50_us, s.lat.p99_us, s.lat.max_us);
+				     s.lat.p50_us, s.lat.p99_us, s.lat.max_us,
+				     devload_virtual(rep) ? " (virtual)" : "");
 			continue;
 		}
 		rc = fprintf(f, "%s{\"name\":\"%s\",\"ioprio\":\"%s\",\"ops\":%" PRIu64
@@ -296,9 +304,10 @@ static int devload_print_json(FILE *f, const struct lab_devload_report *rep,
 {
 	int rc = fprintf(f, "{\"disk\":\"%s\",\"pattern\":\"%s\",\"bs\":%" PRIu32
 			 ",\"ops\":%" PRIu64 ",\"world\":\"%s\",\"seed\":%" PRIu64
-			 ",\"elapsed_s\":%.6f,\"iops\":%.3f,\"mb_s\":%.3f,",
-			 rep->disk, rep->pattern, rep->bs, s->n, rep->world,
-			 rep->seed, (double)r->elapsed_ns / 1e9, s->iops, s->mb_s);
+			 ",\"time\":\"%s\",\"elapsed_s\":%.6f,\"iops\":%.3f,\"mb_s\":%.3f,",
+			 rep->disk, rep->pattern, rep->bs, s->n, rep->world, rep->seed,
+			 devload_virtual(rep) ? "virtual" : "real",
+			 (double)r->elapsed_ns / 1e9, s->iops, s->mb_s);
 
 	if (rc >= 0)
 		rc = lab_lat_json(f, &s->lat, 3);
@@ -313,22 +322,24 @@ int lab_devload_print(FILE *f, const struct lab_devload_report *rep,
 		      const struct lab_devload *r)
 {
 	struct lab_devload_stats s;
+	bool virt = devload_virtual(rep);
 	int rc;
 
 	lab_devload_stats(r, 0, r->nthreads, &s);
 	if (rep->json)
 		return devload_print_json(f, rep, r, &s);
-	rc = fprintf(f, "devbench: disk %s%s%s, pattern %s, bs %" PRIu32 ", %s world, seed %"
+	rc = fprintf(f, "devbench: disk %s%s%s, pattern %s, bs %" PRIu32 ", %s world%s, seed %"
 		     PRIu64 "\n", rep->disk, rep->engine ? " engine " : "",
 		     rep->engine ? rep->engine : "", rep->pattern, rep->bs,
-		     rep->world, rep->seed);
+		     rep->world, virt ? " (every time below is virtual)" : "", rep->seed);
 	if (rc >= 0)
-		rc = fprintf(f, "  ops       %" PRIu64 " in %.3f s\n  iops      %.1f\n"
+		rc = fprintf(f, "  ops       %" PRIu64 " in %.3f s%s\n  iops      %.1f\n"
 			     "  MB/s      %.2f\n", s.n, (double)r->elapsed_ns / 1e9,
-			     s.iops, s.mb_s);
+			     virt ? " of virtual time" : "", s.iops, s.mb_s);
 	if (rc >= 0)
-		rc = fprintf(f, "  latency   avg %.1f us, p50 %.1f us, p99 %.1f us, max %.1f us\n",
-			     s.lat.avg_us, s.lat.p50_us, s.lat.p99_us, s.lat.max_us);
+		rc = fprintf(f, "  latency   avg %.1f us, p50 %.1f us, p99 %.1f us, max %.1f us%s\n",
+			     s.lat.avg_us, s.lat.p50_us, s.lat.p99_us, s.lat.max_us,
+			     virt ? " (virtual)" : "");
 	if (rc >= 0 && rep->elevator)
 		return devload_print_threads(f, rep, r);
 	return rc < 0 ? -EIO : 0;

@@ -296,6 +296,11 @@ static void print_stats(FILE *f, const struct ujbd_stats *s)
 			(double)s->boost_wait_after_ns_max / 1e6);
 }
 
+static const char *yes(bool b, const char *on, const char *off)
+{
+	return b ? on : off;
+}
+
 static void print_json(FILE *f, const struct lab_jload_report *rep,
 		       const struct lab_jload *r, const struct lab_lat *l,
 		       double secs, double rate)
@@ -308,6 +313,13 @@ static void print_json(FILE *f, const struct lab_jload_report *rep,
 	lab_lat_json(f, l, 1);
 	fprintf(f, ",\"wakeups\":%" PRIu64 ",\"useless_wakeups\":%" PRIu64,
 		rep->stats->wakeups, rep->stats->useless_wakeups);
+	if (!rep->baseline)
+		fprintf(f, ",\"journal_mb\":%" PRIu64 ",\"wake\":\"%s\",\"under_commit\":\"%s\","
+			"\"async_commit\":%s,\"caller_commit\":%s,\"sync_handles\":%s,"
+			"\"clean_fsyncs\":%u", rep->journal_mb, rep->wake, rep->under_commit,
+			yes(rep->async_commit, "true", "false"),
+			yes(rep->caller_commit, "true", "false"),
+			yes(rep->sync_handles, "true", "false"), rep->clean_fsyncs);
 	if (rep->with_stats && !rep->baseline) {
 		char s[4096];
 
@@ -339,9 +351,15 @@ int lab_jload_print(FILE *f, const struct lab_jload_report *rep,
 	fprintf(f, "latency per %s (us): avg %.1f  p50 %.1f  p99 %.1f  max %.1f%s\n",
 		handles ? "handle" : "iteration", l.avg_us, l.p50_us, l.p99_us,
 		l.max_us, handles ? "  (1 in 16 timed)" : "");
-	if (!rep->baseline)
+	if (!rep->baseline) {
+		fprintf(f, "journal %" PRIu64 " MiB, wake %s, under-commit %s, async commit %s, "
+			"caller commit %s, sync handles %s, clean fsyncs %u\n", rep->journal_mb,
+			rep->wake, rep->under_commit, yes(rep->async_commit, "on", "off"),
+			yes(rep->caller_commit, "on", "off"), yes(rep->sync_handles, "on", "off"),
+			rep->clean_fsyncs);
 		fprintf(f, "commit thread wakeups %" PRIu64 ", useless %" PRIu64 "\n",
 			rep->stats->wakeups, rep->stats->useless_wakeups);
+	}
 	if (rep->with_stats && !rep->baseline)
 		print_stats(f, rep->stats);
 	return ferror(f) ? -EIO : 0;

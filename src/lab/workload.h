@@ -214,7 +214,8 @@ struct lab_devload_report {
 	bool json;
 };
 /* devbench's report: text, or one JSON line (keys: disk, pattern, bs, ops,
- * world, seed, elapsed_s, iops, mb_s, latency_us, and with an elevator
+ * world, seed, time ("virtual" in the sim world, else "real"), elapsed_s,
+ * iops, mb_s, latency_us, and with an elevator
  * "elevator" and a "threads" list of name, ioprio, ops, iops, mb_s,
  * latency_us). */
 int lab_devload_print(FILE *f, const struct lab_devload_report *rep,
@@ -275,10 +276,18 @@ struct lab_jload_report {
 	 * print as 0); with_stats also prints them in full */
 	const struct ujbd_stats *stats;
 	bool with_stats;
+	/* the rest of the journal's configuration (ignored for the baseline),
+	 * printed so that a result says everything that produced it */
+	uint64_t journal_mb;
+	const char *wake, *under_commit;   /* "needed"/"always", "copy"/"wait-io" */
+	bool async_commit, caller_commit, sync_handles;
+	unsigned clean_fsyncs;
 };
 /* bench's report: text, or one JSON line (keys: workload, system,
  * data_mode, layout, threads, iterations, ops, seconds, ops_per_s,
- * latency_us, wakeups, useless_wakeups, and with_stats: stats). */
+ * latency_us, wakeups, useless_wakeups; not for the baseline: journal_mb,
+ * wake, under_commit, async_commit, caller_commit, sync_handles,
+ * clean_fsyncs; and with_stats: stats). */
 int lab_jload_print(FILE *f, const struct lab_jload_report *rep,
 		    const struct lab_jload *r);
 

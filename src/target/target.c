@@ -71,22 +71,37 @@ static int fail(struct target *t, struct jbd_err *err, enum target_fail f,
 		const char *subject, int sys)
 {
 	int code = fails[f].code ? fails[f].code : sys;
-	const char *reason = fails[f].reason ? fails[f].reason : strerror(-code);
+	const char *reason = fails[f].reason ? fails[f].reason : target_strerror(code);
 
 	t->t_exit = fails[f].exit >= 0 ? fails[f].exit : target_exit_status(code);
 	return jbd_err_set(err, code, "%s: '%s': %s", fails[f].what, subject, reason);
 }
 
+/*
+ * The one mapping from an errno to the tool's exit status. 1 is anything
+ * wrong with what the user named: missing, a directory, a character
+ * device, not readable by this user, too short, not a journal, corrupt;
+ * 3 is the system failing to do I/O. (2, usage, is decided by the
+ * command line's parser and by the table above, never by an errno alone.)
+ */
 int target_exit_status(int rc)
 {
 	switch (-rc) {
 	case 0: return 0;
-	case ENOENT: case ENOTBLK: return 2;
+	case ENOENT: case ENOTDIR: case EISDIR: case ENOTBLK: case ENXIO: case ENODEV:
+	case ELOOP: case ENAMETOOLONG: case EACCES: case EPERM:
 	case EUCLEAN: case EOPNOTSUPP: case EINVAL: case ENOSPC: case EBADMSG:
 	case ERANGE: case EFBIG:
 		return 1;
 	default: return 3;
 	}
+}
+
+const char *target_strerror(int rc)
+{
+	if (rc == -ENOTBLK)
+		return "not a regular file or a block device";
+	return strerror(-rc);
 }
 
 int target_status(const struct target *t, int rc)

@@ -78,8 +78,12 @@ bool target_is_ext4(const struct target *t);
 const char *target_kind_name(enum target_kind k);
 
 /* The exit status for an error code that is not a target failure:
- * 0 ok, 1 invalid/corrupt input, 2 usage, 3 I/O. */
+ * 0 ok, 1 invalid, missing or corrupt input, 2 usage, 3 I/O. */
 int target_exit_status(int rc);
+/* strerror(-rc) in the words a user of a path needs: ENOTBLK (what opening
+ * /dev/null or a FIFO gives) is "not a regular file or a block device",
+ * where strerror says "Block device required". */
+const char *target_strerror(int rc);
 /* The exit status of target_open's result rc: the table's for its
  * failure, else target_exit_status(rc). Call before target_close. */
 int target_status(const struct target *t, int rc);

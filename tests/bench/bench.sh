@@ -28,7 +28,10 @@ for args in "" "bogus" "fsync-loop handles" "fsync-loop --iterations=0" \
 	"fsync-loop --data-mode=bogus" "fsync-loop --threads=2" "fsync-loop --fsync" \
 	"handles --wake=sometimes" "fsync-loop --bogus" "fsync-loop --dir" \
 	"fsync-loop --clean-fsyncs=1 --baseline" "handles --clean-fsyncs=1" \
-	"fsync-loop --layout=three-files" "fsync-loop --layout"; do
+	"fsync-loop --layout=three-files" "fsync-loop --layout" \
+	"fsync-loop --baseline --caller-commit" "fsync-loop --baseline --journal-mb=4" \
+	"group-commit --baseline --wake=always" "fsync-loop --baseline --stats" \
+	"handles --sync-handles" "handles --caller-commit"; do
 	# shellcheck disable=SC2086
 	"$UJBD" bench $args >"$tmp/out" 2>"$tmp/err"
 	rc=$?
@@ -74,6 +77,13 @@ grep -q '"layout":"one-file"' "$tmp/j" || bad "default layout is not one-file: $
 "$UJBD" bench fsync-loop --iterations=20 --data-mode=journal --async-commit --caller-commit --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
 	check_json "fsync-loop caller" "$tmp/j" 20 || bad "fsync-loop --caller-commit: $(cat "$tmp/err")"
 [ "$(jget wakeups "$tmp/j")" = 0 ] || bad "fsync-loop --caller-commit: $(jget wakeups "$tmp/j") commit-thread wakeups, want 0"
+# the whole configuration is in the report, text and JSON
+grep -q '"journal_mb":4,"wake":"needed","under_commit":"copy","async_commit":true,"caller_commit":true,"sync_handles":false,"clean_fsyncs":0' "$tmp/j" \
+	|| bad "fsync-loop --caller-commit: configuration keys: $(cat "$tmp/j")"
+"$UJBD" bench group-commit --threads=2 --iterations=3 --wake=always --under-commit=wait-io --sync-handles --dir="$tmp" --journal-mb=4 >"$tmp/txt" 2>"$tmp/err" ||
+	bad "group-commit text: $(cat "$tmp/err")"
+grep -qx 'journal 4 MiB, wake always, under-commit wait-io, async commit off, caller commit off, sync handles on, clean fsyncs 0' "$tmp/txt" ||
+	bad "text report lacks the configuration: $(cat "$tmp/txt")"
 "$UJBD" bench group-commit --threads=4 --iterations=10 --caller-commit --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
 	check_json "group-commit caller" "$tmp/j" 40 || bad "group-commit --caller-commit: $(cat "$tmp/err")"
 "$UJBD" bench group-commit --threads=4 --iterations=10 --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
@@ -104,7 +114,7 @@ u=$(jget useless_wakeups "$tmp/w-always"); wk=$(jget wakeups "$tmp/w-always")
 for args in "fsync-loop --iterations=10" "fsync-loop --iterations=10 --fsync" \
 	"group-commit --threads=3 --iterations=5"; do
 	# shellcheck disable=SC2086
-	"$UJBD" bench $args --baseline --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" ||
+	"$UJBD" bench $args --baseline --dir="$tmp" --json >"$tmp/j" 2>"$tmp/err" ||
 		{ bad "baseline $args: $(cat "$tmp/err")"; continue; }
 	grep -q '"system":"baseline' "$tmp/j" || bad "baseline $args: system"
 	[ "$(jget wakeups "$tmp/j")" = 0 ] || bad "baseline $args: wakeups"

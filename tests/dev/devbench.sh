@@ -68,15 +68,22 @@ between "$iops" 2000 20000 || bad "ssd random 4k read IOPS $iops"
 # ---- real world: a sim disk really sleeps; a file does real I/O -------------
 "$UJBD" devbench --disk=ssd --world=real --ops=20 --json >"$tmp/real" || bad "real world exit $?"
 grep -q '"world":"real"' "$tmp/real" || bad "real world not reported"
-"$UJBD" devbench --disk="file:$tmp/f" --size=8M --ops=200 --json >"$tmp/file" \
-	|| bad "file exit $?"
-[ "$(stat -c %s "$tmp/f")" -eq 8388608 ] || bad "file not created at 8M"
-"$UJBD" devbench --disk="file:$tmp/f" --pattern=write-flush --ops=20 >"$tmp/file2" \
+# virtual time is labelled as such, real time is not
+grep -q '"time":"real"' "$tmp/real" || bad "real world: no \"time\":\"real\""
+grep -q '"world":"sim","seed":1,"time":"virtual"' "$tmp/j1" || bad "sim world: no \"time\":\"virtual\""
+"$UJBD" devbench --disk=hdd --ops=20 >"$tmp/simtxt" || bad "sim text exit $?"
+grep -q '^  ops .* s of virtual time$' "$tmp/simtxt" && grep -q '^  latency .* (virtual)$' "$tmp/simtxt" ||
+	bad "sim world text does not say virtual: $(cat "$tmp/simtxt")"
+"$UJBD" devbench --disk=ssd --world=real --ops=5 >"$tmp/realtxt" || bad "real text exit $?"
+grep -q virtual "$tmp/realtxt" && bad "real world text says virtual"
+"$UJBD" devbench --disk="file:$tmp/f" --size=8M --pattern=write-flush --ops=20 >"$tmp/file2" \
 	|| bad "file write-flush exit $?"
+[ "$(stat -c %s "$tmp/f")" -eq 8388608 ] || bad "file not created at 8M"
 grep -q 'iops' "$tmp/file2" || bad "human output lacks iops"
-"$UJBD" devbench --disk="file:$tmp/nodir/f" --ops=1 2>"$tmp/err"
+"$UJBD" devbench --disk="file:$tmp/f" --ops=200 --json >"$tmp/file" || bad "file exit $?"
+"$UJBD" devbench --disk="file:$tmp/nodir/f" --pattern=write-flush --ops=1 2>"$tmp/err"
 rc=$?
-[ $rc -eq 3 ] || bad "unopenable file: exit $rc, want 3"
+[ $rc -eq 1 ] || bad "file in a missing directory: exit $rc, want 1 (invalid input)"
 
 [ $fail -eq 0 ] && echo "devbench: all checks passed"
 exit $fail

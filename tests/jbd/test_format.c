@@ -7,7 +7,9 @@
 #include <ext2fs/ext2fs.h>
 
 #include "t.h"
+#include "ujbd/dev.h"
 #include "ujbd/format.h"
+#include "ujbd/jbd_log.h"
 
 static const char check9[] = "123456789";
 static const uint8_t uuid1[16] = { 0x11, 0x11, 0x11, 0x11, 0x22, 0x22, 0x33, 0x33,
@@ -404,6 +406,42 @@ static void test_tid_compare(void)
 	T_CHECK(jbd_tid_geq(5, 5));
 }
 
+struct progress_log {
+	unsigned calls;
+	uint64_t last_done, total;
+	bool monotonic;
+};
+
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct progress_log *p = arg;
+
+	p->monotonic &= done > p->last_done && done <= total;
+	p->calls++;
+	p->last_done = done;
+	p->total = total;
+}
+
+/* jbd_format reports zeroing the log: rising, ending at the log's length. */
+static void test_format_progress(void)
+{
+	struct progress_log p = { .monotonic = true };
+	struct jbd_format_opts o = { .blocksize = 1024, .blocks = 1000, .csum = JBD_CSUM_KIND_V3,
+				     .progress = on_progress, .progress_arg = &p };
+	struct jbd_err err;
+	struct dev *d;
+
+	T_EQ(dev_mem_new(1000 * 1024, 1024, &d), 0);
+	T_EQ(jbd_format(d, &o, &err), 0);
+	T_CHECK(p.calls >= 4); /* 999 log blocks, 256 a chunk */
+	T_CHECK(p.monotonic);
+	T_EQ_U64(p.last_done, 999);
+	T_EQ_U64(p.total, 999);
+	o.progress = NULL; /* and none asked: fine */
+	T_EQ(jbd_format(d, &o, &err), 0);
+	dev_close(d);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -420,5 +458,6 @@ int main(int argc, char **argv)
 	T_RUN(test_logblock_check);
 	T_RUN(test_sb_check);
 	T_RUN(test_tid_compare);
+	T_RUN(test_format_progress);
 	return t_done(argv[0]);
 }

@@ -185,7 +185,7 @@ static void test_devload_report(void)
 	T_EQ(lab_devload_print(f, &rep, r), 0);
 	fclose(f);
 	T_CHECK(strstr(buf, "{\"disk\":\"hdd\",\"pattern\":\"rand\",\"bs\":4096,\"ops\":2,"
-		       "\"world\":\"sim\",\"seed\":1,\"elapsed_s\":1.000000,\"iops\":2.000,"
+		       "\"world\":\"sim\",\"seed\":1,\"time\":\"virtual\",\"elapsed_s\":1.000000,\"iops\":2.000,"
 		       "\"mb_s\":0.008,\"latency_us\":{\"avg\":1.500,\"p50\":1.023,"
 		       "\"p99\":2.000,\"max\":2.000},\"elevator\":\"cfq\",\"threads\":"
 		       "[{\"name\":\"bench0\",\"ioprio\":\"none\",\"ops\":1,") == buf);

@@ -71,10 +71,13 @@ static void t_table(void)
 	expect_fail(jp, dp, dp, -EINVAL, 2, "--journal not allowed: '");
 	/* invalid input: exit 1 */
 	expect_fail(zp, NULL, dp, -EINVAL, 1, "cannot use: '");
-	/* a missing file: the system's errno, its exit status */
-	expect_fail(mp, NULL, dp, -ENOENT, 2, "cannot open");
-	/* a missing data device */
-	expect_fail(jp, NULL, mp, -ENOENT, 2, "cannot open: '");
+	/* a missing file: the system's errno, exit 1 (invalid input) */
+	expect_fail(mp, NULL, dp, -ENOENT, 1, "cannot open");
+	/* a missing data device, a directory, a character device */
+	expect_fail(jp, NULL, mp, -ENOENT, 1, "cannot open: '");
+	expect_fail(jp, NULL, dir, -ENOTBLK, 1, "cannot open: '");
+	expect_fail(jp, NULL, "/dev/null", -ENOTBLK, 1,
+		    "cannot open: '/dev/null': not a regular file or a block device");
 	/* success: identity map, the data device's size */
 	T_EQ(target_open(&t, jp, NULL, dp, false, true, &err), 0);
 	T_EQ(t.kind, TARGET_STANDALONE);
