@@ -92,8 +92,10 @@ const struct rt_param *rt_param_find(const struct rt_param_table *t, const char 
  * "hdd: seek_avg_ms=100: out of range 0.5..40 ms". */
 int rt_param_set(const struct rt_param_table *t, void *obj, const char *name,
 		 const char *value, char *err, size_t errlen);
-/* Parse "name=value[,name=value...]" (an empty list is fine). All or
- * nothing: on an error obj is unchanged. */
+/* Parse "name=value[,name=value...]" (an empty list is fine); "name*=f"
+ * multiplies the number in force by f (integers rounded), for moving a
+ * parameter by a share whatever set it before. All or nothing: on an error
+ * obj is unchanged. */
 int rt_param_parse(const struct rt_param_table *t, void *obj, const char *list,
 		   char *err, size_t errlen);
 /* A row's value in its given unit. */

@@ -185,6 +185,37 @@ int rt_param_set(const struct rt_param_table *t, void *obj, const char *name,
 	return 0;
 }
 
+/* name*=factor: the value in force times factor (integers rounded), for
+ * moving a parameter by a share whatever set it before (a robustness sweep:
+ * seek_avg_ms*=1.2). Numbers only. */
+static int param_scale(const struct rt_param_table *t, void *obj, const char *name,
+		       const char *factor, char *err, size_t errlen)
+{
+	const struct rt_param *p = rt_param_find(t, name);
+	char *end;
+	double f = strtod(factor, &end), v;
+
+	if (!p)
+		return rt_param_set(t, obj, name, factor, err, errlen); /* its message */
+	if (p->p_type == RT_PARAM_BOOL || p->p_type == RT_PARAM_ENUM || end == factor || *end ||
+	    !isfinite(f) || f < 0) {
+		if (err)
+			snprintf(err, errlen, "%s: %s*=%s: only a number parameter can be scaled, "
+				 "by a factor >= 0", t->t_name, name, factor);
+		return -EINVAL;
+	}
+	v = rt_param_get(p, obj) * f;
+	if (p->p_type != RT_PARAM_DOUBLE && scale_of(p) == 1.0)
+		v = round(v);
+	if (rt_param_put(p, obj, v)) {
+		if (err)
+			snprintf(err, errlen, "%s: %s*=%s: %g is out of range", t->t_name, name,
+				 factor, v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int rt_param_parse(const struct rt_param_table *t, void *obj, const char *list,
 		   char *err, size_t errlen)
 {
@@ -213,7 +244,12 @@ int rt_param_parse(const struct rt_param_table *t, void *obj, const char *list,
 			break;
 		}
 		*eq = '\0';
-		rc = rt_param_set(t, tmp, kv, eq + 1, err, errlen);
+		if (eq - kv > 1 && eq[-1] == '*') {
+			eq[-1] = '\0';
+			rc = param_scale(t, tmp, kv, eq + 1, err, errlen);
+		} else {
+			rc = rt_param_set(t, tmp, kv, eq + 1, err, errlen);
+		}
 	}
 	if (!rc)
 		memcpy(obj, tmp, t->t_size);

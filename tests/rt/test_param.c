@@ -53,6 +53,30 @@ static void t_parse(void)
 	T_EQ(rt_param_parse(&demo_table, &d, "", err, sizeof(err)), 0);
 }
 
+/* name*=f scales what is in force (after the list's earlier items too),
+ * integers rounded, numbers only, and stays all or nothing. */
+static void t_scale(void)
+{
+	struct demo d, before;
+	char err[160] = "";
+
+	rt_param_defaults(&demo_table, &d);
+	T_EQ(rt_param_parse(&demo_table, &d, "seek_ms*=1.2,idle_ns=5,idle_ns*=0.8,depth*=1.2",
+			    err, sizeof(err)), 0);
+	T_CHECK(d.seek_ms > 10.19 && d.seek_ms < 10.21);
+	T_EQ_U64(d.idle_ns, 4000000);
+	T_EQ(d.depth, 38);                     /* 32 * 1.2 = 38.4, rounded */
+	before = d;
+	T_EQ(rt_param_parse(&demo_table, &d, "depth*=2,meta*=2", err, sizeof(err)), -EINVAL);
+	T_CHECK(strstr(err, "meta*=2") != NULL);
+	T_EQ(rt_param_parse(&demo_table, &d, "seek_ms*=10", err, sizeof(err)), -EINVAL);
+	T_CHECK(strstr(err, "out of range") != NULL);
+	T_EQ(rt_param_parse(&demo_table, &d, "depth*=x", err, sizeof(err)), -EINVAL);
+	T_EQ(rt_param_parse(&demo_table, &d, "nosuch*=2", err, sizeof(err)), -EINVAL);
+	T_CHECK(strstr(err, "unknown parameter") != NULL);
+	T_CHECK(!memcmp(&d, &before, sizeof(d)));
+}
+
 static void t_errors_change_nothing(void)
 {
 	struct demo d, before;
@@ -107,6 +131,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	T_RUN(t_defaults);
 	T_RUN(t_parse);
+	T_RUN(t_scale);
 	T_RUN(t_errors_change_nothing);
 	T_RUN(t_print);
 	return t_done(argv[0]);
