@@ -38,7 +38,11 @@ void lab_era_no_barrier(struct lab_rig_spec *rs);
 /* The atime experiment: a background tree-copy loop and the foreground
  * "build" reader, for duration_ns of virtual time after setup. Fills the
  * reader's and the journal's metrics and copy_mb_s into out (NULL: none).
- * fg_max, if not NULL, gets the foreground's max latency (ms). */
+ * sum, if not NULL, gets the foreground's worst operations (ms). */
+struct lab_atime_sum {
+	double fg_max;          /* the slowest operation */
+	double fg_journal_max;  /* the most one operation waited on the journal */
+};
 struct lab_atime_opts {
 	unsigned copy_files, build_files;  /* trees: 2000 files of 4-64 KiB each */
 	uint64_t duration_ns;
@@ -46,7 +50,8 @@ struct lab_atime_opts {
 };
 void lab_atime_opts_init(struct lab_atime_opts *o, const struct lab_ctx *c);
 int lab_atime_experiment(const struct lab_ctx *c, struct lab_rig_spec *rs,
-			 const struct lab_atime_opts *o, struct lab_result *out, double *fg_max);
+			 const struct lab_atime_opts *o, struct lab_result *out,
+			 struct lab_atime_sum *sum);
 
 /* Parse a commit priority variant ("be:4", "rt:4", "inherit"). */
 int lab_variant_ioprio(const char *v, uint16_t *out);

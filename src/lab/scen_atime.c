@@ -76,8 +76,8 @@ void lab_atime_opts_init(struct lab_atime_opts *o, const struct lab_ctx *c)
 
 struct atime_run {
 	const struct lab_atime_opts *o;
-	struct lab_result *out;   /* NULL: only fg_max */
-	double fg_max;
+	struct lab_result *out;   /* NULL: only sum */
+	struct lab_atime_sum sum;
 	uint64_t seed;
 };
 
@@ -137,7 +137,10 @@ static int atime_fn(struct lab_rig *r, void *arg)
 		rd.ioprio = a->o->fg_ioprio;
 		rc = atime_threads(r, a, &k, &rd);
 	}
-	a->fg_max = lab_samples_max(&rd.lat);
+	a->sum.fg_max = lab_samples_max(&rd.lat);
+	for (int cause = 0; cause < UJBD_LAT_NR; cause++)
+		if (cause != UJBD_LAT_WAIT_FROZEN && rd.causes.max_ms[cause] > a->sum.fg_journal_max)
+			a->sum.fg_journal_max = rd.causes.max_ms[cause];
 	if (!rc && a->out)
 		rc = lab_reader_report(&rd, a->out);
 	if (!rc && a->out) {
@@ -153,13 +156,14 @@ static int atime_fn(struct lab_rig *r, void *arg)
 }
 
 int lab_atime_experiment(const struct lab_ctx *c, struct lab_rig_spec *rs,
-			 const struct lab_atime_opts *o, struct lab_result *out, double *fg_max)
+			 const struct lab_atime_opts *o, struct lab_result *out,
+			 struct lab_atime_sum *sum)
 {
 	struct atime_run a = { .o = o, .out = out, .seed = lab_ctx_seed(c) };
 	int rc = lab_rig_run(c, rs, atime_fn, &a);
 
-	if (fg_max)
-		*fg_max = a.fg_max;
+	if (sum)
+		*sum = a.sum;
 	return rc;
 }
 
