@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ujbd/rt.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -101,11 +103,43 @@ bool dev_can_poll(const struct dev *d);
 uint64_t dev_poll_gen(struct dev *d);
 bool dev_poll(struct dev *d, uint64_t gen);
 
-/* Synchronous helpers built on dev_submit. A short transfer is -EIO. */
+/* Synchronous helpers built on dev_submit (one dev_group request each). A
+ * short transfer is -EIO. */
 int dev_pread(struct dev *d, void *buf, uint32_t len, uint64_t off);
 int dev_pwrite(struct dev *d, const void *buf, uint32_t len, uint64_t off,
 	       uint32_t flags);
 int dev_flush(struct dev *d);
+
+/*
+ * Requests in flight together, each waited for by the thread that sent it.
+ * A synchronous helper costs one wait per request; a caller that streams
+ * (recovery's read-ahead of the log and its home writes) keeps many
+ * requests in flight and waits only when it needs one back. A group is one
+ * lock and one condition that any number of requests share: the device's
+ * completion thread only marks a request done and wakes the group.
+ *
+ * The caller fills gr_req's r_op, r_flags, r_off, r_len, r_buf and
+ * r_ioprio; dev_group_submit sets the rest. A request stays where it is
+ * until dev_group_wait has returned for it, and every request submitted is
+ * waited for before dev_group_release. One thread submits and waits.
+ */
+struct dev_group {
+	rt_mutex g_lock;
+	rt_cond g_cond;            /* a request of the group completed */
+};
+
+struct dev_group_req {
+	struct dev_req gr_req;
+	struct dev_group *gr_group;
+	bool gr_done;              /* [g_lock] */
+};
+
+int dev_group_init(struct dev_group *g);
+void dev_group_release(struct dev_group *g);
+/* Send r. 0, or a negative errno (as dev_submit; nothing to wait for). */
+int dev_group_submit(struct dev *d, struct dev_group *g, struct dev_group_req *r);
+/* Wait until r completed; its r_result (bytes, 0 for a flush, or -errno). */
+int64_t dev_group_wait(struct dev_group_req *r);
 
 uint64_t dev_size(const struct dev *d);          /* bytes */
 uint32_t dev_block_size(const struct dev *d);    /* logical block size */
