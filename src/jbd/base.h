@@ -115,6 +115,30 @@ uint8_t *jbd_logread_held(const struct jbd_logread *lr, uint32_t blk);
 /* Wait for the reads in flight, free everything. */
 void jbd_logread_release(struct jbd_logread *lr);
 
+/* ---- replay.c: recovery's home writes ------------------------------------ */
+
+/* One block of the data device and the copy of it recovery writes: the
+ * last one in the log that is neither revoked nor bad. */
+struct jbd_home {
+	uint64_t h_target;
+	uint32_t h_tid;                  /* the copy's transaction */
+	uint32_t h_order;                /* the copy's place in the log */
+	const struct jbd_scan_tag *h_tag;
+};
+
+/* Requests in flight at most, and the largest write, in bytes. */
+#define JBD_REPLAY_DEPTH 16u
+#define JBD_REPLAY_WRITE_BYTES (1u << 20)
+
+/*
+ * Write homes[0..n) (sorted by target, each target once) to the data
+ * device from the copies lr holds (the others read again and checked
+ * again), then flush it. Unescapes held copies in place. 0, or the -errno
+ * of the first write or read that failed (err says which block).
+ */
+int jbd_replay_write(const struct jbd_journal *j, struct jbd_logread *lr,
+		     const struct jbd_home *homes, size_t n, struct jbd_err *err);
+
 /* ---- scan.c ------------------------------------------------------------- */
 
 /* jbd_scan_log through a reader the caller set up (recovery holds what it
