@@ -20,7 +20,8 @@
  *
  * Offsets and lengths are in bytes and must be multiples of the logical block
  * size (dev_block_size()), within dev_size(); a read or write of length 0,
- * and flags on a read, are -EINVAL (a pure flush is DEV_OP_FLUSH). All
+ * and flags on a read other than POLLED and DIRECT, are -EINVAL (a pure
+ * flush is DEV_OP_FLUSH). All
  * waiting goes through rt_*, so every backend works in both worlds.
  *
  * Ownership: a wrapper (rec, fault) takes ownership of the device it wraps
@@ -57,6 +58,14 @@ enum dev_op {
  * that thread. Any op; only where dev_can_poll() is true. Whoever submits
  * a polled request must make sure some thread polls until it completes. */
 #define DEV_REQ_POLLED   (1u << 2)
+/* A hint for large streaming transfers (recovery's reads of the log and its
+ * home writes), read or write: move the data between the device and r_buf
+ * without keeping it in a cache of the host, where the backend has one and
+ * the request is aligned for it (file: an O_DIRECT descriptor of the same
+ * file, for 4 KiB-aligned offsets, lengths and buffers; the page cache only
+ * cost a copy and memory). Ignored elsewhere. Durability does not change:
+ * a write so sent still needs a FLUSH (or FUA). */
+#define DEV_REQ_DIRECT   (1u << 3)
 
 struct dev_req {
 	enum dev_op r_op;

@@ -29,9 +29,9 @@ int dev_core_validate(const struct dev *d, const struct dev_req *r)
 		return 0;
 	if (r->r_op != DEV_OP_READ && r->r_op != DEV_OP_WRITE)
 		return -EINVAL;
-	if (r->r_flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH | DEV_REQ_POLLED))
+	if (r->r_flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH | DEV_REQ_POLLED | DEV_REQ_DIRECT))
 		return -EINVAL;
-	if (r->r_op == DEV_OP_READ && (r->r_flags & ~DEV_REQ_POLLED))
+	if (r->r_op == DEV_OP_READ && (r->r_flags & ~(DEV_REQ_POLLED | DEV_REQ_DIRECT)))
 		return -EINVAL;
 	if (!r->r_buf || r->r_len == 0)
 		return -EINVAL;

@@ -90,7 +90,8 @@ static int lr_issue(struct jbd_logread *lr)
 				    .c_state = LR_FAILED,
 				    .c_pos = lr->lr_nchunks ? c[-1].c_pos + c[-1].c_n : 0 };
 	r = &lr->lr_req[lr->lr_nchunks % JBD_LR_AHEAD];
-	*r = (struct dev_group_req){ .gr_req = { .r_op = DEV_OP_READ, .r_off = off,
+	*r = (struct dev_group_req){ .gr_req = { .r_op = DEV_OP_READ, .r_flags = DEV_REQ_DIRECT,
+						 .r_off = off,
 						 .r_len = n * bs, .r_buf = buf,
 						 .r_ioprio = rt_ioprio_get() } };
 	if (mapped && dev_group_submit(j->j_loc.j_dev, &lr->lr_group, r) == 0) {

@@ -79,6 +79,7 @@ static void rp_send(struct rp_state *st, struct rp_slot *s, uint64_t target, voi
 
 	ASSERT(!s->s_busy && n >= 1 && n <= st->max_blocks);
 	s->s_req = (struct dev_group_req){ .gr_req = { .r_op = DEV_OP_WRITE,
+						       .r_flags = DEV_REQ_DIRECT,
 						       .r_off = target * bs, .r_len = n * bs,
 						       .r_buf = buf,
 						       .r_ioprio = rt_ioprio_get() } };
