@@ -3,12 +3,17 @@
  *
  * The scan (scan.c) wants the log one block at a time, in log order, from
  * s_start. Read alone, each block costs a request and a wait: 30,000 of
- * them for a 117 MiB log, most of recovery's time. The reader keeps up to
- * JBD_LR_AHEAD reads of up to JBD_LR_CHUNK_BYTES in flight ahead of the
- * scan, each one a run of journal blocks contiguous on the journal device
- * (a chunk ends where the map's extent does and where the log wraps), and
- * hands the scan pointers into them. It never reads more than the log's
- * length, which bounds the scan too.
+ * them for a 117 MiB log, most of recovery's time. The reader keeps reads
+ * in flight ahead of the scan, each one a run of journal blocks contiguous
+ * on the journal device (a chunk ends where the map's extent does and where
+ * the log wraps), and hands the scan pointers into them. As the kernel's
+ * read-ahead does, it starts small and grows while the scan keeps up: the
+ * reads from 64 KiB to 2 MiB, the window ahead from 16 MiB to JBD_LR_AHEAD
+ * full reads (64 MiB), four times larger for each read the scan finishes,
+ * so a log that ends early (the writer looks for the end of the log, a
+ * runtime recovers the few transactions of a crash) costs at most 16 MiB
+ * more than itself. It never reads more than the log's length, which
+ * bounds the scan too.
  *
  * Recovery asks it to hold what the scan went through, up to a budget: the
  * home writes then come from memory and the log is read once. Past the
@@ -99,6 +104,7 @@ static int lr_issue(struct jbd_logread *lr)
 		lr->lr_reads++;
 	}
 	lr->lr_nchunks++;
+	lr->lr_ahead += n;
 	if (lr->lr_chunk_blocks < lr->lr_chunk_max)
 		lr->lr_chunk_blocks *= 2;
 	lr->lr_left -= n;
@@ -108,11 +114,12 @@ static int lr_issue(struct jbd_logread *lr)
 	return 0;
 }
 
-/* Keep JBD_LR_AHEAD chunks ahead of the scan while the log lasts. Only an
- * allocation failure with nothing at all ahead is an error. */
+/* Fill the window ahead of the scan while the log lasts (at least one
+ * chunk). Only an allocation failure with nothing at all ahead is an error. */
 static int lr_fill(struct jbd_logread *lr)
 {
-	while (lr->lr_left > 0 && lr->lr_nchunks - lr->lr_cur < JBD_LR_AHEAD) {
+	while (lr->lr_left > 0 && lr->lr_nchunks - lr->lr_cur < JBD_LR_AHEAD &&
+	       (lr->lr_ahead < lr->lr_window || lr->lr_nchunks == lr->lr_cur)) {
 		int rc = lr_issue(lr);
 		if (rc)
 			return lr->lr_nchunks > lr->lr_cur ? 0 : rc;
@@ -127,7 +134,11 @@ static void lr_retire(struct jbd_logread *lr)
 	struct jbd_lr_chunk *c = &lr->lr_chunks[lr->lr_cur];
 	uint64_t bytes = (uint64_t)c->c_n * lr->lr_jnl->j_loc.j_blocksize;
 
-	ASSERT(c->c_state != LR_ISSUED && c->c_buf);
+	ASSERT(c->c_state != LR_ISSUED && c->c_buf && lr->lr_ahead >= c->c_n);
+	lr->lr_ahead -= c->c_n;
+	/* the scan kept up with this much: allow four times as much ahead */
+	if (lr->lr_window < JBD_LR_AHEAD * lr->lr_chunk_max)
+		lr->lr_window *= 4;
 	if (lr->lr_held + bytes <= lr->lr_hold_max) {
 		lr->lr_held += bytes;
 	} else {
@@ -215,6 +226,7 @@ int jbd_logread_init(struct jbd_logread *lr, const struct jbd_journal *j, uint64
 	lr->lr_chunk_blocks = JBD_LR_FIRST_BYTES / j->j_loc.j_blocksize;
 	if (lr->lr_chunk_blocks < 1)
 		lr->lr_chunk_blocks = 1;
+	lr->lr_window = JBD_LR_WINDOW_FIRST_BYTES / j->j_loc.j_blocksize;
 	ASSERT(lr->lr_chunk_max >= lr->lr_chunk_blocks);
 	rc = dev_group_init(&lr->lr_group);
 	if (rc)
