@@ -101,7 +101,15 @@ $(BUILD)/examples/%: examples/%.c examples/scratch.h $(STATIC)
 	$(quiet) CC $<
 	$(Q)$(CC) $(CFLAGS) $(SAN) -Wall -Wextra $(WERROR) -Iinclude -o $@ $< $(STATIC) $(LDLIBS)
 
-tests: $(TEST_BIN) $(UJBD) $(EX_BIN)
+# Benchmark helpers that link the library (bench/replay runs them).
+BENCH_BIN := $(BUILD)/bench/replay_open
+
+$(BUILD)/bench/%: bench/%.c $(STATIC)
+	@mkdir -p $(@D)
+	$(quiet) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(STATIC) $(LDLIBS)
+
+tests: $(TEST_BIN) $(UJBD) $(EX_BIN) $(BENCH_BIN)
 
 # The unit tests and the shell tests, through tests/run (closing line
 # "N passed, N failed, N skipped").

@@ -20,7 +20,8 @@
  *
  * Offsets and lengths are in bytes and must be multiples of the logical block
  * size (dev_block_size()), within dev_size(); a read or write of length 0,
- * and flags on a read, are -EINVAL (a pure flush is DEV_OP_FLUSH). All
+ * and flags on a read other than POLLED and DIRECT, are -EINVAL (a pure
+ * flush is DEV_OP_FLUSH). All
  * waiting goes through rt_*, so every backend works in both worlds.
  *
  * Ownership: a wrapper (rec, fault) takes ownership of the device it wraps
@@ -34,6 +35,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ujbd/rt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +58,14 @@ enum dev_op {
  * that thread. Any op; only where dev_can_poll() is true. Whoever submits
  * a polled request must make sure some thread polls until it completes. */
 #define DEV_REQ_POLLED   (1u << 2)
+/* A hint for large streaming transfers (recovery's reads of the log and its
+ * home writes), read or write: move the data between the device and r_buf
+ * without keeping it in a cache of the host, where the backend has one and
+ * the request is aligned for it (file: an O_DIRECT descriptor of the same
+ * file, for 4 KiB-aligned offsets, lengths and buffers; the page cache only
+ * cost a copy and memory). Ignored elsewhere. Durability does not change:
+ * a write so sent still needs a FLUSH (or FUA). */
+#define DEV_REQ_DIRECT   (1u << 3)
 
 struct dev_req {
 	enum dev_op r_op;
@@ -101,11 +112,43 @@ bool dev_can_poll(const struct dev *d);
 uint64_t dev_poll_gen(struct dev *d);
 bool dev_poll(struct dev *d, uint64_t gen);
 
-/* Synchronous helpers built on dev_submit. A short transfer is -EIO. */
+/* Synchronous helpers built on dev_submit (one dev_group request each). A
+ * short transfer is -EIO. */
 int dev_pread(struct dev *d, void *buf, uint32_t len, uint64_t off);
 int dev_pwrite(struct dev *d, const void *buf, uint32_t len, uint64_t off,
 	       uint32_t flags);
 int dev_flush(struct dev *d);
+
+/*
+ * Requests in flight together, each waited for by the thread that sent it.
+ * A synchronous helper costs one wait per request; a caller that streams
+ * (recovery's read-ahead of the log and its home writes) keeps many
+ * requests in flight and waits only when it needs one back. A group is one
+ * lock and one condition that any number of requests share: the device's
+ * completion thread only marks a request done and wakes the group.
+ *
+ * The caller fills gr_req's r_op, r_flags, r_off, r_len, r_buf and
+ * r_ioprio; dev_group_submit sets the rest. A request stays where it is
+ * until dev_group_wait has returned for it, and every request submitted is
+ * waited for before dev_group_release. One thread submits and waits.
+ */
+struct dev_group {
+	rt_mutex g_lock;
+	rt_cond g_cond;            /* a request of the group completed */
+};
+
+struct dev_group_req {
+	struct dev_req gr_req;
+	struct dev_group *gr_group;
+	bool gr_done;              /* [g_lock] */
+};
+
+int dev_group_init(struct dev_group *g);
+void dev_group_release(struct dev_group *g);
+/* Send r. 0, or a negative errno (as dev_submit; nothing to wait for). */
+int dev_group_submit(struct dev *d, struct dev_group *g, struct dev_group_req *r);
+/* Wait until r completed; its r_result (bytes, 0 for a flush, or -errno). */
+int64_t dev_group_wait(struct dev_group_req *r);
 
 uint64_t dev_size(const struct dev *d);          /* bytes */
 uint32_t dev_block_size(const struct dev *d);    /* logical block size */

@@ -49,6 +49,9 @@ struct jbd_loc {
 
 /* Map journal block lblk to a byte offset on j_dev. -EINVAL if unmapped. */
 int jbd_loc_offset(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off);
+/* The same, and in *run how many journal blocks from lblk on lie one after
+ * the other on j_dev (to the end of lblk's extent): one read covers them. */
+int jbd_loc_run(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off, uint64_t *run);
 
 /* A one-line description of what went wrong, for the tools to print. */
 struct jbd_err {

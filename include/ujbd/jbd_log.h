@@ -138,6 +138,10 @@ void jbd_scan_release(struct jbd_scan *sc);
 
 struct jbd_recover_opts {
 	bool dry_run;           /* validate and count; write nothing */
+	/* Bytes of the log kept in memory from the scan for the home writes;
+	 * 0 = the whole log (the journal's length), so it is read once. A copy
+	 * past the budget is read again, and checked again, when written. */
+	uint64_t hold_max;
 };
 
 struct jbd_recover_result {
@@ -145,7 +149,8 @@ struct jbd_recover_result {
 	uint32_t first_tid, end_tid; /* replayed [first_tid, end_tid) */
 	uint32_t next_tid;      /* s_sequence written (end_tid + 1) */
 	uint64_t replayed_transactions;
-	uint64_t replayed_blocks;  /* data block writes */
+	uint64_t replayed_blocks;  /* copies replayed (every version of a block,
+				    * as e2fsck counts them) */
 	uint64_t revoked_blocks;   /* tags skipped because revoked */
 	uint64_t revoke_records;   /* revoke records in replayed transactions */
 	uint64_t bad_csum_blocks;  /* tags skipped for a bad data checksum */
@@ -154,13 +159,22 @@ struct jbd_recover_result {
 	 * its log blocks did); replay ends before the first of them. */
 	uint64_t torn_transactions;
 	uint32_t head_block;       /* log end, saved in s_head */
+	uint64_t written_blocks;   /* data blocks written: each block once, its
+				    * last replayed copy */
+	uint64_t held_bytes;       /* of the log kept in memory for the writes */
+	uint64_t log_reads;        /* read requests of the log */
 };
 
 /*
  * Replay the log onto loc->j_data: scan, validate every transaction (tags
  * inside the data device and not on the journal, revoke blocks sane), then
- * write, flush the data device, write the superblock (s_start 0, s_sequence
- * end_tid + 1, s_head = log end) and flush the journal device. Refuses
+ * write each block once, its last replayed copy (the bytes replaying every
+ * copy in log order leaves), in block order, flush the data device, write
+ * the superblock (s_start 0, s_sequence end_tid + 1, s_head = log end) and
+ * flush the journal device. The log is read once, ahead of the scan, and
+ * kept in memory for the writes: up to o->hold_max bytes, by default the
+ * whole log, at most the journal's length (a 1 GiB journal full of
+ * distinct blocks: 1 GiB, plus 56 bytes per logged block, 14 MiB). Refuses
  * FAST_COMMIT logs. Nothing is written on any error except -EBADMSG: some
  * data blocks had bad checksums and were skipped, the others replayed and
  * the journal marked empty with s_errno = -EIO (as e2fsck continues).

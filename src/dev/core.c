@@ -29,9 +29,9 @@ int dev_core_validate(const struct dev *d, const struct dev_req *r)
 		return 0;
 	if (r->r_op != DEV_OP_READ && r->r_op != DEV_OP_WRITE)
 		return -EINVAL;
-	if (r->r_flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH | DEV_REQ_POLLED))
+	if (r->r_flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH | DEV_REQ_POLLED | DEV_REQ_DIRECT))
 		return -EINVAL;
-	if (r->r_op == DEV_OP_READ && (r->r_flags & ~DEV_REQ_POLLED))
+	if (r->r_op == DEV_OP_READ && (r->r_flags & ~(DEV_REQ_POLLED | DEV_REQ_DIRECT)))
 		return -EINVAL;
 	if (!r->r_buf || r->r_len == 0)
 		return -EINVAL;
@@ -263,53 +263,78 @@ int dev_sim_power_cut(struct dev *d)
 	return d->d_ops->o_power_cut(d);
 }
 
-/* ---- synchronous helpers ---------------------------------------------- */
+/* ---- groups of requests in flight -------------------------------------- */
 
-struct dev_sync {
-	rt_mutex s_lock;
-	rt_cond s_cond;
-	bool s_done; /* [s_lock] */
-};
-
-static void dev_sync_done(struct dev_req *r)
+int dev_group_init(struct dev_group *g)
 {
-	struct dev_sync *s = r->r_priv;
+	int rc = rt_mutex_init(&g->g_lock, "dev_group");
 
-	rt_mutex_lock(&s->s_lock);
-	s->s_done = true;
-	rt_cond_signal(&s->s_cond);
-	rt_mutex_unlock(&s->s_lock);
+	if (rc < 0)
+		return rc;
+	rc = rt_cond_init(&g->g_cond, "dev_group");
+	if (rc < 0)
+		rt_mutex_release(&g->g_lock);
+	return rc;
 }
+
+void dev_group_release(struct dev_group *g)
+{
+	rt_cond_release(&g->g_cond);
+	rt_mutex_release(&g->g_lock);
+}
+
+static void dev_group_done(struct dev_req *r)
+{
+	struct dev_group_req *gr = r->r_priv;
+	struct dev_group *g = gr->gr_group;
+
+	rt_mutex_lock(&g->g_lock);
+	gr->gr_done = true;
+	/* one waiter, for one of the group's requests: it rechecks its own */
+	rt_cond_broadcast(&g->g_cond);
+	rt_mutex_unlock(&g->g_lock);
+}
+
+int dev_group_submit(struct dev *d, struct dev_group *g, struct dev_group_req *r)
+{
+	r->gr_group = g;
+	r->gr_done = false;
+	r->gr_req.r_done = dev_group_done;
+	r->gr_req.r_priv = r;
+	return dev_submit(d, &r->gr_req);
+}
+
+int64_t dev_group_wait(struct dev_group_req *r)
+{
+	struct dev_group *g = r->gr_group;
+
+	ASSERT(g && r->gr_req.r_done == dev_group_done);
+	rt_mutex_lock(&g->g_lock);
+	while (!r->gr_done)
+		rt_cond_wait(&g->g_cond, &g->g_lock);
+	rt_mutex_unlock(&g->g_lock);
+	return r->gr_req.r_result;
+}
+
+/* ---- synchronous helpers ---------------------------------------------- */
 
 /* Submit one request and wait for it; its r_result, or -errno. */
 static int64_t dev_sync_io(struct dev *d, enum dev_op op, uint32_t flags,
 			   void *buf, uint32_t len, uint64_t off)
 {
-	struct dev_sync s = { .s_done = false };
-	struct dev_req r = {
+	struct dev_group g;
+	struct dev_group_req r = { .gr_req = {
 		.r_op = op, .r_flags = flags, .r_off = off, .r_len = len,
 		.r_buf = buf, .r_ioprio = rt_ioprio_get(),
-		.r_done = dev_sync_done, .r_priv = &s,
-	};
-	int64_t rc;
+	} };
+	int64_t rc = dev_group_init(&g);
 
-	rc = rt_mutex_init(&s.s_lock, "dev_sync");
 	if (rc < 0)
 		return rc;
-	rc = rt_cond_init(&s.s_cond, "dev_sync");
-	if (rc < 0)
-		goto out_lock;
-	rc = dev_submit(d, &r);
-	if (rc == 0) {
-		rt_mutex_lock(&s.s_lock);
-		while (!s.s_done)
-			rt_cond_wait(&s.s_cond, &s.s_lock);
-		rt_mutex_unlock(&s.s_lock);
-		rc = r.r_result;
-	}
-	rt_cond_release(&s.s_cond);
-out_lock:
-	rt_mutex_release(&s.s_lock);
+	rc = dev_group_submit(d, &g, &r);
+	if (rc == 0)
+		rc = dev_group_wait(&r);
+	dev_group_release(&g);
 	return rc;
 }
 

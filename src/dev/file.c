@@ -14,6 +14,12 @@
  * write with RWF_DSYNC. The page cache (or the disk's cache with O_DIRECT)
  * is the volatile cache, so dev_volatile_cache() is true.
  *
+ * A request flagged DEV_REQ_DIRECT goes through a second descriptor of the
+ * same file opened with O_DIRECT (when the file system allows it and the
+ * request is aligned to f_dio_align), past the page cache: the kernel keeps
+ * the two coherent (a direct read writes dirty cached pages back first, a
+ * direct write drops the cached copies), and one fdatasync covers both.
+ *
  * Both engines block in system calls, which is fine in the real world. In
  * the sim world DEV_FILE_AUTO picks the threads engine: its workers wait
  * for work through rt, so the sim scheduler sees them.
@@ -39,6 +45,9 @@
 struct dev_file {
 	struct dev f_dev;
 	int f_fd;
+	int f_dfd;                   /* O_DIRECT, for DEV_REQ_DIRECT; or -1 */
+	uint32_t f_dio_align;        /* offsets, lengths and buffers of f_dfd */
+	bool f_dio_off;              /* a direct request failed EINVAL: no more */
 	bool f_read_only;
 	bool f_uring;                /* which engine */
 	unsigned f_qd;
@@ -100,22 +109,50 @@ static int64_t dev_file_rw(int fd, bool write, void *buf, uint32_t len,
 	return done;
 }
 
+/* The descriptor a read or write goes through: the O_DIRECT one when asked
+ * for and aligned for it. f_dio_off is read unlocked: a stale false only
+ * costs one more EINVAL, which is retried through f_fd. */
+static int dev_file_fd(const struct dev_file *f, const struct dev_req *r)
+{
+	uint64_t a = f->f_dio_align;
+
+	if (!(r->r_flags & DEV_REQ_DIRECT) || f->f_dfd < 0 ||
+	    __atomic_load_n(&f->f_dio_off, __ATOMIC_RELAXED))
+		return f->f_fd;
+	if (r->r_off % a || r->r_len % a || (uintptr_t)r->r_buf % a)
+		return f->f_fd;
+	return f->f_dfd;
+}
+
+/* A direct transfer the file system refused after all: never again. */
+static bool dev_file_dio_refused(struct dev_file *f, int fd, int64_t res)
+{
+	if (fd != f->f_dfd || res != -EINVAL)
+		return false;
+	__atomic_store_n(&f->f_dio_off, true, __ATOMIC_RELAXED);
+	return true;
+}
+
 /* Run one request synchronously; its r_result. */
 static int64_t dev_file_do(struct dev_file *f, struct dev_req *r)
 {
+	int fd = dev_file_fd(f, r);
+	int64_t res;
 	int rc;
 
 	if (r->r_op == DEV_OP_FLUSH)
 		return dev_file_sync(f->f_fd);
-	if (r->r_op == DEV_OP_READ)
-		return dev_file_rw(f->f_fd, false, r->r_buf, r->r_len, r->r_off, false);
-	if (r->r_flags & DEV_REQ_PREFLUSH) {
+	if (r->r_op == DEV_OP_WRITE && (r->r_flags & DEV_REQ_PREFLUSH)) {
 		rc = dev_file_sync(f->f_fd);
 		if (rc < 0)
 			return rc;
 	}
-	return dev_file_rw(f->f_fd, true, r->r_buf, r->r_len, r->r_off,
-			   r->r_flags & DEV_REQ_FUA);
+	res = dev_file_rw(fd, r->r_op == DEV_OP_WRITE, r->r_buf, r->r_len, r->r_off,
+			  r->r_flags & DEV_REQ_FUA);
+	if (dev_file_dio_refused(f, fd, res))
+		res = dev_file_rw(f->f_fd, r->r_op == DEV_OP_WRITE, r->r_buf, r->r_len,
+				  r->r_off, r->r_flags & DEV_REQ_FUA);
+	return res;
 }
 
 /* ---- threads engine --------------------------------------------------- */
@@ -229,13 +266,16 @@ static int __dev_file_uring_queue(struct dev_file *f, struct dev_req *r)
 		io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)r | DEV_URING_PREFLUSH_TAG);
 	}
 	sqe = io_uring_get_sqe(&f->f_ring);
+	/* which descriptor, for the reaper to retry a refused direct one */
+	int fd = r->r_op == DEV_OP_FLUSH ? f->f_fd : dev_file_fd(f, r);
+	r->r_dev_time[0] = (uint64_t)fd;
 	/* only reads and writes carry an ioprio: fsync rejects a nonzero one */
 	if (r->r_op == DEV_OP_FLUSH)
 		io_uring_prep_fsync(sqe, f->f_fd, IORING_FSYNC_DATASYNC);
 	else if (r->r_op == DEV_OP_READ)
-		io_uring_prep_read(sqe, f->f_fd, r->r_buf, r->r_len, r->r_off);
+		io_uring_prep_read(sqe, fd, r->r_buf, r->r_len, r->r_off);
 	else {
-		io_uring_prep_write(sqe, f->f_fd, r->r_buf, r->r_len, r->r_off);
+		io_uring_prep_write(sqe, fd, r->r_buf, r->r_len, r->r_off);
 		if (r->r_flags & DEV_REQ_FUA)
 			sqe->rw_flags = RWF_DSYNC;
 	}
@@ -288,13 +328,18 @@ static void __dev_file_uring_refill(struct dev_file *f)
 		io_uring_submit(&f->f_ring);
 }
 
-/* Resend r after the kernel refused its RT class (EPERM). [f_lock] */
+/* Resend r after the kernel refused its RT class (EPERM), or its direct
+ * transfer (EINVAL: then through the page cache). [f_lock] */
 static bool __dev_file_uring_retry(struct dev_file *f, struct dev_req *r, int res)
 {
-	if (res != -EPERM || RT_IOPRIO_CLASS(r->r_ioprio) != RT_IOPRIO_CLASS_RT ||
-	    f->f_rt_denied)
+	bool dio = r->r_op != DEV_OP_FLUSH && !r->r_dev_seq &&
+		   dev_file_dio_refused(f, (int)r->r_dev_time[0], res);
+
+	if (!dio && (res != -EPERM || RT_IOPRIO_CLASS(r->r_ioprio) != RT_IOPRIO_CLASS_RT ||
+		     f->f_rt_denied))
 		return false;
-	f->f_rt_denied = true;
+	if (!dio)
+		f->f_rt_denied = true;
 	if (__dev_file_uring_queue(f, r) < 0)
 		return false;
 	io_uring_submit(&f->f_ring);
@@ -423,6 +468,8 @@ static void dev_file_close(struct dev *d)
 		dev_file_threads_stop(f);
 	rt_cond_release(&f->f_cond);
 	rt_mutex_release(&f->f_lock);
+	if (f->f_dfd >= 0)
+		close(f->f_dfd);
 	close(f->f_fd);
 	free(f);
 }
@@ -505,6 +552,21 @@ static int dev_file_geometry(struct dev_file *f, const struct dev_file_opts *o)
 	return 0;
 }
 
+/* The O_DIRECT descriptor for DEV_REQ_DIRECT, where the file system has
+ * direct I/O (tmpfs refuses it) and the device is not direct already; its
+ * alignment: 4 KiB, or the logical block size of a device with larger
+ * ones. -1 when there is none. */
+static int dev_file_open_direct(struct dev_file *f, const char *path, const struct dev_file_opts *o)
+{
+	int fd;
+
+	f->f_dio_align = f->f_dev.d_block_size > 4096 ? f->f_dev.d_block_size : 4096;
+	if (o->direct)
+		return -1;
+	fd = open(path, (o->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_DIRECT);
+	return fd < 0 ? -1 : fd;
+}
+
 static int dev_file_open_fd(const char *path, const struct dev_file_opts *o)
 {
 	int flags = (o->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
@@ -550,6 +612,7 @@ int dev_file_open(const char *path, const struct dev_file_opts *opts,
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	f->f_dfd = -1;
 	f->f_fd = dev_file_open_fd(path, o);
 	if (f->f_fd < 0) {
 		rc = f->f_fd;
@@ -565,6 +628,7 @@ int dev_file_open(const char *path, const struct dev_file_opts *opts,
 	rc = dev_file_geometry(f, o);
 	if (rc < 0)
 		goto out_fd;
+	f->f_dfd = dev_file_open_direct(f, path, o);
 	rc = rt_mutex_init(&f->f_lock, "dev_file");
 	if (rc < 0)
 		goto out_fd;
@@ -589,6 +653,8 @@ out_cond:
 out_lock:
 	rt_mutex_release(&f->f_lock);
 out_fd:
+	if (f->f_dfd >= 0)
+		close(f->f_dfd);
 	close(f->f_fd);
 	free(f);
 	return rc;

@@ -30,6 +30,13 @@ int jbd_err_set(struct jbd_err *err, int code, const char *fmt, ...)
 
 int jbd_loc_offset(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off)
 {
+	uint64_t run;
+
+	return jbd_loc_run(loc, lblk, off, &run);
+}
+
+int jbd_loc_run(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off, uint64_t *run)
+{
 	size_t lo = 0, hi = loc->j_nmap;
 
 	if (lblk >= loc->j_len)
@@ -48,5 +55,8 @@ int jbd_loc_offset(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off)
 	if (lblk - e->lblk >= e->len)
 		return -EINVAL;
 	*off = (e->pblk + (lblk - e->lblk)) * (uint64_t)loc->j_blocksize;
+	*run = e->len - (lblk - e->lblk);
+	if (*run > loc->j_len - lblk)
+		*run = loc->j_len - lblk;
 	return 0;
 }

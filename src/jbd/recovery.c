@@ -8,6 +8,13 @@
  * this order is that a corrupt journal is refused before the data device is
  * touched: a bad transaction 2 never leaves transaction 1 half replayed.
  *
+ * The replay writes each block once: its last copy that is neither revoked
+ * nor bad, which is what writing every copy in log order (e2fsck, the
+ * kernel) leaves behind. The scan read the log once, ahead of itself, and
+ * kept it in memory (logread.c); replay.c writes from there in block order,
+ * many writes in flight. A journal rewriting the same 2000 blocks 15 times
+ * costs 2000 writes, not 30,000.
+ *
  * The I/O order that makes a crash at any point safe: replayed blocks, flush
  * of the data device, then the superblock (s_start = 0), flush. Replay is
  * idempotent, so a crash before the superblock write just replays again.
@@ -186,55 +193,72 @@ static void plan(const struct jbd_scan *sc, const struct revoke_table *rt,
 	}
 }
 
-/* Copy one logged block to its home, checking it again after the read. */
-static int replay_one(const struct jbd_journal *j, const struct jbd_scan_trans *t,
-		      const struct jbd_scan_tag *tag, uint8_t *buf, struct jbd_err *err)
+static int home_cmp(const void *a, const void *b)
 {
-	struct jbd_tag dt = { tag->target, tag->flags, tag->csum_stored };
-	uint32_t bs = j->j_loc.j_blocksize;
-	int rc = jbd_journal_read(j, tag->journal_block, buf);
+	const struct jbd_home *x = a, *y = b;
 
-	if (rc)
-		return jbd_err_set(err, rc, "cannot read journal block %u: %s",
-				   tag->journal_block, strerror(-rc));
-	/* Pair check: the block verified during the scan; it must still. */
-	if (!jbd_tag_csum_verify(&j->j_fmt, t->tid, &dt, buf))
-		return jbd_err_set(err, -EIO, "journal block %u changed since it was checked",
-				   tag->journal_block);
-	if (tag->flags & JBD2_FLAG_ESCAPE)
-		jbd_unescape(buf);
-	rc = dev_pwrite(j->j_loc.j_data, buf, bs, tag->target * bs, 0);
-	if (rc)
-		return jbd_err_set(err, rc, "cannot write data block %llu: %s",
-				   (unsigned long long)tag->target, strerror(-rc));
+	if (x->h_target != y->h_target)
+		return x->h_target < y->h_target ? -1 : 1;
+	return x->h_order < y->h_order ? -1 : x->h_order > y->h_order;
+}
+
+/*
+ * The copy of each block that replaying every transaction in order would
+ * leave last: of the tags plan() counts as replayed, the last one in the
+ * log per target. Sorted by target, each target once. *out NULL when none.
+ */
+static int homes_build(const struct jbd_scan *sc, const struct revoke_table *rt,
+		       struct jbd_home **out, size_t *nout)
+{
+	struct jbd_home *h;
+	size_t n = 0, k = 0;
+	uint32_t order = 0;
+
+	for (size_t i = 0; i < sc->sc_ntrans; i++)
+		if (sc->sc_trans[i].replay)
+			n += sc->sc_trans[i].ntags;
+	*out = NULL;
+	*nout = 0;
+	if (!n)
+		return 0;
+	h = malloc(n * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < sc->sc_ntrans; i++) {
+		const struct jbd_scan_trans *t = &sc->sc_trans[i];
+		for (size_t g = 0; t->replay && g < t->ntags; g++) {
+			const struct jbd_scan_tag *tag = &t->tags[g];
+			if (revoked(rt, tag->target, t->tid) || tag->csum == JBD_CSUM_BAD)
+				continue;
+			h[k++] = (struct jbd_home){ tag->target, t->tid, order++, tag };
+		}
+	}
+	qsort(h, k, sizeof(*h), home_cmp);
+	n = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (n && h[n - 1].h_target == h[i].h_target)
+			n--; /* a later copy of the same block wins */
+		h[n++] = h[i];
+	}
+	*out = h;
+	*nout = n;
 	return 0;
 }
 
+/* Write each block's last copy home, then flush the data device. */
 static int replay(const struct jbd_journal *j, const struct jbd_scan *sc,
-		  const struct revoke_table *rt, struct jbd_err *err)
+		  const struct revoke_table *rt, struct jbd_logread *lr,
+		  struct jbd_recover_result *r, struct jbd_err *err)
 {
-	uint8_t *buf = malloc(j->j_loc.j_blocksize);
-	int rc = 0;
+	struct jbd_home *homes;
+	size_t n;
+	int rc = homes_build(sc, rt, &homes, &n);
 
-	if (!buf)
-		return jbd_err_set(err, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < sc->sc_ntrans && !rc; i++) {
-		const struct jbd_scan_trans *t = &sc->sc_trans[i];
-		if (!t->replay)
-			continue;
-		for (size_t k = 0; k < t->ntags && !rc; k++) {
-			const struct jbd_scan_tag *tag = &t->tags[k];
-			if (revoked(rt, tag->target, t->tid) || tag->csum == JBD_CSUM_BAD)
-				continue;
-			rc = replay_one(j, t, tag, buf, err);
-		}
-	}
-	if (!rc) {
-		rc = dev_flush(j->j_loc.j_data);
-		if (rc)
-			jbd_err_set(err, rc, "cannot flush the data device: %s", strerror(-rc));
-	}
-	free(buf);
+	if (rc)
+		return jbd_err_set(err, rc, "out of memory");
+	r->written_blocks = n;
+	rc = jbd_replay_write(j, lr, homes, n, err);
+	free(homes);
 	return rc;
 }
 
@@ -263,10 +287,59 @@ static int check_replayable(const struct jbd_journal *j, struct jbd_err *err)
 	return 0;
 }
 
+/* The log's bytes recovery keeps in memory for its home writes. */
+static uint64_t hold_budget(const struct jbd_journal *j, const struct jbd_recover_opts *o)
+{
+	if (o && o->dry_run)
+		return 0;
+	if (o && o->hold_max)
+		return o->hold_max;
+	return (uint64_t)(j->j_last - j->j_first) * j->j_loc.j_blocksize;
+}
+
+/* Scan, build the revoke table, cut torn async transactions: everything
+ * decided, nothing written. */
+static int recover_decide(struct jbd_journal *j, struct jbd_logread *lr, struct jbd_scan *sc,
+			  struct revoke_table *rt, struct jbd_recover_result *r,
+			  struct jbd_err *err)
+{
+	int rc = jbd_scan_log_from(j, lr, sc, err);
+
+	if (!rc)
+		rc = validate_tags(j, sc, err);
+	if (!rc && (rc = revoke_build(sc, rt, &r->revoke_records)))
+		jbd_err_set(err, rc, "out of memory");
+	/* each cut shrinks the replayed set, whose revokes may have hidden a
+	 * bad block of an earlier transaction: repeat until nothing is cut */
+	while (!rc) {
+		size_t cut = cut_torn_async(j, sc, rt);
+
+		if (!cut)
+			break;
+		r->torn_transactions += cut;
+		free(rt->e);
+		rt->e = NULL;
+		if ((rc = revoke_build(sc, rt, &r->revoke_records)))
+			jbd_err_set(err, rc, "out of memory");
+	}
+	if (rc)
+		return rc;
+	plan(sc, rt, r);
+	r->end_tid = sc->sc_end_tid;
+	r->next_tid = sc->sc_end_tid + 1;
+	r->head_block = sc->sc_end_block;
+	if (!r->replayed_transactions)
+		r->first_tid = sc->sc_end_tid;
+	r->held_bytes = lr->lr_held;
+	r->log_reads = lr->lr_reads;
+	return 0;
+}
+
 int jbd_recover(struct jbd_journal *j, const struct jbd_recover_opts *o,
 		struct jbd_recover_result *r, struct jbd_err *err)
 {
 	struct revoke_table rt = { 0 };
+	struct jbd_logread lr;
 	struct jbd_scan sc;
 	int rc;
 
@@ -279,34 +352,12 @@ int jbd_recover(struct jbd_journal *j, const struct jbd_recover_opts *o,
 	rc = check_replayable(j, err);
 	if (rc)
 		return rc;
-	rc = jbd_scan_log(j, &sc, err);
-	if (!rc)
-		rc = validate_tags(j, &sc, err);
-	if (!rc && (rc = revoke_build(&sc, &rt, &r->revoke_records)))
-		jbd_err_set(err, rc, "out of memory");
-	/* each cut shrinks the replayed set, whose revokes may have hidden a
-	 * bad block of an earlier transaction: repeat until nothing is cut */
-	while (!rc) {
-		size_t cut = cut_torn_async(j, &sc, &rt);
-
-		if (!cut)
-			break;
-		r->torn_transactions += cut;
-		free(rt.e);
-		rt.e = NULL;
-		if ((rc = revoke_build(&sc, &rt, &r->revoke_records)))
-			jbd_err_set(err, rc, "out of memory");
-	}
+	rc = jbd_logread_init(&lr, j, hold_budget(j, o));
 	if (rc)
-		goto out;
-	plan(&sc, &rt, r);
-	r->end_tid = sc.sc_end_tid;
-	r->next_tid = sc.sc_end_tid + 1;
-	r->head_block = sc.sc_end_block;
-	if (!r->replayed_transactions)
-		r->first_tid = sc.sc_end_tid;
-	if (!(o && o->dry_run)) {
-		rc = replay(j, &sc, &rt, err);
+		return jbd_err_set(err, rc, "cannot read the log: %s", strerror(-rc));
+	rc = recover_decide(j, &lr, &sc, &rt, r, err);
+	if (!rc && !(o && o->dry_run)) {
+		rc = replay(j, &sc, &rt, &lr, r, err);
 		if (!rc)
 			rc = mark_empty(j, r, err);
 	}
@@ -315,8 +366,8 @@ int jbd_recover(struct jbd_journal *j, const struct jbd_recover_opts *o,
 				 "%llu journaled blocks had bad checksums and were not replayed (%llu others were)",
 				 (unsigned long long)r->bad_csum_blocks,
 				 (unsigned long long)r->replayed_blocks);
-out:
 	free(rt.e);
 	jbd_scan_release(&sc);
+	jbd_logread_release(&lr);
 	return rc;
 }

@@ -44,7 +44,8 @@ struct scan_state {
 	const struct jbd_journal *j;
 	struct jbd_scan *sc;
 	struct jbd_err *err;
-	uint8_t *buf, *data;
+	struct jbd_logread *lr;
+	const uint8_t *buf, *data; /* the last header block, data block read */
 	struct jbd_tag *tags;     /* one descriptor's worth */
 	uint64_t *recs;           /* one revoke block's worth */
 	uint32_t blk;             /* next block to read */
@@ -119,8 +120,9 @@ static int add_block(struct scan_state *s, uint32_t blk, uint32_t type, uint8_t 
 	return 0;
 }
 
-/* Read the next log block into buf; 1 = the scan must stop. */
-static int next_block(struct scan_state *s, void *buf, uint32_t *where)
+/* Point *buf at the next log block (valid until the next call); 1 = the
+ * scan must stop. */
+static int next_block(struct scan_state *s, const uint8_t **buf, uint32_t *where)
 {
 	int rc;
 
@@ -133,7 +135,7 @@ static int next_block(struct scan_state *s, void *buf, uint32_t *where)
 			    s->limit);
 	}
 	*where = s->blk;
-	rc = jbd_journal_read(s->j, s->blk, buf);
+	rc = jbd_logread_next(s->lr, s->blk, buf);
 	if (rc)
 		return stop(s, JBD_STOP_IO, s->blk, rc == -EINVAL ? -EUCLEAN : rc,
 			    "cannot read journal block %u: %s", s->blk, strerror(-rc));
@@ -163,7 +165,7 @@ static int scan_descriptor(struct scan_state *s, uint32_t where)
 		return stop(s, JBD_STOP_IO, where, rc, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		uint32_t dblk;
-		if (next_block(s, s->data, &dblk))
+		if (next_block(s, &s->data, &dblk))
 			return 1;
 		if (f->f_csum_v1 && !s->need_check_time && !s->end_set)
 			s->v1_crc = jbd_crc32_be(s->v1_crc, s->data, f->f_blocksize);
@@ -302,7 +304,7 @@ static int scan_step(struct scan_state *s)
 {
 	uint32_t where, type, seq;
 
-	if (next_block(s, s->buf, &where))
+	if (next_block(s, &s->buf, &where))
 		return 1;
 	if (!jbd_hdr_decode(s->buf, &type, &seq))
 		return stop(s, JBD_STOP_NO_MAGIC, where, 0, "no magic number at block %u: end of log",
@@ -324,11 +326,12 @@ static int scan_step(struct scan_state *s)
 }
 
 static void scan_init(struct scan_state *s, const struct jbd_journal *j,
-		      struct jbd_scan *sc, struct jbd_err *err)
+		      struct jbd_logread *lr, struct jbd_scan *sc, struct jbd_err *err)
 {
 	memset(sc, 0, sizeof(*sc));
 	memset(s, 0, sizeof(*s));
 	s->j = j;
+	s->lr = lr;
 	s->sc = sc;
 	s->err = err;
 	s->blk = jbd_get_be32(j->j_sb.s_start);
@@ -340,22 +343,21 @@ static void scan_init(struct scan_state *s, const struct jbd_journal *j,
 	sc->sc_end_block = s->blk;
 }
 
-int jbd_scan_log(const struct jbd_journal *j, struct jbd_scan *sc, struct jbd_err *err)
+int jbd_scan_log_from(const struct jbd_journal *j, struct jbd_logread *lr, struct jbd_scan *sc,
+		      struct jbd_err *err)
 {
 	struct scan_state s;
 	uint32_t bs = j->j_fmt.f_blocksize;
 
-	scan_init(&s, j, sc, err);
+	scan_init(&s, j, lr, sc, err);
 	if (s.blk == 0) {
 		sc->sc_end_tid = s.expect;
 		stop(&s, JBD_STOP_EMPTY, 0, 0, "the journal is empty (s_start = 0)");
 		return 0;
 	}
-	s.buf = malloc(bs);
-	s.data = malloc(bs);
 	s.tags = malloc(sizeof(*s.tags) * (bs / 8));
 	s.recs = malloc(sizeof(*s.recs) * (bs / 4));
-	if (!s.buf || !s.data || !s.tags || !s.recs) {
+	if (!s.tags || !s.recs) {
 		stop(&s, JBD_STOP_IO, s.blk, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -368,11 +370,27 @@ int jbd_scan_log(const struct jbd_journal *j, struct jbd_scan *sc, struct jbd_er
 		t->replay = t->committed && jbd_tid_gt(sc->sc_end_tid, t->tid);
 	}
 out:
-	free(s.buf);
-	free(s.data);
 	free(s.tags);
 	free(s.recs);
 	return sc->sc_error;
+}
+
+int jbd_scan_log(const struct jbd_journal *j, struct jbd_scan *sc, struct jbd_err *err)
+{
+	struct jbd_logread lr;
+	int rc = jbd_logread_init(&lr, j, 0);
+
+	if (rc) {
+		memset(sc, 0, sizeof(*sc));
+		sc->sc_stop = JBD_STOP_IO;
+		sc->sc_error = rc;
+		snprintf(sc->sc_stop_msg, sizeof(sc->sc_stop_msg), "cannot read the log: %s",
+			 strerror(-rc));
+		return jbd_err_set(err, rc, "%s", sc->sc_stop_msg);
+	}
+	rc = jbd_scan_log_from(j, &lr, sc, err);
+	jbd_logread_release(&lr);
+	return rc;
 }
 
 void jbd_scan_release(struct jbd_scan *sc)

@@ -111,6 +111,8 @@ static void test_validation(void)
 	T_EQ(dev_submit(d, &r), -EINVAL);               /* past the end */
 	r.r_off = 0, r.r_len = 512, r.r_flags = DEV_REQ_FUA;
 	T_EQ(dev_submit(d, &r), -EINVAL);               /* FUA on a read */
+	r.r_flags = 1u << 7;
+	T_EQ(dev_submit(d, &r), -EINVAL);               /* an unknown flag */
 	r.r_flags = 0, r.r_len = 0;
 	T_EQ(dev_submit(d, &r), -EINVAL);               /* empty */
 	r.r_len = 512, r.r_done = NULL;
@@ -364,6 +366,73 @@ static void test_file_direct(void)
 	unlink(path);
 }
 
+/* One request through a group: its r_result. */
+static int64_t group_io(struct dev *d, enum dev_op op, uint32_t flags, void *buf, uint32_t len,
+			uint64_t off)
+{
+	struct dev_group g;
+	struct dev_group_req r = { .gr_req = { .r_op = op, .r_flags = flags, .r_off = off,
+					       .r_len = len, .r_buf = buf } };
+	int64_t rc = dev_group_init(&g);
+
+	if (rc == 0)
+		rc = dev_group_submit(d, &g, &r);
+	if (rc == 0)
+		rc = dev_group_wait(&r);
+	dev_group_release(&g);
+	return rc;
+}
+
+/* DEV_REQ_DIRECT (a hint: the file's O_DIRECT descriptor when aligned) on a
+ * device opened through the page cache: the two stay coherent both ways,
+ * an unaligned request just goes the buffered way, and a memory device
+ * takes the flag and ignores it. */
+static void check_direct_hint(enum dev_file_engine engine, const char *name)
+{
+	char path[300];
+	struct dev *d;
+	struct dev_file_opts o = { .create = true, .size = 1 << 20, .engine = engine };
+	uint8_t *a, *b, *c;
+
+	snprintf(path, sizeof(path), "%s/hint-%s", tmpdir, name);
+	if (dev_file_open(path, &o, &d) < 0)
+		T_SKIP("%s engine unavailable here", name);
+	T_EQ(posix_memalign((void **)&a, 4096, 3 * 16384), 0);
+	b = a + 16384;
+	c = b + 16384;
+	fill(a, 16384, 21);
+	T_EQ(dev_pwrite(d, a, 16384, 65536, 0), 0);       /* dirty in the page cache */
+	memset(b, 0, 16384);
+	T_EQ(group_io(d, DEV_OP_READ, DEV_REQ_DIRECT, b, 16384, 65536), 16384);
+	T_CHECK(memcmp(a, b, 16384) == 0);                /* written back first */
+	fill(c, 16384, 22);
+	T_EQ(group_io(d, DEV_OP_WRITE, DEV_REQ_DIRECT, c, 16384, 65536), 16384);
+	T_EQ(dev_pread(d, b, 16384, 65536), 0);
+	T_CHECK(memcmp(c, b, 16384) == 0);                /* no stale cached copy */
+	T_EQ(group_io(d, DEV_OP_WRITE, DEV_REQ_DIRECT, a + 512, 4096, 512), 4096);
+	T_EQ(group_io(d, DEV_OP_READ, DEV_REQ_DIRECT, b + 512, 4096, 512), 4096);
+	T_CHECK(memcmp(a + 512, b + 512, 4096) == 0);     /* unaligned: buffered */
+	T_EQ(dev_flush(d), 0);
+	dev_close(d);
+	unlink(path);
+	T_EQ(dev_mem_new(1 << 20, 512, &d), 0);
+	T_EQ(group_io(d, DEV_OP_WRITE, DEV_REQ_DIRECT, a, 4096, 0), 4096);
+	T_EQ(group_io(d, DEV_OP_READ, DEV_REQ_DIRECT, b, 4096, 0), 4096);
+	T_CHECK(memcmp(a, b, 4096) == 0);
+	dev_close(d);
+	free(a);
+}
+
+static void test_direct_hint_threads(void)
+{
+	check_direct_hint(DEV_FILE_THREADS, "threads");
+}
+
+static void test_direct_hint_uring(void)
+{
+	check_direct_hint(DEV_FILE_URING, "io_uring");
+}
+
 /* ---- polled I/O --------------------------------------------------------- */
 
 struct poller {
@@ -543,6 +612,8 @@ int main(int argc, char **argv)
 	T_RUN(test_file_uring_ioprio);
 	T_RUN(test_file_errors);
 	T_RUN(test_file_direct);
+	T_RUN(test_direct_hint_threads);
+	T_RUN(test_direct_hint_uring);
 	T_RUN(test_file_blockdev);
 	T_RUN(test_poll_threads);
 	T_RUN(test_poll_uring);
