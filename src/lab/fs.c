@@ -874,6 +874,11 @@ int lab_fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_p
 	rc = lfs_geo_from_sb(&sb, &fs->fs_geo);
 	if (!rc && fs->fs_geo.blocks > ujbd_data_blocks(j))
 		rc = -EUCLEAN;
+	if (!rc && sb.s_journal_blocks) { /* an uninit group's bitmap marks it */
+		fs->fs_jn = lfs_journal_map(&fs->fs_geo, sb.s_journal_first, sb.s_journal_blocks,
+					    fs->fs_jmap, 8);
+		rc = fs->fs_jn ? 0 : -EUCLEAN;
+	}
 	fs->fs_ninodes = (uint64_t)fs->fs_geo.ngroups * fs->fs_geo.ipg;
 	if (!rc) {
 		fs->fs_itid = calloc(fs->fs_ninodes, sizeof(*fs->fs_itid));

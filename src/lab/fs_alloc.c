@@ -33,6 +33,41 @@ int lfs_gd_get(struct lab_fs *fs, uint32_t grp, struct lfs_gd *out)
 	return rc;
 }
 
+int lfs_group_init(struct lab_fs *fs, struct lfs_tx *tx, uint32_t grp)
+{
+	const struct lfs_geo *g = &fs->fs_geo;
+	struct ujbd_buf *b;
+	struct lfs_gd gd;
+	uint8_t *p;
+	int rc = lfs_gd_get(fs, grp, &gd);
+
+	if (rc || !gd.g_flags)
+		return rc;
+	if (gd.g_flags & LFS_BG_BLOCK_UNINIT) {
+		rc = lfs_tx_get(tx, lfs_group_meta(g, grp), true, &b);
+		if (!rc) {
+			lfs_init_block_bitmap(g, fs->fs_jmap, fs->fs_jn, grp, ujbd_buf_data(b));
+			rc = lfs_tx_dirty(tx, b);
+		}
+	}
+	if (!rc && (gd.g_flags & LFS_BG_INODE_UNINIT)) {
+		rc = lfs_tx_get(tx, lfs_group_meta(g, grp) + 1, true, &b);
+		if (!rc) {
+			lfs_init_inode_bitmap(g, grp, ujbd_buf_data(b));
+			rc = lfs_tx_dirty(tx, b);
+		}
+	}
+	if (!rc)
+		rc = lfs_tx_get(tx, gd_block(grp), false, &b);
+	if (rc)
+		return rc;
+	p = (uint8_t *)ujbd_buf_data(b) + (grp % LFS_GPB) * LFS_GD_SIZE;
+	memcpy(&gd, p, sizeof(gd));
+	gd.g_flags = 0;
+	memcpy(p, &gd, sizeof(gd));
+	return lfs_tx_dirty(tx, b);
+}
+
 /* Add dfree/dinodes/ddirs to group grp's counters. */
 static int gd_add(struct lab_fs *fs, struct lfs_tx *tx, uint32_t grp, int dfree, int dinodes,
 		  int ddirs)
@@ -239,7 +274,10 @@ int lfs_alloc_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t parent, bool
 		rc = group_near(fs, ino_group(fs, parent), &grp);
 	start = grp;
 	while (!rc) {
-		rc = bitmap_take(fs, tx, lfs_group_meta(g, grp) + 1, 0, g->ipg, UINT64_MAX, &bit);
+		rc = lfs_group_init(fs, tx, grp);
+		if (!rc)
+			rc = bitmap_take(fs, tx, lfs_group_meta(g, grp) + 1, 0, g->ipg, UINT64_MAX,
+					 &bit);
 		if (rc || bit >= 0)
 			break;
 		grp = (grp + 1) % g->ngroups;
@@ -277,6 +315,8 @@ int lfs_alloc_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_
 	pf_prune(fs);
 	for (;;) {
 		rc = lfs_gd_get(fs, grp, &gd);
+		if (!rc && gd.g_free_blocks)
+			rc = lfs_group_init(fs, tx, grp);
 		if (!rc && gd.g_free_blocks)
 			rc = bitmap_take(fs, tx, lfs_group_meta(g, grp), from,
 					 lfs_group_blocks(g, grp), lfs_group_base(g, grp), &bit);

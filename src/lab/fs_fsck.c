@@ -31,6 +31,8 @@ struct ck {
 	uint8_t *mode;           /* per inode: 0 unused, else lfs_mode */
 	uint64_t ninodes, nblocks_mapped, nentries;
 	uint64_t jfirst, jblocks;  /* the internal journal (superblock) */
+	struct jbd_extent jmap[8]; /* ... its pieces */
+	size_t jn;
 	char *msg;
 	size_t msglen;
 };
@@ -96,6 +98,13 @@ static int ck_load(struct ck *c)
 			       (unsigned long long)c->g.blocks);
 	c->jfirst = sb.s_journal_first;
 	c->jblocks = sb.s_journal_blocks;
+	if (c->jblocks) {
+		c->jn = lfs_journal_map(&c->g, c->jfirst, c->jblocks, c->jmap, 8);
+		if (!c->jn)
+			return ck_fail(c, "superblock: journal of %llu blocks at %llu does not fit",
+				       (unsigned long long)c->jblocks,
+				       (unsigned long long)c->jfirst);
+	}
 	c->ninodes = (uint64_t)c->g.ngroups * c->g.ipg;
 	c->gd = calloc(c->g.ngroups, sizeof(*c->gd));
 	c->bbm = malloc((size_t)c->g.ngroups * LFS_BS);
@@ -116,8 +125,19 @@ static int ck_load(struct ck *c)
 		if (c->gd[grp].g_block_bitmap != meta || c->gd[grp].g_inode_bitmap != meta + 1 ||
 		    c->gd[grp].g_inode_table != meta + 2)
 			return ck_fail(c, "group %u: descriptor locations wrong", grp);
-		rc = ck_read(c, meta, c->bbm + (size_t)grp * LFS_BS);
-		if (!rc)
+		if (c->gd[grp].g_flags & ~(LFS_BG_BLOCK_UNINIT | LFS_BG_INODE_UNINIT))
+			return ck_fail(c, "group %u: unknown flags %#x", grp, c->gd[grp].g_flags);
+		/* an uninit bitmap is what mkfs would have written */
+		if (c->gd[grp].g_flags & LFS_BG_BLOCK_UNINIT)
+			lfs_init_block_bitmap(&c->g, c->jmap, c->jn, grp,
+					      c->bbm + (size_t)grp * LFS_BS);
+		else
+			rc = ck_read(c, meta, c->bbm + (size_t)grp * LFS_BS);
+		if (rc)
+			break;
+		if (c->gd[grp].g_flags & LFS_BG_INODE_UNINIT)
+			lfs_init_inode_bitmap(&c->g, grp, c->ibm + (size_t)grp * LFS_BS);
+		else
 			rc = ck_read(c, meta + 1, c->ibm + (size_t)grp * LFS_BS);
 	}
 	return rc;
@@ -149,18 +169,10 @@ static int claim(struct ck *c, lab_ino_t ino, uint64_t b)
 /* The internal journal's blocks belong to its inode, as a file's do. */
 static int ck_journal(struct ck *c)
 {
-	struct jbd_extent map[8];
-	size_t n;
 	int rc = 0;
 
-	if (!c->jblocks)
-		return 0;
-	n = lfs_journal_map(&c->g, c->jfirst, c->jblocks, map, 8);
-	if (!n)
-		return ck_fail(c, "superblock: journal of %llu blocks at %llu does not fit",
-			       (unsigned long long)c->jblocks, (unsigned long long)c->jfirst);
-	for (size_t i = 0; i < n && !rc; i++)
-		for (uint64_t b = map[i].pblk; b < map[i].pblk + map[i].len && !rc; b++)
+	for (size_t i = 0; i < c->jn && !rc; i++)
+		for (uint64_t b = c->jmap[i].pblk; b < c->jmap[i].pblk + c->jmap[i].len && !rc; b++)
 			rc = claim(c, LFS_JOURNAL_INO, b);
 	return rc;
 }

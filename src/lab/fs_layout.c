@@ -212,17 +212,17 @@ void lfs_fill_data(void *buf, lab_ino_t ino, uint64_t fblock, uint32_t gen)
 
 /* The journal's blocks in group grp: marked in bm (when not NULL); their
  * count. */
-static uint32_t journal_in_group(const struct lab_fs *fs, uint32_t grp, uint8_t *bm)
+static uint32_t journal_mark(const struct lfs_geo *g, const struct jbd_extent *jmap, size_t jn,
+			     uint32_t grp, uint8_t *bm)
 {
-	uint64_t base = lfs_group_base(&fs->fs_geo, grp), end = base + fs->fs_geo.bpg;
+	uint64_t base = lfs_group_base(g, grp), end = base + g->bpg;
 	uint32_t n = 0;
 
-	for (size_t i = 0; i < fs->fs_jn; i++) {
-		const struct jbd_extent *e = &fs->fs_jmap[i];
+	for (size_t i = 0; i < jn; i++) {
+		uint64_t lo = jmap[i].pblk > base ? jmap[i].pblk : base;
+		uint64_t hi = jmap[i].pblk + jmap[i].len < end ? jmap[i].pblk + jmap[i].len : end;
 
-		for (uint64_t b = e->pblk; b < e->pblk + e->len; b++) {
-			if (b < base || b >= end)
-				continue;
+		for (uint64_t b = lo; b < hi; b++) {
 			if (bm)
 				bm[(b - base) / 8] |= (uint8_t)(1u << ((b - base) % 8));
 			n++;
@@ -231,22 +231,26 @@ static uint32_t journal_in_group(const struct lab_fs *fs, uint32_t grp, uint8_t 
 	return n;
 }
 
-/* Bitmap of group grp: metadata and the journal used, padding past the
- * group's end set. */
-static void mk_block_bitmap(const struct lab_fs *fs, uint32_t grp, uint8_t *bm, uint32_t extra)
+uint32_t lfs_journal_in_group(const struct lfs_geo *g, const struct jbd_extent *jmap,
+			      size_t jn, uint32_t grp)
 {
-	const struct lfs_geo *g = &fs->fs_geo;
-	uint32_t used = (uint32_t)(lfs_group_data(g, grp) - lfs_group_base(g, grp)) + extra;
+	return journal_mark(g, jmap, jn, grp, NULL);
+}
+
+void lfs_init_block_bitmap(const struct lfs_geo *g, const struct jbd_extent *jmap, size_t jn,
+			   uint32_t grp, uint8_t *bm)
+{
+	uint32_t used = (uint32_t)(lfs_group_data(g, grp) - lfs_group_base(g, grp)) + (grp == 0);
 	uint32_t n = lfs_group_blocks(g, grp);
 
 	memset(bm, 0, LFS_BS);
 	for (uint32_t i = 0; i < 8 * LFS_BS; i++)
 		if (i < used || i >= n)
 			bm[i / 8] |= (uint8_t)(1u << (i % 8));
-	journal_in_group(fs, grp, bm);
+	journal_mark(g, jmap, jn, grp, bm);
 }
 
-static void mk_inode_bitmap(const struct lfs_geo *g, uint32_t grp, uint8_t *bm)
+void lfs_init_inode_bitmap(const struct lfs_geo *g, uint32_t grp, uint8_t *bm)
 {
 	memset(bm, 0, LFS_BS);
 	for (uint32_t i = 0; i < 8 * LFS_BS; i++)
@@ -265,20 +269,32 @@ static int mk_block(struct lfs_tx *tx, uint64_t block, const void *data, size_t 
 	return lfs_tx_dirty(tx, b);
 }
 
-/* Groups' bitmaps, in handles of 16 groups; group 0 holds the root's block. */
+/* A group whose bitmaps mkfs writes: group 0 (the root, the reserved
+ * inodes) and the groups the journal lies in; the rest start uninit. */
+static bool mk_eager(const struct lab_fs *fs, uint32_t grp)
+{
+	return grp == 0 || lfs_journal_in_group(&fs->fs_geo, fs->fs_jmap, fs->fs_jn, grp) > 0;
+}
+
+/* The eager groups' bitmaps, in handles of at most 16 groups. */
 static int mk_groups(struct lab_fs *fs, uint8_t *tmp)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
+	uint32_t grp = 0;
 	int rc = 0;
 
-	for (uint32_t g0 = 0; g0 < g->ngroups && !rc; g0 += 16) {
+	while (grp < g->ngroups && !rc) {
 		struct lfs_tx tx;
+		unsigned k = 0;
 
 		rc = lfs_tx_start(fs, &tx, 40);
-		for (uint32_t grp = g0; grp < g0 + 16 && grp < g->ngroups && !rc; grp++) {
-			mk_block_bitmap(fs, grp, tmp, grp == 0 ? 1 : 0);
+		for (; grp < g->ngroups && k < 16 && !rc; grp++) {
+			if (!mk_eager(fs, grp))
+				continue;
+			k++;
+			lfs_init_block_bitmap(g, fs->fs_jmap, fs->fs_jn, grp, tmp);
 			rc = mk_block(&tx, lfs_group_meta(g, grp), tmp, LFS_BS);
-			mk_inode_bitmap(g, grp, tmp);
+			lfs_init_inode_bitmap(g, grp, tmp);
 			if (!rc)
 				rc = mk_block(&tx, lfs_group_meta(g, grp) + 1, tmp, LFS_BS);
 		}
@@ -305,7 +321,8 @@ static int mk_gdt(struct lab_fs *fs, struct lfs_tx *tx, uint8_t *tmp)
 			gd.g_inode_table = (uint32_t)meta + 2;
 			gd.g_free_blocks = (uint32_t)(lfs_group_base(g, grp) +
 				lfs_group_blocks(g, grp) - lfs_group_data(g, grp)) - (grp == 0) -
-				journal_in_group(fs, grp, NULL);
+				lfs_journal_in_group(g, fs->fs_jmap, fs->fs_jn, grp);
+			gd.g_flags = mk_eager(fs, grp) ? 0 : LFS_BG_BLOCK_UNINIT | LFS_BG_INODE_UNINIT;
 			gd.g_free_inodes = g->ipg - (grp == 0 ? LFS_FIRST_INO - 1 : 0);
 			gd.g_used_dirs = grp == 0;
 			memcpy(tmp + i * LFS_GD_SIZE, &gd, sizeof(gd));
