@@ -29,7 +29,7 @@
 
 enum {
 	OPT_SCENARIO = 1000, OPT_VARIANT, OPT_SEED, OPT_DISK, OPT_WORLD, OPT_QUICK, OPT_JSON,
-	OPT_OUT, OPT_PARAMS, OPT_LIST, OPT_HELP, OPT_GROUP /* + group index */
+	OPT_OUT, OPT_PARAMS, OPT_LIST, OPT_HELP, OPT_JOBS, OPT_GROUP /* + group index */
 };
 
 struct lab_args {
@@ -42,7 +42,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ujbd lab [--scenario=NAME[,NAME]] [--variant=NAME[,NAME]] [--seed=S]\n"
 		"                [--disk=hdd|ssd|file:PATH] [--world=sim|real] [--quick]\n"
-		"                [--json] [--out=DIR] [-v] [--GROUP=NAME=V[,NAME=V]]...\n"
+		"                [--json] [--out=DIR] [--jobs=N] [-v] [--GROUP=NAME=V[,NAME=V]]...\n"
 		"       ujbd lab --list | --params [--json] [--GROUP=LIST]...\n"
 		"       ujbd lab fsck IMAGE\n"
 		"\n"
@@ -56,6 +56,8 @@ static void usage(FILE *f)
 		"  --quick     a smoke run: seconds, not minutes (the tests use it)\n"
 		"  --json      one JSON document instead of the tables (docs/lab.md)\n"
 		"  --out       also write DIR: CSV, JSON, gnuplot plots, report.html\n"
+		"  --jobs      variants run at once, each its own sim world (the output\n"
+		"              is the same); default the CPUs; the real world runs one\n"
 		"  -v, --verbose  progress lines on stderr (default: when it is a terminal)\n"
 		"  --list      the scenarios and their variants\n"
 		"  --params    every parameter group's table (with the given lists applied)\n"
@@ -84,6 +86,7 @@ static struct option *long_options(void)
 		{ "params", no_argument, NULL, OPT_PARAMS },
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "help", no_argument, NULL, OPT_HELP },
 	};
 	size_t nf = sizeof(fixed) / sizeof(fixed[0]), ng = lab_group_count();
@@ -141,6 +144,17 @@ static int apply_option(int opt, const char *arg, struct lab_ctx *c, struct lab_
 			return 0;
 		snprintf(msg, len, "--disk: '%s': want hdd, ssd or file:PATH", arg);
 		return -EINVAL;
+	case OPT_JOBS: {
+		char *end;
+		unsigned long n = strtoul(arg, &end, 10);
+
+		if (!*arg || *end || n < 1 || n > LAB_MAX_JOBS) {
+			snprintf(msg, len, "--jobs: '%s': want 1..%d", arg, LAB_MAX_JOBS);
+			return -EINVAL;
+		}
+		lab_ctx_set_jobs(c, (unsigned)n);
+		return 0;
+	}
 	case OPT_WORLD:
 		if (strcmp(arg, "sim") && strcmp(arg, "real")) {
 			snprintf(msg, len, "--world: '%s': want sim or real", arg);
@@ -281,6 +295,11 @@ int cmd_lab(int argc, char **argv)
 	if (lab_ctx_new(&c)) {
 		cli_err("lab", "out of memory");
 		return EXIT_IO;
+	}
+	{ /* --jobs' default: the CPUs this process may use */
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		lab_ctx_set_jobs(c, n < 1 ? 1 : n > LAB_MAX_JOBS ? LAB_MAX_JOBS : (unsigned)n);
 	}
 	if (parse_args(argc, argv, c, &a, msg, sizeof(msg))) {
 		if (msg[0])

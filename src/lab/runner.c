@@ -26,6 +26,7 @@ struct lab_ctx {
 	bool c_quick;
 	char *c_disk;
 	enum rt_world_kind c_world;
+	unsigned c_jobs;
 	FILE *c_progress;
 	size_t c_ngroups;
 	char *c_group[LAB_MAX_GROUPS];
@@ -76,6 +77,7 @@ void lab_ctx_free(struct lab_ctx *c)
 void lab_ctx_set_seed(struct lab_ctx *c, uint64_t seed) { c->c_seed = seed; }
 void lab_ctx_set_quick(struct lab_ctx *c, bool quick) { c->c_quick = quick; }
 void lab_ctx_set_world(struct lab_ctx *c, enum rt_world_kind w) { c->c_world = w; }
+void lab_ctx_set_jobs(struct lab_ctx *c, unsigned jobs) { c->c_jobs = jobs; }
 void lab_ctx_set_progress(struct lab_ctx *c, FILE *f) { c->c_progress = f; }
 
 int lab_ctx_set_disk(struct lab_ctx *c, const char *disk)
@@ -574,40 +576,102 @@ int lab_run_new_from(const struct lab_scenario *const *scen, size_t n, const str
 	return run_new(&t, c, scenarios, variants, out, err, errlen);
 }
 
-static void scen_run_variants(struct lab_run *run, struct lab_scen_run *sr)
+/* Run variant v of scenario sr into its slot (sr_res, sr_rc). */
+static void run_variant(struct lab_run *run, struct lab_scen_run *sr, size_t v)
 {
 	const struct lab_scenario *sc = sr->sr_scen;
+	struct lab_result *r = NULL;
+	int rc;
 
-	for (size_t v = 0; v < sr->sr_nvariants; v++) {
-		struct lab_result *r = NULL;
-		int rc;
-
-		if (sr->sr_rc[v] == 1)
-			continue;
-		lab_progress(run->r_ctx, "lab: %s: %s ...", sc->s_name, sc->s_variants[v]);
-		rc = lab_result_new(&r);
-		if (!rc)
-			rc = sc->s_run(run->r_ctx, sc->s_variants[v], r);
-		if (rc > 0)
-			rc = -EPROTO; /* a scenario must return 0 or -errno */
-		sr->sr_rc[v] = rc;
-		if (rc) {
-			lab_result_free(r);
-			run->r_failed++;
-			lab_progress(run->r_ctx, "lab: %s: %s failed: %s", sc->s_name,
-				     sc->s_variants[v], strerror(-rc));
-			continue;
-		}
-		sr->sr_res[v] = r;
+	lab_progress(run->r_ctx, "lab: %s: %s ...", sc->s_name, sc->s_variants[v]);
+	rc = lab_result_new(&r);
+	if (!rc)
+		rc = sc->s_run(run->r_ctx, sc->s_variants[v], r);
+	if (rc > 0)
+		rc = -EPROTO; /* a scenario must return 0 or -errno */
+	sr->sr_rc[v] = rc;
+	if (rc) {
+		lab_result_free(r);
+		__atomic_fetch_add(&run->r_failed, 1, __ATOMIC_RELAXED);
+		lab_progress(run->r_ctx, "lab: %s: %s failed: %s", sc->s_name, sc->s_variants[v],
+			     strerror(-rc));
+		return;
 	}
+	sr->sr_res[v] = r;
+}
+
+/*
+ * The variants to run, in order, shared by the workers: each takes the
+ * next one. Every variant is a world of its own (its own seed, threads and
+ * virtual clock), so running several at once changes nothing in what any
+ * of them computes, only the wall time.
+ */
+struct run_pool {
+	struct lab_run *run;
+	size_t *scen, *var, n;
+	size_t next;               /* atomic */
+};
+
+static void pool_worker(void *arg)
+{
+	struct run_pool *p = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n)
+		run_variant(p->run, &p->run->r_scen[p->scen[i]], p->var[i]);
+}
+
+/* Run the selected variants on `jobs` threads (at most one per variant). */
+static int run_pool(struct lab_run *run, unsigned jobs)
+{
+	struct run_pool p = { .run = run };
+	rt_thread *t[LAB_MAX_JOBS];
+	unsigned nt = 0;
+	size_t total = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < run->r_n; i++)
+		total += run->r_scen[i].sr_nvariants;
+	p.scen = calloc(total ? total : 1, sizeof(*p.scen));
+	p.var = calloc(total ? total : 1, sizeof(*p.var));
+	if (!p.scen || !p.var) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < run->r_n; i++)
+		for (size_t v = 0; v < run->r_scen[i].sr_nvariants; v++)
+			if (run->r_scen[i].sr_rc[v] != 1) {
+				p.scen[p.n] = i;
+				p.var[p.n++] = v;
+			}
+	if (jobs > p.n)
+		jobs = (unsigned)p.n;
+	for (; nt < jobs && nt < LAB_MAX_JOBS; nt++)
+		if (rt_thread_create(&t[nt], "lab-job", pool_worker, &p))
+			break;
+	if (!nt) /* no thread: this one does it all */
+		pool_worker(&p);
+	for (unsigned i = 0; i < nt; i++)
+		rt_thread_join(t[i]);
+out:
+	free(p.scen);
+	free(p.var);
+	return rc;
 }
 
 size_t lab_run_all(struct lab_run *run)
 {
+	unsigned jobs = run->r_ctx->c_world == RT_WORLD_SIM ? run->r_ctx->c_jobs : 1;
+
+	if (jobs <= 1 || run_pool(run, jobs)) { /* one after the other */
+		for (size_t i = 0; i < run->r_n; i++)
+			for (size_t v = 0; v < run->r_scen[i].sr_nvariants; v++)
+				if (run->r_scen[i].sr_rc[v] != 1)
+					run_variant(run, &run->r_scen[i], v);
+	}
 	for (size_t i = 0; i < run->r_n; i++) {
 		struct lab_scen_run *sr = &run->r_scen[i];
 
-		scen_run_variants(run, sr);
 		if (sr->sr_scen->s_summary)
 			sr->sr_scen->s_summary((const struct lab_result *const *)sr->sr_res,
 					       sr->sr_sum);

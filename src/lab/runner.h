@@ -29,6 +29,11 @@ void lab_ctx_set_quick(struct lab_ctx *c, bool quick);
 /* "hdd", "ssd" or "file:PATH" (copied). -EINVAL for anything else. */
 int lab_ctx_set_disk(struct lab_ctx *c, const char *disk);
 void lab_ctx_set_world(struct lab_ctx *c, enum rt_world_kind w);
+/* Variants run at once, each in a sim world of its own (1: one after the
+ * other; the real world always runs them one after the other, so that they
+ * do not time each other's I/O). The output is the same either way. */
+#define LAB_MAX_JOBS 64
+void lab_ctx_set_jobs(struct lab_ctx *c, unsigned jobs);
 /* Progress lines go to f (NULL: none). */
 void lab_ctx_set_progress(struct lab_ctx *c, FILE *f);
 /*
