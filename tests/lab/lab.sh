@@ -17,7 +17,7 @@ bad() { echo "FAIL: $*"; fail=1; }
 # ---- help and bad arguments: exit 2, exactly one line ----------------------
 "$UJBD" lab --help >"$tmp/help" 2>&1 || bad "--help exit $?"
 grep -q -- "--scenario" "$tmp/help" || bad "--help does not list --scenario"
-for args in "--bogus" "--seed=-1" "--seed=abc" "--disk=floppy" "--world=moon" \
+for args in "--bogus" "--jobs=0" "--jobs=x" "--seed=-1" "--seed=abc" "--disk=floppy" "--world=moon" \
 	"--scenario=nosuch" "--variant=nosuch" "--nosuchgroup=a=1" "--hdd=novalue" \
 	"--disk=file:$tmp/f" "extra" "--out=" "--hdd=seek_avg_ms=100" "--fs=nosuch=1"; do
 	# shellcheck disable=SC2086
@@ -83,11 +83,11 @@ jq -e '[.scenarios[].failed | length] | add // 0 | . == 0' "$tmp/all.json" >/dev
 
 "$UJBD" lab --quick --json --seed=3 --scenario="$one" --out="$tmp/out.d" >"$tmp/a.json" \
 	2>/dev/null || bad "$one --out exit $?"
-"$UJBD" lab --quick --json --seed=3 --scenario="$one" >"$tmp/b.json" 2>/dev/null \
+"$UJBD" lab --quick --json --seed=3 --scenario="$one" --jobs=1 >"$tmp/b.json" 2>/dev/null \
 	|| bad "$one run 2 exit $?"
 "$UJBD" lab --quick --json --seed=4 --scenario="$one" >"$tmp/c.json" 2>/dev/null \
 	|| bad "$one seed 4 exit $?"
-cmp -s "$tmp/a.json" "$tmp/b.json" || bad "$one: the same seed gave different JSON"
+cmp -s "$tmp/a.json" "$tmp/b.json" || bad "$one: the same seed gave different JSON (--jobs default vs 1)"
 cmp -s "$tmp/a.json" "$tmp/c.json" && bad "$one: seeds 3 and 4 gave the same JSON"
 cmp -s "$tmp/a.json" "$tmp/out.d/lab.json" || bad "$one: --out's lab.json is not the printed one"
 
