@@ -47,13 +47,15 @@ mkblocks() {
 }
 
 # write_tx IMG R T INDEXES [REVOKE_FIRST REVOKE_LAST]: the blocks of f at
-# INDEXES (a list, in that order) get round R transaction T's contents.
+# INDEXES (a list, in that order) get round R transaction T's contents, and
+# the indexes REVOKE_FIRST..LAST that T does not write are revoked (ujbd
+# write refuses a block both written and revoked in one transaction).
 write_tx() {
 	_args=$(echo "$4" | tr ' ' '\n' | awk -v r="$2" -v t="$3" -v dir="$T/blk" \
 		-v ra="${5:--1}" -v rb="${6:--2}" '
 		NR == FNR { blk[FNR - 1] = $1; next }
-		$1 != "" { printf " --block=%s:%s/r%dt%db%d", blk[$1], dir, r, t, $1 }
-		END { for (i = ra; i <= rb; i++) printf " --revoke=%s", blk[i] }' "$T/blocks" -)
+		$1 != "" { printf " --block=%s:%s/r%dt%db%d", blk[$1], dir, r, t, $1; w[$1] = 1 }
+		END { for (i = ra; i <= rb; i++) if (!(i in w)) printf " --revoke=%s", blk[i] }' "$T/blocks" -)
 	ujbd_ok write "$1" $_args
 }
 
