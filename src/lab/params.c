@@ -36,14 +36,14 @@ static void fs_defaults(void *p)
 
 /*
  * Groups that are not in a registry: "fs" (src/lab/fs.h), "jbd" (the
- * journal options have no table yet), then the tables scenarios declare
+ * journal's options, src/lab/jbd_params.c), then the tables scenarios declare
  * (one row each: name, table, defaults or NULL, ""). A list for a group
  * without a table is recorded unchecked (it must still read
  * name=value,...).
  */
 static const struct lab_group extra_groups[] = {
 	{ "fs", &lab_fs_param_table, fs_defaults, "" },
-	{ "jbd", NULL, NULL, "no table yet: the journal options" },
+	{ "jbd", &lab_jbd_param_table, lab_jbd_params_default, "" },
 	{ "aim7", &lab_aim7_param_table, NULL, "" },
 };
 

@@ -243,6 +243,9 @@ int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
 	rc = rt_param_parse(&lab_fs_param_table, &r.r_fsp, lab_ctx_params(c, "fs"), err,
 			    sizeof(err));
 	rs->fsp = r.r_fsp;
+	if (!rc) /* the user's journal options over the scenario's */
+		rc = rt_param_parse(&lab_jbd_param_table, &rs->jopts, lab_ctx_params(c, "jbd"), err,
+				    sizeof(err));
 	if (!rc)
 		rc = rig_spec(c, rs, &sp, err, sizeof(err));
 	if (!rc)

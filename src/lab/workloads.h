@@ -61,6 +61,11 @@ struct lab_rig_spec {
 	struct lab_fs_params fsp;    /* the era's: from lab_rig_spec_init, then the scenario's */
 };
 
+/* The "jbd" group: the journal options a scenario's figures depend on
+ * (jbd_params.c); the user's --jbd list applies over the scenario's. */
+extern const struct rt_param_table lab_jbd_param_table;
+void lab_jbd_params_default(void *opts);
+
 /* Defaults: cfq, journal options of ujbd, fs params of lab_fs_params_default. */
 void lab_rig_spec_init(struct lab_rig_spec *rs);
 

@@ -19,7 +19,7 @@ bad() { echo "FAIL: $*"; fail=1; }
 grep -q -- "--scenario" "$tmp/help" || bad "--help does not list --scenario"
 for args in "--bogus" "--jobs=0" "--jobs=x" "--seed=-1" "--seed=abc" "--disk=floppy" "--world=moon" \
 	"--scenario=nosuch" "--variant=nosuch" "--nosuchgroup=a=1" "--hdd=novalue" \
-	"--disk=file:$tmp/f" "extra" "--out=" "--hdd=seek_avg_ms=100" "--fs=nosuch=1"; do
+	"--disk=file:$tmp/f" "extra" "--out=" "--hdd=seek_avg_ms=100" "--fs=nosuch=1" "--jbd=nosuch=1" "--jbd=wake=sometimes" "--cfq=slice_idle_ms*=x"; do
 	# shellcheck disable=SC2086
 	"$UJBD" lab $args >"$tmp/out" 2>"$tmp/err"
 	rc=$?
@@ -43,7 +43,7 @@ grep -q "^ujbd lab: fsck: '$tmp/zero.img': " "$tmp/err" || bad "fsck message: $(
 "$UJBD" lab --params >"$tmp/params" || bad "--params exit $?"
 "$UJBD" lab --params --json >"$tmp/params.json" || bad "--params --json exit $?"
 jq -e . "$tmp/params.json" >/dev/null || bad "--params --json is not JSON"
-for g in hdd ssd cfq deadline noop queue fs; do
+for g in hdd ssd cfq deadline noop queue fs jbd; do
 	grep -q "^\[$g\]" "$tmp/params" || bad "--params lacks group $g"
 	jq -e --arg g "$g" 'has($g)' "$tmp/params.json" >/dev/null || bad "--params --json lacks $g"
 done
@@ -52,6 +52,12 @@ done
 	|| bad "--params with lists exit $?"
 jq -e '.hdd.seek_avg_ms.value == 9.5 and .hdd.rpm.value == 5400 and .fs.dirty_ratio.value == 20' \
 	"$tmp/p2.json" >/dev/null || bad "--params does not show the given values"
+# NAME*=F scales the value in force; the jbd group has its table
+"$UJBD" lab --params --json --cfq='slice_idle_ms*=1.5' --jbd=commit_interval_ms=1000,wake=always \
+	>"$tmp/p3.json" || bad "--params with *= exit $?"
+jq -e '.cfq.slice_idle_ms.value == 12 and .jbd.commit_interval_ms.value == 1000 and
+	.jbd.wake.value == "always"' "$tmp/p3.json" >/dev/null \
+	|| bad "--params does not show the scaled and jbd values: $(jq -c '.cfq.slice_idle_ms, .jbd.wake' "$tmp/p3.json")"
 
 # ---- the scenarios ------------------------------------------------------------
 "$UJBD" lab --list >"$tmp/list" || bad "--list exit $?"
