@@ -153,7 +153,9 @@ struct ujbd_opts {
 	 * ujbd_sync and the stop of a sync handle (ujbd_write_atomic durable
 	 * now), of the running transaction, when no commit is running, run
 	 * the commit themselves (returning once it is done)
-	 * instead of handing it to kjournald and waiting to be woken. Two
+	 * instead of handing it to kjournald and waiting to be woken (not
+	 * from a thread that still holds a handle, of any journal: that
+	 * commit would wait for it, so kjournald commits once it stops). Two
 	 * thread hops fewer per fsync; the commit's I/O is the caller's (its
 	 * ioprio, its CFQ queue). kjournald still commits on the timer, for
 	 * log space, when full, for asynchronous requests made while a commit

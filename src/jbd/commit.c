@@ -180,16 +180,17 @@ static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
 
 static void __commit_excl(struct ujbd *j, bool caller);
 
-/* caller_commit: commit tid here if it is the running transaction and no
- * commit runs. True if it did (the commit may have failed: see j_flags).
- * Lock held. */
+/* caller_commit: commit tid here if it is the running transaction, no
+ * commit runs and this thread holds no handle (the commit would wait for
+ * it: kjournald commits once it stops, as without the option). True if it
+ * did (the commit may have failed: see j_flags). Lock held. */
 static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
 {
 	struct jbd_txn *t = j->j_running;
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	if (!j->j_opts.caller_commit || j->j_commit_busy || !t || t->t_tid != tid ||
-	    (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
+	    (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)) || jbd_thread_holds_handle())
 		return false;
 	if (!ujbd_tid_geq(j->j_commit_request, tid))
 		j->j_commit_request = tid;

@@ -445,6 +445,9 @@ bool __jbd_inherit(struct ujbd *j, struct jbd_txn *t);
 
 /* ---- transaction.c ------------------------------------------------------ */
 
+/* Does the calling thread hold a handle (of any journal)? */
+bool jbd_thread_holds_handle(void);
+
 struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b);
 /* The journal head of block, or NULL. */
 struct jbd_jh *__jbd_jh_find(struct ujbd *j, uint64_t block);

@@ -207,6 +207,16 @@ uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t)
 
 /* ---- starting a handle ---------------------------------------------------- */
 
+/* Handles the calling thread holds (in any journal): an fsync of such a
+ * thread must not commit on it (caller_commit), the commit would wait for
+ * its own handle. */
+static _Thread_local unsigned tl_handles;
+
+bool jbd_thread_holds_handle(void)
+{
+	return tl_handles != 0;
+}
+
 /* Stopped handles are kept for reuse (up to JBD_HANDLES_CACHED): the CPU
  * path should not pay malloc and free per handle. Lock held. */
 static struct ujbd_handle *__handle_pop(struct ujbd *j)
@@ -551,8 +561,10 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 	if (nblocks > j->j_max_txn)
 		return -ENOSPC;
 	s = jbd_slot_self(j);
-	if (s && start_slot(j, s, nblocks, out) == 0)
+	if (s && start_slot(j, s, nblocks, out) == 0) {
+		tl_handles++;
 		return 0;
+	}
 	rt_mutex_lock(&j->j_state_lock);
 	h = __handle_pop(j);
 	if (!h) {
@@ -594,6 +606,7 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 	free(pre);
 	if (rc)
 		return rc;
+	tl_handles++;
 	*out = h;
 	return 0;
 }
@@ -680,6 +693,8 @@ int ujbd_stop(struct ujbd_handle *h)
 	bool sync = h->h_sync;
 	uint64_t t0 = sync ? rt_now_ns() : 0, now;
 
+	ASSERT(tl_handles > 0); /* stopped by the thread that started it */
+	tl_handles--;
 	if (s && !sync && !hooked(j))
 		return stop_slot(j, h);
 	stop_batch(j, h);
