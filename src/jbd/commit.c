@@ -199,7 +199,11 @@ static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
 		t->t_requested_ns = rt_now_ns();
 	}
 	__commit_excl(j, true);
-	ASSERT(j->j_running != t || (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)));
+	/* by tid: t may be freed by now (its checkpoint done while the
+	 * commit's last write was waited for) and its memory be the running
+	 * transaction's */
+	ASSERT(!j->j_running || j->j_running->t_tid != tid ||
+	       (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)));
 	return true;
 }
 
