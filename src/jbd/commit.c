@@ -187,11 +187,13 @@ static void __commit_excl(struct ujbd *j, bool caller);
 static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
 {
 	struct jbd_txn *t = j->j_running;
+	uint64_t t0;
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	if (!j->j_opts.caller_commit || j->j_commit_busy || !t || t->t_tid != tid ||
 	    (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)) || jbd_thread_holds_handle())
 		return false;
+	t0 = rt_now_ns();
 	if (!ujbd_tid_geq(j->j_commit_request, tid))
 		j->j_commit_request = tid;
 	if (!t->t_requested) {
@@ -204,6 +206,10 @@ static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
 	 * transaction's */
 	ASSERT(!j->j_running || j->j_running->t_tid != tid ||
 	       (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)));
+	/* the fsync's wait for its commit was spent running it: the same
+	 * cause, for the journal and the thread's accumulator, as a wait
+	 * for kjournald's */
+	jbd_stats_lat(&j->j_stats, UJBD_LAT_WAIT_COMMIT, rt_now_ns() - t0);
 	return true;
 }
 
@@ -230,8 +236,10 @@ static int __wait_commit(struct ujbd *j, ujbd_tid_t tid, bool may_commit)
 			rc = -EIO;
 			break;
 		}
-		if (may_commit && __caller_commit(j, tid))
+		if (may_commit && __caller_commit(j, tid)) {
+			t0 = rt_now_ns(); /* counted by __caller_commit */
 			continue;
+		}
 		waited = true;
 		rt_cond_wait(&j->j_wait_done_commit, &j->j_state_lock);
 	}
