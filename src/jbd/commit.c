@@ -343,6 +343,7 @@ struct commit_ctx {
 	uint32_t ring_base;    /* slots [0, ring_base): writeback data still in
 				* flight, waited for only by ring_wait_all */
 	uint32_t nbuf;         /* metadata buffers logged */
+	uint32_t ndata;        /* data blocks written home */
 	uint32_t logged;       /* log blocks written, commit block included */
 	/* The log-block builder (logblock.c) writing through sink: log_put
 	 * of the ring slot that holds the block. */
@@ -690,6 +691,7 @@ static int __phase_lock(struct ujbd *j, struct commit_ctx *c)
 	t->t_log_need = jbd_txn_revoke_blocks(j, t) + nbuf + (nbuf + j->j_dcap - 1) / j->j_dcap + 1;
 	ASSERT(t->t_log_need <= jbd_log_res(j, t->t_outstanding) + j->j_slack);
 	c->nbuf = nbuf;
+	c->ndata = t->t_nr_data; /* complete: the commit before refiled its own */
 	rt_cond_broadcast(&j->j_wait_transaction_locked);
 	rt_cond_broadcast(&j->j_wait_space);
 	JBD_TRACE(&j->j_tracer, jbd2_commit_flushing, t->t_tid, t->t_synchronous_commit, 0, 0, 0, 0, 0);
@@ -958,7 +960,7 @@ static bool commit_async(const struct ujbd *j, const struct commit_ctx *c)
 {
 	bool ordered = j->j_opts.data_mode == UJBD_DATA_ORDERED;
 
-	return j->j_opts.async_commit && j->j_jnl.j_fmt.f_csum_v23 &&
+	return j->j_async && j->j_jnl.j_fmt.f_csum_v23 &&
 	       (!c->t->t_data || j->j_opts.data_mode == UJBD_DATA_WRITEBACK) &&
 	       !(ordered && c->data_fn);
 }
@@ -1123,6 +1125,9 @@ static void __report(struct ujbd *j, struct commit_ctx *c)
 		.handle_count = t->t_handle_count,
 		.blocks = c->nbuf,
 		.blocks_logged = c->logged,
+		.data_journaled = t->t_nr_jdata,
+		.data_home = c->ndata,
+		.async = c->async,
 	};
 
 	jbd_stats_commit(&j->j_stats, &r);
