@@ -175,7 +175,7 @@ struct ujbd_opts {
 	 * the journal and checksummed (v2/v3, no ordered data written home).
 	 * See enum ujbd_async_commit; `true` and `false` still mean ON and
 	 * OFF. */
-	enum ujbd_async_commit async_commit; /* OFF */
+	enum ujbd_async_commit async_commit; /* AUTO */
 	/* data=ordered with async commit (ON, or AUTO resolved to ON) on a
 	 * v2/v3-checksummed journal: ujbd_write_data blocks of a transaction
 	 * are journaled (logged with its metadata, written home later by the
@@ -203,8 +203,11 @@ struct ujbd_opts {
 	 * thread hops fewer per fsync; the commit's I/O is the caller's (its
 	 * ioprio, its CFQ queue). kjournald still commits on the timer, for
 	 * log space, when full, for asynchronous requests made while a commit
-	 * runs, and at close. Not jbd2's way, hence off. */
-	bool caller_commit;                 /* false */
+	 * runs, and at close. Not jbd2's way (its fsyncs always hand the
+	 * commit to kjournald): ujbd_opts_jbd2 and the lab's era scenarios
+	 * turn it off. ujbd_commit_tid then blocks until its commit is done:
+	 * a program that only wants to start a commit turns it off too. */
+	bool caller_commit;                 /* true */
 	/* Ask the devices for cache flushes and FUA (true). false is ext3's
 	 * barrier=0, its default until 2.6.38 (so in the lab's 2.6.2x): no
 	 * PREFLUSH/FUA on the commit block or the superblock, no flush of

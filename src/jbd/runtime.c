@@ -25,9 +25,11 @@ void ujbd_opts_default(struct ujbd_opts *o)
 	o->journal_meta = true;
 	o->journal_sync = UJBD_SYNC_FSYNC_ONLY;
 	o->wake = UJBD_WAKE_NEEDED;
-	o->async_commit = UJBD_ASYNC_COMMIT_OFF;
-	o->ordered_journal_bytes = 64u << 10;      /* with async commit only */
-	o->caller_commit = false;
+	/* issue 14: one flush per fsync where only ujbd replays the log, the
+	 * commit on the fsync's thread */
+	o->async_commit = UJBD_ASYNC_COMMIT_AUTO;
+	o->ordered_journal_bytes = 64u << 10;      /* measured: docs/bench.md */
+	o->caller_commit = true;
 	o->barrier = true;
 	o->cache_blocks = 16384;
 	o->recover = true;

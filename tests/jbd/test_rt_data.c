@@ -1,7 +1,7 @@
 /*
- * Ordered data journaled under ordered_journal_bytes with async commit
- * (issue 14): one device flush per fsync where jbd2's configuration pays
- * two; a transaction past the limit writes its data home; a block written
+ * Ordered data journaled under ordered_journal_bytes with async commit,
+ * ujbd's default (issue 14): one device flush per fsync where jbd2's
+ * configuration pays two; a transaction past the limit writes its data home; a block written
  * home while an older copy of it may still be replayed from the log is
  * revoked, also once its checkpoint has freed its journal head (the index
  * of jdata.c); the old contract of ujbd_revoke on ordered data holds; the
@@ -36,15 +36,11 @@ static int data_rig(struct rig *r, struct dev **rec, const struct ujbd_opts *o)
 	return rc ? rc : rig_open(r, o);
 }
 
-/* Issue 14's configuration (async commit, fsyncs committing on their own
- * thread, small ordered data journaled), or jbd2's. */
+/* ujbd's defaults (async commit: AUTO is on here; fsyncs committing on
+ * their own thread; small ordered data journaled), or jbd2's. */
 static void data_opts(struct ujbd_opts *o, bool jbd2)
 {
 	rig_opts_from(o, true, jbd2);
-	if (!jbd2) {
-		o->async_commit = UJBD_ASYNC_COMMIT_ON;
-		o->caller_commit = true;
-	}
 }
 
 /* One handle: n data blocks from first (generation gen) and metadata block
@@ -146,9 +142,9 @@ static void t_one_flush_per_fsync(void)
 	T_EQ(rig_sim_run(1, fs1_main, &k), 0);
 	T_EQ(d.rc, 0);
 	T_EQ(k.rc, 0);
-	fprintf(stderr, "    flushes per fsync: issue 14 %.2f, jbd2 %.2f\n",
+	fprintf(stderr, "    flushes per fsync: default %.2f, jbd2 %.2f\n",
 		d.flushes / (double)(FS_N - 5), k.flushes / (double)(FS_N - 5));
-	/* issue 14's: the data in the log, the commit one FUA write */
+	/* the default: the data in the log, the commit one FUA write */
 	T_EQ(d.flushes, FS_N - 5);
 	T_EQ_U64(d.st.data_journaled, FS_N);
 	T_EQ_U64(d.st.data_home, 0);
@@ -450,6 +446,10 @@ static void t_names(void)
 	enum ujbd_async_commit a;
 	struct ujbd_opts o;
 
+	ujbd_opts_default(&o);
+	T_EQ(o.async_commit, UJBD_ASYNC_COMMIT_AUTO);
+	T_CHECK(o.caller_commit);
+	T_CHECK(o.ordered_journal_bytes > 0);
 	ujbd_opts_jbd2(&o);
 	T_EQ(o.async_commit, UJBD_ASYNC_COMMIT_OFF);
 	T_CHECK(!o.caller_commit);

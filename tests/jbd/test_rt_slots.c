@@ -239,7 +239,7 @@ static void nxt_main(void *arg)
 	n->rc = dev_sim_ssd_new(&p, &d);
 	if (!n->rc)
 		n->rc = rig_devs(&r, BS, 512, (16ull << 20) / BS, d, d);
-	rig_opts(&o, true);
+	rig_opts_jbd2(&o, true); /* T1's commit runs beside this thread */
 	if (!n->rc)
 		n->rc = rig_open(&r, &o);
 	if (n->rc)
