@@ -441,6 +441,101 @@ static void t_v1_journal(void)
 	T_EQ_U64(f.st.async_commits, 0);
 }
 
+/* ---- real threads -------------------------------------------------------- */
+
+/*
+ * Four real threads write their own data blocks (some rewritten often,
+ * some only once in a while), a metadata block of their own and one they
+ * share, fsync one handle in three; room for 3 journaled data blocks a
+ * transaction, so the routes mix. After a clean close every block holds
+ * its last generation. (Under TSan: the data path beside slot handles.)
+ */
+#define RT_THR 4
+#define RT_N 300
+
+struct rtw {
+	struct ujbd *j;
+	rt_mutex *shared;
+	unsigned id;
+	int rc;
+	uint32_t gen[8];
+};
+
+static void rtw_main(void *arg)
+{
+	struct rtw *w = arg;
+	uint8_t buf[BS];
+
+	for (uint32_t k = 1; k <= RT_N && !w->rc; k++) {
+		struct ujbd_handle *h;
+		struct ujbd_buf *b;
+		unsigned nd = 1 + k % 4;
+		ujbd_tid_t tid;
+		if ((w->rc = ujbd_start(w->j, 2, &h)))
+			break;
+		tid = ujbd_handle_tid(h);
+		for (unsigned i = 0; i < nd && !w->rc; i++) {
+			unsigned slot = (k + i * 3) % 8;
+			rig_fill(buf, BS, DB + w->id * 8 + slot, k);
+			w->rc = ujbd_write_data(h, DB + w->id * 8 + slot, buf);
+			w->gen[slot] = k;
+		}
+		if (!w->rc && !(w->rc = ujbd_get_write_access(h, MB + 1 + w->id, &b))) {
+			rig_fill(ujbd_buf_data(b), BS, MB + 1 + w->id, k);
+			w->rc = ujbd_dirty_metadata(h, b);
+			ujbd_buf_put(b);
+		}
+		if (!w->rc && k % 5 == 0) {
+			/* the shared block: writers take turns with its bytes */
+			rt_mutex_lock(w->shared);
+			if (!(w->rc = ujbd_get_write_access(h, MB, &b))) {
+				rig_fill(ujbd_buf_data(b), BS, MB, k);
+				w->rc = ujbd_dirty_metadata(h, b);
+				ujbd_buf_put(b);
+			}
+			rt_mutex_unlock(w->shared);
+		}
+		int st = ujbd_stop(h);
+		w->rc = w->rc ? w->rc : st;
+		if (!w->rc && k % 3 == 0 && !(w->rc = ujbd_commit_tid(w->j, tid)))
+			w->rc = ujbd_wait_tid(w->j, tid);
+	}
+}
+
+static void t_real_threads(void)
+{
+	struct ujbd_opts o;
+	struct ujbd_stats st;
+	struct rtw w[RT_THR];
+	rt_thread *t[RT_THR];
+	struct rig r;
+	rt_mutex lock;
+
+	rig_opts(&o, true);
+	o.ordered_journal_bytes = 3 * BS;
+	o.commit_interval_ns = 5 * RT_NS_PER_MS;
+	T_EQ(rig_devs(&r, BS, 128, NB, NULL, NULL), 0); /* small: log space waits */
+	T_EQ(rig_open(&r, &o), 0);
+	rt_mutex_init(&lock, "shared");
+	for (unsigned i = 0; i < RT_THR; i++) {
+		w[i] = (struct rtw){ .j = r.j, .id = i, .shared = &lock };
+		T_EQ(rt_thread_create(&t[i], "rtw", rtw_main, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < RT_THR; i++)
+		rt_thread_join(t[i]);
+	rt_mutex_release(&lock);
+	for (unsigned i = 0; i < RT_THR; i++)
+		T_EQ(w[i].rc, 0);
+	T_EQ(ujbd_stats(r.j, &st), 0);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	for (unsigned i = 0; i < RT_THR; i++)
+		for (unsigned s = 0; s < 8; s++)
+			T_CHECK(!w[i].gen[s] || rig_has(&r, DB + i * 8 + s, w[i].gen[s]));
+	T_CHECK(st.data_journaled > 0 && st.data_home > 0);
+	rig_free(&r);
+}
+
 static void t_names(void)
 {
 	enum ujbd_async_commit a;
@@ -475,5 +570,6 @@ int main(int argc, char **argv)
 	T_RUN(t_revoke_after_checkpoint);
 	T_RUN(t_revoke_own_data);
 	T_RUN(t_v1_journal);
+	T_RUN(t_real_threads);
 	return t_done(argv[0]);
 }
