@@ -190,8 +190,9 @@ struct ujbd_opts {
 	 * close), and is written twice; it takes log space and a credit of
 	 * the transaction (not of the handle). A block that goes home while
 	 * an older copy of it may still be replayed gets a revoke record.
-	 * 0, and every other configuration, is jbd2's way: ordered data home
-	 * before the commit block. */
+	 * 0, and every other configuration (a data hook set with
+	 * ujbd_set_data_hook too: that data keeps the commit from going
+	 * async), is jbd2's way: ordered data home before the commit block. */
 	uint32_t ordered_journal_bytes;     /* 64 KiB */
 	/* An fsync commits on its own thread: ujbd_commit_tid, ujbd_wait_tid,
 	 * ujbd_sync and the stop of a sync handle (ujbd_write_atomic durable

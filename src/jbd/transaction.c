@@ -1089,7 +1089,9 @@ static enum data_route __data_route(const struct ujbd *j, const struct jbd_txn *
 		return DR_LOGGED;
 	if (jh->b_data_transaction == t || jh->b_data_next == t)
 		return DR_OURS;
-	if (!t->t_data_home && t->t_nr_jdata < j->j_jdata_max)
+	/* with a data hook the commit depends on the caller's data anyway:
+	 * it cannot go async, journaling would only write twice */
+	if (!t->t_data_home && t->t_nr_jdata < j->j_jdata_max && !j->j_data_fn)
 		return DR_JOURNAL;
 	return DR_HOME;
 }

@@ -398,6 +398,49 @@ static void t_revoke_own_data(void)
 
 /* ---- where journaling does not apply -------------------------------------- */
 
+/* A data hook (the caller's ordered data) keeps every commit from going
+ * async: journaling would only write the data twice, so it goes home. */
+static int hook_none(void *arg, const struct ujbd_data_io *io)
+{
+	(void)io;
+	(*(unsigned *)arg)++;
+	return 0;
+}
+
+struct dh {
+	struct fs1 f;
+	unsigned calls;
+};
+
+static void hook_main(void *arg)
+{
+	struct dh *d = arg;
+	struct ujbd_opts o;
+	struct dev *rec = NULL;
+	struct rig r;
+
+	data_opts(&o, false);
+	if (!(d->f.rc = data_rig(&r, &rec, &o))) {
+		ujbd_set_data_hook(r.j, hook_none, &d->calls);
+		d->f.rc = data_write(r.j, DB, 2, MB, 1, true);
+	}
+	if (!d->f.rc)
+		ujbd_stats(r.j, &d->f.st);
+	rig_free(&r);
+}
+
+static void t_data_hook(void)
+{
+	struct dh d = { 0 };
+
+	T_EQ(rig_sim_run(6, hook_main, &d), 0);
+	T_EQ(d.f.rc, 0);
+	T_EQ(d.calls, 1);
+	T_EQ_U64(d.f.st.data_journaled, 0);
+	T_EQ_U64(d.f.st.data_home, 2);
+	T_EQ_U64(d.f.st.async_commits, 0);
+}
+
 /* A v1 superblock has no revoke: its ordered data all goes home. */
 static void nov2_main(void *arg)
 {
@@ -570,6 +613,7 @@ int main(int argc, char **argv)
 	T_RUN(t_revoke_after_checkpoint);
 	T_RUN(t_revoke_own_data);
 	T_RUN(t_v1_journal);
+	T_RUN(t_data_hook);
 	T_RUN(t_real_threads);
 	return t_done(argv[0]);
 }
