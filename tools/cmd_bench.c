@@ -60,8 +60,14 @@ struct bench_cfg {
 	const char *dir;
 	uint64_t iterations;      /* per thread; 0 = the workload's default */
 	unsigned threads;         /* 0 = the workload's default */
-	bool json, stats, baseline, async_commit, sync_handles, caller_commit;
+	bool json, stats, baseline, sync_handles;
 	bool use_fsync;           /* baseline: fsync(2), not fdatasync(2) */
+	/* the journal's options: ujbd_opts_default, or ujbd_opts_jbd2 with
+	 * --jbd2, then what was given (unset: -1) */
+	bool jbd2;
+	int async_commit;         /* enum ujbd_async_commit */
+	int caller_commit;        /* bool */
+	int64_t ordered_kib;      /* ordered_journal_bytes / 1024 */
 	enum ujbd_data_mode data_mode;
 	enum ujbd_wake_policy wake;
 	enum ujbd_under_commit under_commit;
@@ -83,6 +89,7 @@ struct bench {
 	int *b_fds;                /* [threads] baseline: each thread's file */
 	struct lab_jload b_load;   /* what the threads measured */
 	struct ujbd_stats b_stats;
+	bool b_async, b_caller;    /* the journal's async and caller commit, as opened */
 	int b_err;
 	bool b_err_sys;            /* b_err is a system call's (files), not the journal's */
 	char b_err_msg[8600];
@@ -279,16 +286,25 @@ static int bench_spec(struct bench *b, struct stack_spec *sp)
 	sp->journal = true;
 	sp->journal_blocks = jblocks;
 	sp->block_size = BENCH_BS;
+	if (c->jbd2)
+		ujbd_opts_jbd2(o);
 	o->data_mode = c->data_mode;
 	o->wake = c->wake;
 	o->under_commit = c->under_commit;
-	o->async_commit = c->async_commit;
-	o->caller_commit = c->caller_commit;
+	if (c->async_commit >= 0)
+		o->async_commit = (enum ujbd_async_commit)c->async_commit;
+	if (c->caller_commit >= 0)
+		o->caller_commit = c->caller_commit;
+	if (c->ordered_kib >= 0)
+		o->ordered_journal_bytes = (uint32_t)c->ordered_kib * 1024;
 	o->format = true;
 	o->format_opts.blocksize = BENCH_BS;
 	o->format_opts.blocks = jblocks;
 	o->format_opts.csum = JBD_CSUM_KIND_V3;
-	o->format_opts.async_commit = c->async_commit;
+	/* a standalone journal: AUTO is ON (ujbd_open) */
+	o->format_opts.async_commit = o->async_commit != UJBD_ASYNC_COMMIT_OFF;
+	b->b_async = o->format_opts.async_commit;
+	b->b_caller = o->caller_commit;
 	return err;
 }
 
@@ -392,7 +408,7 @@ static void report(const struct bench *b)
 		.stats = &b->b_stats, .with_stats = c->stats,
 		.journal_mb = c->journal_mb, .wake = wake_names[c->wake],
 		.under_commit = ujbd_under_commit_name(c->under_commit),
-		.async_commit = c->async_commit, .caller_commit = c->caller_commit,
+		.async_commit = b->b_async, .caller_commit = b->b_caller,
 		.sync_handles = c->sync_handles, .clean_fsyncs = c->clean_fsyncs,
 	};
 
@@ -431,9 +447,18 @@ static void usage(FILE *f)
 "  --under-commit=P   a buffer the commit is logging: copy (default: the\n"
 "                     running transaction changes it at once) or wait-io\n"
 "                     (jbd2's: wait for its log write to complete)\n"
-"  --async-commit     commit block with the log blocks (checksummed, v3)\n"
-"  --caller-commit    an fsync commits on its own thread when no commit runs\n"
-"                     (ujbd_opts.caller_commit) instead of through kjournald\n"
+"  --jbd2             start from jbd2's choices (ujbd_opts_jbd2: no async\n"
+"                     commit, ordered data home, kjournald commits: two\n"
+"                     flushes per fsync) instead of ujbd_opts_default; the\n"
+"                     three options below override either\n"
+"  --async-commit[=W] the commit block with the log blocks, one flush (the\n"
+"                     journal is v3): on (no W), off, or auto (on here: the\n"
+"                     journal is standalone)\n"
+"  --caller-commit[=yes|no]  an fsync commits on its own thread when no\n"
+"                     commit runs (no W: yes), or through kjournald\n"
+"  --ordered-journal-kib=N  data=ordered with async commit: journal up to N\n"
+"                     KiB of a transaction's data instead of writing it home\n"
+"                     (0: all home, jbd2's way)\n"
 "  --sync-handles     fsync through sync handles (with batching) instead of\n"
 "                     commit tid + wait tid. Neither this nor\n"
 "                     --caller-commit applies to handles (no fsync)\n"
@@ -506,9 +531,27 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 	case 'j': c->json = true; return 0;
 	case 's': c->stats = true; return 0;
 	case 'b': c->baseline = true; return 0;
-	case 'a': c->async_commit = true; return 0;
+	case 'a': {
+		enum ujbd_async_commit a = UJBD_ASYNC_COMMIT_ON;
+		if (!optarg || ujbd_async_commit_parse(optarg, &a) == 0)
+			return c->async_commit = (int)a, 0;
+		cli_err(verb, "bad --async-commit '%s' (on, off or auto)", optarg);
+		return -EINVAL;
+	}
+	case 'C':
+		if (!optarg || !strcmp(optarg, "yes"))
+			return c->caller_commit = 1, 0;
+		if (!strcmp(optarg, "no"))
+			return c->caller_commit = 0, 0;
+		cli_err(verb, "bad --caller-commit '%s' (yes or no)", optarg);
+		return -EINVAL;
+	case 'O':
+		if (cli_parse_u64(optarg, 0, 1u << 20, &v) == 0)
+			return c->ordered_kib = (int64_t)v, 0;
+		cli_err(verb, "bad --ordered-journal-kib '%s' (0..1048576)", optarg);
+		return -EINVAL;
+	case '2': c->jbd2 = true; return 0;
 	case 'S': c->sync_handles = true; return 0;
-	case 'C': c->caller_commit = true; return 0;
 	case 'f': c->use_fsync = true; return 0;
 	case 'c':
 		if (cli_parse_u64(optarg, 0, 1000, &v) == 0)
@@ -530,7 +573,7 @@ static void note_opt(struct bench_cfg *c, int ch, const struct option *opts)
 	for (; opts->name && !name; opts++)
 		if (opts->val == ch)
 			name = opts->name;
-	if (strchr("mwULJsaSCc", ch) && !c->journal_opt)
+	if (strchr("mwULJsaSCcO2", ch) && !c->journal_opt)
 		c->journal_opt = name;
 	if (strchr("SC", ch) && !c->fsync_opt)
 		c->fsync_opt = name;
@@ -582,9 +625,11 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "baseline", no_argument, NULL, 'b' },
-		{ "async-commit", no_argument, NULL, 'a' },
+		{ "async-commit", optional_argument, NULL, 'a' },
 		{ "sync-handles", no_argument, NULL, 'S' },
-		{ "caller-commit", no_argument, NULL, 'C' },
+		{ "caller-commit", optional_argument, NULL, 'C' },
+		{ "ordered-journal-kib", required_argument, NULL, 'O' },
+		{ "jbd2", no_argument, NULL, '2' },
 		{ "fsync", no_argument, NULL, 'f' },
 		{ "clean-fsyncs", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
@@ -633,6 +678,8 @@ int cmd_bench(int argc, char **argv)
 		return EXIT_IO;
 	}
 	b->b_cfg.journal_mb = 32;
+	b->b_cfg.async_commit = b->b_cfg.caller_commit = -1;
+	b->b_cfg.ordered_kib = -1;
 	r = parse_args(&b->b_cfg, argc, argv);
 	if (r) {
 		if (r > 0)

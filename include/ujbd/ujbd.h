@@ -22,7 +22,9 @@
  *   - ORDERED (default): ujbd_write_data() blocks are written to their home
  *     location, not to the journal; the commit block of their transaction
  *     never becomes durable before they are. After a crash a block's data is
- *     either the new one or the old one; metadata is atomic.
+ *     either the new one or the old one; metadata is atomic. With async
+ *     commit, the first ones of a transaction (ordered_journal_bytes) are
+ *     journaled instead, so that its commit needs one flush.
  *   - JOURNAL: data blocks go through the journal like metadata: atomic too.
  *   - WRITEBACK: data blocks are written with no ordering against commits
  *     (gives up: after a crash, committed metadata may point at stale data).
@@ -121,6 +123,29 @@ enum ujbd_under_commit {
 const char *ujbd_under_commit_name(enum ujbd_under_commit p);
 int ujbd_under_commit_parse(const char *s, enum ujbd_under_commit *out);
 
+/* Async commit: the commit block written with the log blocks, one flush
+ * for all instead of one before the commit block and one for it (issue
+ * 14). Used only for a transaction whose every block is in the journal and
+ * checksummed (v2/v3 checksums, no ordered data written home: see
+ * ordered_journal_bytes), and ujbd's recovery then ends the replay before
+ * a transaction torn under its commit block. e2fsck and the kernel do not:
+ * they replay the good blocks of a torn transaction. */
+enum ujbd_async_commit {
+	UJBD_ASYNC_COMMIT_OFF = 0,  /* jbd2's default */
+	UJBD_ASYNC_COMMIT_ON = 1,   /* also where e2fsck or the kernel may
+				     * replay the journal (gives up atomicity
+				     * of a transaction torn by a crash, then) */
+	/* ON where only ujbd replays the journal, OFF where e2fsck or the
+	 * kernel may: ujbd_open of any location and ujbd_open_path of a
+	 * standalone journal file are ON; ujbd_open_path of an ext4 image
+	 * (internal or external journal) or of a journal device is OFF. */
+	UJBD_ASYNC_COMMIT_AUTO = 2,
+};
+/* "off", "on", "auto" (NULL for an unknown value); parse: 0 or -EINVAL
+ * (also takes "yes"/"no", "1"/"0"). */
+const char *ujbd_async_commit_name(enum ujbd_async_commit a);
+int ujbd_async_commit_parse(const char *s, enum ujbd_async_commit *out);
+
 struct ujbd_opts {
 	enum ujbd_data_mode data_mode;      /* ORDERED */
 	uint64_t commit_interval_ns;        /* 5 s */
@@ -147,18 +172,43 @@ struct ujbd_opts {
 	enum ujbd_wake_policy wake;         /* NEEDED */
 	/* Write the commit block together with the log blocks (one flush for
 	 * all); used only when every block the transaction depends on is in
-	 * the journal and checksummed (v2/v3, no ordered data pending). */
-	bool async_commit;                  /* false */
+	 * the journal and checksummed (v2/v3, no ordered data written home).
+	 * See enum ujbd_async_commit; `true` and `false` still mean ON and
+	 * OFF. */
+	enum ujbd_async_commit async_commit; /* AUTO */
+	/* data=ordered with async commit (ON, or AUTO resolved to ON) on a
+	 * v2/v3-checksummed journal: ujbd_write_data blocks of a transaction
+	 * are journaled (logged with its metadata, written home later by the
+	 * checkpoint) up to this many bytes per transaction, instead of
+	 * written home before its commit block, so that the commit depends
+	 * on no block outside the journal and goes async (one flush). A
+	 * transaction that wrote a data block home (over the limit, or when
+	 * the journal had no room for one more credit) writes the rest of its
+	 * data home too, and commits with two flushes. Gives up: a journaled
+	 * block reaches its home only at the checkpoint (ujbd_read sees it at
+	 * once; a reader of the data device after ujbd_checkpoint or a clean
+	 * close), and is written twice; it takes log space and a credit of
+	 * the transaction (not of the handle). A block that goes home while
+	 * an older copy of it may still be replayed gets a revoke record.
+	 * 0, and every other configuration (a data hook set with
+	 * ujbd_set_data_hook too: that data keeps the commit from going
+	 * async), is jbd2's way: ordered data home before the commit block. */
+	uint32_t ordered_journal_bytes;     /* 64 KiB */
 	/* An fsync commits on its own thread: ujbd_commit_tid, ujbd_wait_tid,
 	 * ujbd_sync and the stop of a sync handle (ujbd_write_atomic durable
 	 * now), of the running transaction, when no commit is running, run
 	 * the commit themselves (returning once it is done)
-	 * instead of handing it to kjournald and waiting to be woken. Two
+	 * instead of handing it to kjournald and waiting to be woken (not
+	 * from a thread that still holds a handle, of any journal: that
+	 * commit would wait for it, so kjournald commits once it stops). Two
 	 * thread hops fewer per fsync; the commit's I/O is the caller's (its
 	 * ioprio, its CFQ queue). kjournald still commits on the timer, for
 	 * log space, when full, for asynchronous requests made while a commit
-	 * runs, and at close. Not jbd2's way, hence off. */
-	bool caller_commit;                 /* false */
+	 * runs, and at close. Not jbd2's way (its fsyncs always hand the
+	 * commit to kjournald): ujbd_opts_jbd2 and the lab's era scenarios
+	 * turn it off. ujbd_commit_tid then blocks until its commit is done:
+	 * a program that only wants to start a commit turns it off too. */
+	bool caller_commit;                 /* true */
 	/* Ask the devices for cache flushes and FUA (true). false is ext3's
 	 * barrier=0, its default until 2.6.38 (so in the lab's 2.6.2x): no
 	 * PREFLUSH/FUA on the commit block or the superblock, no flush of
@@ -200,6 +250,11 @@ struct ujbd_opts {
 
 /* Fill opts with the defaults above. */
 void ujbd_opts_default(struct ujbd_opts *opts);
+/* The defaults, with jbd2's own choices where ujbd's differ: async commit
+ * OFF, ordered_journal_bytes 0 (ordered data home before the commit block),
+ * caller_commit false (kjournald commits every transaction). Two flushes
+ * per fsync, as ext4's. */
+void ujbd_opts_jbd2(struct ujbd_opts *opts);
 
 /* ---- open and close ---------------------------------------------------- */
 
@@ -307,8 +362,13 @@ int ujbd_revoke(struct ujbd_handle *h, uint64_t block);
 int ujbd_forget(struct ujbd_handle *h, struct ujbd_buf *b);
 /*
  * A data block: ORDERED and WRITEBACK write it to its home location (ORDERED:
- * durable before the transaction's commit block); JOURNAL journals it as
- * metadata (consumes a credit). data: one block, copied.
+ * durable before the transaction's commit block; or, under
+ * ordered_journal_bytes, journaled with the transaction and written home by
+ * the checkpoint, on a credit of the transaction, not of the handle);
+ * JOURNAL journals it as metadata (consumes a credit). data: one block,
+ * copied. -ENOSPC (ORDERED): the block goes home and an older copy of it in
+ * the log needs a revoke record, but the transaction has no room for one
+ * more (stop the handle, commit, write it again).
  */
 int ujbd_write_data(struct ujbd_handle *h, uint64_t block, const void *data);
 
@@ -407,6 +467,11 @@ struct ujbd_stats {
 		rs_flushing_ns, rs_logging_ns;  /* sums */
 	uint64_t average_commit_time_ns; /* (sample + 3 * old) / 4 */
 	uint64_t rs_handle_count, rs_blocks, rs_blocks_logged; /* sums */
+	/* ujbd_write_data blocks of the committed transactions that the
+	 * commit logged (data=ordered under ordered_journal_bytes) or wrote
+	 * home (ordered over it, writeback); and the commits whose commit
+	 * block went with their log blocks (async commit: one flush) */
+	uint64_t data_journaled, data_home, async_commits;
 	struct ujbd_hist commit_time;    /* T_FLUSH to done */
 	struct ujbd_hist fsync_latency;  /* ujbd_wait_tid and sync stops */
 	uint64_t wakeups;                /* commit thread woken */

@@ -180,17 +180,20 @@ static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
 
 static void __commit_excl(struct ujbd *j, bool caller);
 
-/* caller_commit: commit tid here if it is the running transaction and no
- * commit runs. True if it did (the commit may have failed: see j_flags).
- * Lock held. */
+/* caller_commit: commit tid here if it is the running transaction, no
+ * commit runs and this thread holds no handle (the commit would wait for
+ * it: kjournald commits once it stops, as without the option). True if it
+ * did (the commit may have failed: see j_flags). Lock held. */
 static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
 {
 	struct jbd_txn *t = j->j_running;
+	uint64_t t0;
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	if (!j->j_opts.caller_commit || j->j_commit_busy || !t || t->t_tid != tid ||
-	    (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
+	    (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)) || jbd_thread_holds_handle())
 		return false;
+	t0 = rt_now_ns();
 	if (!ujbd_tid_geq(j->j_commit_request, tid))
 		j->j_commit_request = tid;
 	if (!t->t_requested) {
@@ -198,7 +201,15 @@ static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
 		t->t_requested_ns = rt_now_ns();
 	}
 	__commit_excl(j, true);
-	ASSERT(j->j_running != t || (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)));
+	/* by tid: t may be freed by now (its checkpoint done while the
+	 * commit's last write was waited for) and its memory be the running
+	 * transaction's */
+	ASSERT(!j->j_running || j->j_running->t_tid != tid ||
+	       (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)));
+	/* the fsync's wait for its commit was spent running it: the same
+	 * cause, for the journal and the thread's accumulator, as a wait
+	 * for kjournald's */
+	jbd_stats_lat(&j->j_stats, UJBD_LAT_WAIT_COMMIT, rt_now_ns() - t0);
 	return true;
 }
 
@@ -225,8 +236,10 @@ static int __wait_commit(struct ujbd *j, ujbd_tid_t tid, bool may_commit)
 			rc = -EIO;
 			break;
 		}
-		if (may_commit && __caller_commit(j, tid))
+		if (may_commit && __caller_commit(j, tid)) {
+			t0 = rt_now_ns(); /* counted by __caller_commit */
 			continue;
+		}
 		waited = true;
 		rt_cond_wait(&j->j_wait_done_commit, &j->j_state_lock);
 	}
@@ -330,6 +343,7 @@ struct commit_ctx {
 	uint32_t ring_base;    /* slots [0, ring_base): writeback data still in
 				* flight, waited for only by ring_wait_all */
 	uint32_t nbuf;         /* metadata buffers logged */
+	uint32_t ndata;        /* data blocks written home */
 	uint32_t logged;       /* log blocks written, commit block included */
 	/* The log-block builder (logblock.c) writing through sink: log_put
 	 * of the ring slot that holds the block. */
@@ -677,6 +691,7 @@ static int __phase_lock(struct ujbd *j, struct commit_ctx *c)
 	t->t_log_need = jbd_txn_revoke_blocks(j, t) + nbuf + (nbuf + j->j_dcap - 1) / j->j_dcap + 1;
 	ASSERT(t->t_log_need <= jbd_log_res(j, t->t_outstanding) + j->j_slack);
 	c->nbuf = nbuf;
+	c->ndata = t->t_nr_data; /* complete: the commit before refiled its own */
 	rt_cond_broadcast(&j->j_wait_transaction_locked);
 	rt_cond_broadcast(&j->j_wait_space);
 	JBD_TRACE(&j->j_tracer, jbd2_commit_flushing, t->t_tid, t->t_synchronous_commit, 0, 0, 0, 0, 0);
@@ -945,7 +960,7 @@ static bool commit_async(const struct ujbd *j, const struct commit_ctx *c)
 {
 	bool ordered = j->j_opts.data_mode == UJBD_DATA_ORDERED;
 
-	return j->j_opts.async_commit && j->j_jnl.j_fmt.f_csum_v23 &&
+	return j->j_async && j->j_jnl.j_fmt.f_csum_v23 &&
 	       (!c->t->t_data || j->j_opts.data_mode == UJBD_DATA_WRITEBACK) &&
 	       !(ordered && c->data_fn);
 }
@@ -1110,6 +1125,9 @@ static void __report(struct ujbd *j, struct commit_ctx *c)
 		.handle_count = t->t_handle_count,
 		.blocks = c->nbuf,
 		.blocks_logged = c->logged,
+		.data_journaled = t->t_nr_jdata,
+		.data_home = c->ndata,
+		.async = c->async,
 	};
 
 	jbd_stats_commit(&j->j_stats, &r);

@@ -17,7 +17,8 @@
  * Which call records what (each function touches only its own fields, so
  * a wait that is both an fsync and a commit wait is reported to both):
  *   jbd_stats_commit          ts_tid, ts_requested, rs_* sums, the average
- *                             commit time, the commit-time histogram
+ *                             commit time, the commit-time histogram,
+ *                             data_journaled, data_home, async_commits
  *   jbd_stats_fsync           the fsync-latency histogram only
  *   jbd_stats_lat             lat[cause] (latencytop-style count/sum/max)
  *   jbd_stats_wakeup          wakeups, useless_wakeups
@@ -51,6 +52,9 @@ struct jbd_run_sample {
 	uint64_t logging_ns;        /* T_COMMIT to commit done */
 	uint64_t commit_time_ns;    /* T_FLUSH to commit done */
 	uint64_t handle_count, blocks, blocks_logged;
+	/* not the kernel's: ordered data logged and written home, async */
+	uint64_t data_journaled, data_home;
+	bool async;
 };
 
 struct jbd_stats {

@@ -25,12 +25,23 @@ void ujbd_opts_default(struct ujbd_opts *o)
 	o->journal_meta = true;
 	o->journal_sync = UJBD_SYNC_FSYNC_ONLY;
 	o->wake = UJBD_WAKE_NEEDED;
-	o->async_commit = false;
-	o->caller_commit = false;
+	/* issue 14: one flush per fsync where only ujbd replays the log, the
+	 * commit on the fsync's thread */
+	o->async_commit = UJBD_ASYNC_COMMIT_AUTO;
+	o->ordered_journal_bytes = 64u << 10;      /* measured: docs/bench.md */
+	o->caller_commit = true;
 	o->barrier = true;
 	o->cache_blocks = 16384;
 	o->recover = true;
 	o->format_opts.csum = JBD_CSUM_KIND_V3;
+}
+
+void ujbd_opts_jbd2(struct ujbd_opts *o)
+{
+	ujbd_opts_default(o);
+	o->async_commit = UJBD_ASYNC_COMMIT_OFF;
+	o->ordered_journal_bytes = 0;
+	o->caller_commit = false;
 }
 
 static const char *const under_commit_names[] = {
@@ -48,6 +59,38 @@ int ujbd_under_commit_parse(const char *s, enum ujbd_under_commit *out)
 	for (unsigned i = 0; s && i <= UJBD_UNDER_COMMIT_WAIT_IO; i++) {
 		if (!strcmp(s, under_commit_names[i])) {
 			*out = (enum ujbd_under_commit)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const char *const async_names[] = {
+	[UJBD_ASYNC_COMMIT_OFF] = "off",
+	[UJBD_ASYNC_COMMIT_ON] = "on",
+	[UJBD_ASYNC_COMMIT_AUTO] = "auto",
+};
+
+const char *ujbd_async_commit_name(enum ujbd_async_commit a)
+{
+	return (unsigned)a <= UJBD_ASYNC_COMMIT_AUTO ? async_names[a] : NULL;
+}
+
+int ujbd_async_commit_parse(const char *s, enum ujbd_async_commit *out)
+{
+	static const struct {
+		const char *name;
+		enum ujbd_async_commit v;
+	} words[] = {
+		{ "off", UJBD_ASYNC_COMMIT_OFF }, { "no", UJBD_ASYNC_COMMIT_OFF },
+		{ "0", UJBD_ASYNC_COMMIT_OFF },   { "on", UJBD_ASYNC_COMMIT_ON },
+		{ "yes", UJBD_ASYNC_COMMIT_ON },  { "1", UJBD_ASYNC_COMMIT_ON },
+		{ "auto", UJBD_ASYNC_COMMIT_AUTO },
+	};
+
+	for (size_t i = 0; s && i < sizeof(words) / sizeof(words[0]); i++) {
+		if (!strcmp(s, words[i].name)) {
+			*out = words[i].v;
 			return 0;
 		}
 	}
@@ -75,7 +118,8 @@ static int opts_check(const struct jbd_loc *loc, const struct ujbd_opts *o,
 		return jbd_err_set(err, -EINVAL, "a journal device and a data device are needed");
 	if ((unsigned)o->data_mode > UJBD_DATA_WRITEBACK || (unsigned)o->wake > UJBD_WAKE_ALWAYS ||
 	    (unsigned)o->journal_sync > UJBD_SYNC_OFF ||
-	    (unsigned)o->under_commit > UJBD_UNDER_COMMIT_WAIT_IO)
+	    (unsigned)o->under_commit > UJBD_UNDER_COMMIT_WAIT_IO ||
+	    (unsigned)o->async_commit > UJBD_ASYNC_COMMIT_AUTO)
 		return jbd_err_set(err, -EINVAL, "invalid option value");
 	if (o->commit_interval_ns == 0)
 		return jbd_err_set(err, -EINVAL, "commit_interval must be positive");
@@ -156,8 +200,8 @@ static int open_check_sb(struct ujbd *j, struct jbd_err *err)
 		uint32_t inc = jbd_get_be32(sb->s_feature_incompat) | JBD2_FEATURE_INCOMPAT_REVOKE;
 		/* Async commit relies on the checksums to catch a torn log:
 		 * recovery must treat a bad commit block as the end. */
-		if (j->j_opts.async_commit && (inc & (JBD2_FEATURE_INCOMPAT_CSUM_V2 |
-						      JBD2_FEATURE_INCOMPAT_CSUM_V3)))
+		if (j->j_async && (inc & (JBD2_FEATURE_INCOMPAT_CSUM_V2 |
+					  JBD2_FEATURE_INCOMPAT_CSUM_V3)))
 			inc |= JBD2_FEATURE_INCOMPAT_ASYNC_COMMIT;
 		jbd_put_be32(&sb->s_feature_incompat, inc);
 		jbd_fmt_from_sb(sb, &j->j_jnl.j_fmt);
@@ -200,6 +244,17 @@ static int open_geometry(struct ujbd *j, struct jbd_err *err)
 		return jbd_err_set(err, -EINVAL,
 				   "the log (%u blocks) cannot hold two transactions of %u blocks",
 				   L, j->j_opts.max_transaction_blocks);
+	/* Ordered data is journaled only where that lets the commit be async
+	 * (its one purpose: elsewhere it would only write the data twice);
+	 * a home write of a block journaled before needs a revoke record
+	 * (v2), and a transaction never journals more than a quarter of
+	 * itself as data. */
+	if (j->j_opts.data_mode == UJBD_DATA_ORDERED && j->j_async && jbd_sb_is_v2(sb) &&
+	    j->j_jnl.j_fmt.f_csum_v23) {
+		j->j_jdata_max = j->j_opts.ordered_journal_bytes / bs;
+		if (j->j_jdata_max > j->j_max_txn / 4)
+			j->j_jdata_max = j->j_max_txn / 4;
+	}
 	/* A slot's credit reserve: small against a transaction, so that
 	 * credits parked in idle slots do not commit it early. */
 	j->j_pool_chunk = j->j_max_txn / 64 > 16 ? 16 : j->j_max_txn / 64;
@@ -285,6 +340,14 @@ static int open_alloc(struct ujbd *j)
 		if (rc)
 			return rc;
 	}
+	/* room for a block per log block, the running and committing
+	 * transactions' on top, capped (then data stays ordered) */
+	if (j->j_jdata_max) {
+		uint64_t cap = (uint64_t)jbd_log_size(j) + 2ull * j->j_jdata_max;
+		rc = jbd_jdata_init(&j->j_jdata, cap > JBD_JDATA_MAX ? JBD_JDATA_MAX : (uint32_t)cap);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -329,6 +392,7 @@ static void jbd_free(struct ujbd *j)
 	free(j->j_sb_buf);
 	for (int i = 0; i < 2; i++)
 		jbd_revoke_table_release(&j->j_revoke_tables[i]);
+	jbd_jdata_release(&j->j_jdata);
 	if (j->j_sync_init) {
 		jbd_stats_release(&j->j_stats);
 		rt_cond_release(&j->j_wait_shadow);
@@ -409,6 +473,9 @@ int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
 		j->j_opts = *opts;
 	else
 		ujbd_opts_default(&j->j_opts);
+	/* ujbd_open cannot tell who else replays a location: AUTO is ON
+	 * (ujbd_open_path turns it off for ext4's journals) */
+	j->j_async = j->j_opts.async_commit != UJBD_ASYNC_COMMIT_OFF;
 	rc = opts_check(loc, &j->j_opts, err);
 	if (!rc && j->j_opts.format)
 		rc = open_format(loc, &j->j_opts, err);

@@ -109,6 +109,8 @@ struct jbd_slot;
 #define JBD_HANDLES_CACHED 256u
 /* Buffers written home per checkpoint batch. */
 #define JBD_CKPT_BATCH 256u
+/* Blocks the journaled-data index (jdata.c) tracks at most. */
+#define JBD_JDATA_MAX 65536u
 
 /* ---- journal heads ---------------------------------------------------- */
 
@@ -162,6 +164,31 @@ struct jbd_revoke_table {
 	uint32_t rt_live;      /* records not cancelled */
 };
 
+/* ---- the journaled-data index (jdata.c) ------------------------------- */
+
+/* A block whose ordered data the log holds, and the newest tid logging it. */
+struct jbd_jdata_ent {
+	uint64_t e_block;      /* UINT64_MAX: empty */
+	ujbd_tid_t e_tid;
+};
+
+/* Sized at open; every field [j_state_lock]. */
+struct jbd_jdata_index {
+	struct jbd_jdata_ent *ji_ent;  /* ji_mask + 1 slots, NULL: unused */
+	uint32_t ji_mask, ji_n, ji_cap; /* ji_cap entries at most (half the slots) */
+	bool ji_swept;                 /* a sweep ran, at ji_swept_tail */
+	ujbd_tid_t ji_swept_tail;
+};
+
+int jbd_jdata_init(struct jbd_jdata_index *ix, uint32_t cap);
+void jbd_jdata_release(struct jbd_jdata_index *ix);
+/* Block's data is logged by tid (tid not behind the durable tail `tail`):
+ * true, or false when there is no room (the block must not be logged). */
+bool jbd_jdata_note(struct jbd_jdata_index *ix, uint64_t block, ujbd_tid_t tid, ujbd_tid_t tail);
+/* May a copy of block logged through the data path still be replayed
+ * (its tid not behind the durable tail)? Drops a stale entry. */
+bool jbd_jdata_replayable(struct jbd_jdata_index *ix, uint64_t block, ujbd_tid_t tail);
+
 /* ---- transactions ----------------------------------------------------- */
 
 enum jbd_tstate {
@@ -184,6 +211,10 @@ struct jbd_txn {
 					   * until the commit (b_tnext chain) */
 	struct jbd_jh *t_data;            /* [j_state_lock] ordered/writeback data */
 	uint32_t t_nr_data;               /* [j_state_lock] */
+	/* ordered_journal_bytes: data blocks the data path journaled into
+	 * this transaction, and whether one went home (the rest go too) */
+	uint32_t t_nr_jdata;              /* [j_state_lock] */
+	bool t_data_home;                 /* [j_state_lock] */
 	struct jbd_revoke_table *t_revoke;/* [j_state_lock] running/committing */
 	uint64_t t_handle_count;          /* [j_state_lock] */
 	bool t_synchronous_commit;        /* [j_state_lock] someone waits on it */
@@ -237,6 +268,9 @@ struct ujbd {
 	uint32_t j_max_txn;               /* const: credits per transaction */
 	uint32_t j_dcap, j_rcap;          /* const: tags per descriptor, revoke recs */
 	uint32_t j_slack;                 /* const: revoke blocks kept in reserve */
+	bool j_async;                     /* const: async commit (AUTO resolved) */
+	uint32_t j_jdata_max;             /* const: ordered data blocks a transaction
+					   * journals (ordered_journal_bytes), 0 none */
 
 	rt_mutex j_state_lock;
 	rt_mutex j_checkpoint_mutex;
@@ -309,6 +343,7 @@ struct ujbd {
 	struct jbd_revoke_table j_revoke_tables[2]; /* [j_state_lock] */
 	bool j_revoke_used[2];            /* [j_state_lock] */
 	uint8_t *j_sb_buf;                /* [j_state_lock] superblock I/O block */
+	struct jbd_jdata_index j_jdata;   /* [j_state_lock] jdata.c */
 
 	struct jbd_stats j_stats;
 	struct jbd_tracer j_tracer;
@@ -444,6 +479,9 @@ static inline int jbd_flush(const struct ujbd *j, struct blk_queue *q)
 bool __jbd_inherit(struct ujbd *j, struct jbd_txn *t);
 
 /* ---- transaction.c ------------------------------------------------------ */
+
+/* Does the calling thread hold a handle (of any journal)? */
+bool jbd_thread_holds_handle(void);
 
 struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b);
 /* The journal head of block, or NULL. */

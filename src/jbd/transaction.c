@@ -207,6 +207,16 @@ uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t)
 
 /* ---- starting a handle ---------------------------------------------------- */
 
+/* Handles the calling thread holds (in any journal): an fsync of such a
+ * thread must not commit on it (caller_commit), the commit would wait for
+ * its own handle. */
+static _Thread_local unsigned tl_handles;
+
+bool jbd_thread_holds_handle(void)
+{
+	return tl_handles != 0;
+}
+
 /* Stopped handles are kept for reuse (up to JBD_HANDLES_CACHED): the CPU
  * path should not pay malloc and free per handle. Lock held. */
 static struct ujbd_handle *__handle_pop(struct ujbd *j)
@@ -551,8 +561,10 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 	if (nblocks > j->j_max_txn)
 		return -ENOSPC;
 	s = jbd_slot_self(j);
-	if (s && start_slot(j, s, nblocks, out) == 0)
+	if (s && start_slot(j, s, nblocks, out) == 0) {
+		tl_handles++;
 		return 0;
+	}
 	rt_mutex_lock(&j->j_state_lock);
 	h = __handle_pop(j);
 	if (!h) {
@@ -594,6 +606,7 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 	free(pre);
 	if (rc)
 		return rc;
+	tl_handles++;
 	*out = h;
 	return 0;
 }
@@ -680,6 +693,8 @@ int ujbd_stop(struct ujbd_handle *h)
 	bool sync = h->h_sync;
 	uint64_t t0 = sync ? rt_now_ns() : 0, now;
 
+	ASSERT(tl_handles > 0); /* stopped by the thread that started it */
+	tl_handles--;
 	if (s && !sync && !hooked(j))
 		return stop_slot(j, h);
 	stop_batch(j, h);
@@ -1043,6 +1058,54 @@ out:
 
 /* ---- data blocks ------------------------------------------------------- */
 
+/*
+ * Where a data block goes (issue 14). jbd2 writes ordered data home before
+ * the commit block, so the commit depends on blocks outside the journal and
+ * needs a flush between them and the commit block: two flushes per fsync.
+ * Under ordered_journal_bytes the first blocks of a transaction are
+ * journaled instead (as ZFS's intent log copies writes below
+ * zfs_immediate_write_sz into the log), so a small transaction depends on
+ * nothing outside the journal, its blocks are checksummed there, and async
+ * commit may write it with one flush. A transaction past the limit (or
+ * short of a credit or log space) writes its data home, ordered, as jbd2
+ * does; a block it writes home that has an older copy recovery could still
+ * replay gets a revoke record first (jdata.c says why the index is needed
+ * beside the journal heads).
+ */
+enum data_route {
+	DR_LOGGED,   /* already on this transaction as a journaled buffer */
+	DR_OURS,     /* already on this transaction's ordered data */
+	DR_JOURNAL,  /* journal it (a new credit) */
+	DR_HOME,     /* write it home, ordered (revoking older copies) */
+};
+
+static enum data_route __data_route(const struct ujbd *j, const struct jbd_txn *t,
+				    const struct jbd_jh *jh)
+{
+	if (!j->j_jdata_max)
+		return DR_HOME; /* jbd2's way: no revoke either */
+	if ((jh->b_transaction == t && !jh->b_forget) ||
+	    (jh->b_next_transaction == t && !jh->b_next_forget))
+		return DR_LOGGED;
+	if (jh->b_data_transaction == t || jh->b_data_next == t)
+		return DR_OURS;
+	/* with a data hook the commit depends on the caller's data anyway:
+	 * it cannot go async, journaling would only write twice */
+	if (!t->t_data_home && t->t_nr_jdata < j->j_jdata_max && !j->j_data_fn)
+		return DR_JOURNAL;
+	return DR_HOME;
+}
+
+/* The committing transaction logs jh's current bytes and has not copied
+ * them yet: keep them (a frozen copy) before they change. */
+static int __data_keep_committed(struct ujbd *j, struct jbd_jh *jh)
+{
+	if (!j->j_committing || jh->b_transaction != j->j_committing || !jh->b_dirty ||
+	    jh->b_logged || jh->b_frozen_data)
+		return 0;
+	return __freeze(j, jh);
+}
+
 static int __data_join(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 {
 	ASSERT(rt_mutex_held(&j->j_state_lock));
@@ -1061,39 +1124,160 @@ static int __data_join(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 	return 0;
 }
 
+/* A journaled buffer of t (DR_LOGGED): the new bytes, dirty. */
+static void __data_log(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh,
+		       const void *data)
+{
+	struct jbd_txn *t = h->h_transaction;
+	bool own = jh->b_transaction == t;
+
+	ASSERT(own ? !jh->b_forget : jh->b_next_transaction == t && !jh->b_next_forget);
+	memcpy(jh->jh_buf->b_data, data, j->j_blocksize);
+	if (own) {
+		if (!JH_GET(jh->b_dirty))
+			h->h_dirtied++;
+		JH_SET(jh->b_dirty, true); /* a slot handle may read it */
+	} else {
+		if (!jh->b_next_dirty)
+			h->h_dirtied++;
+		jh->b_next_dirty = true;
+	}
+	/* best effort: a buffer the caller journaled itself is its own */
+	(void)jbd_jdata_note(&j->j_jdata, jh->jh_buf->b_blocknr, t->t_tid, j->j_tail_sequence);
+}
+
+/*
+ * DR_JOURNAL: a credit of the transaction (not of the handle: its credits
+ * are for what the caller journals), then write access as for metadata.
+ * 0 done, 1 waited (again), -EAGAIN no room (the block goes home), -errno.
+ * *credit: a credit this call added to the handle is still unused.
+ */
+static int __data_journal(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh,
+			  const void *data, bool *credit)
+{
+	struct jbd_txn *t = h->h_transaction;
+	int rc;
+
+	if (!*credit) {
+		if (t->t_outstanding + 1 > j->j_max_txn || !__space_for(j, 1) ||
+		    !jbd_jdata_note(&j->j_jdata, jh->jh_buf->b_blocknr, t->t_tid,
+				    j->j_tail_sequence))
+			return -EAGAIN;
+		t->t_outstanding++;
+		h->h_buffer_credits++;
+		*credit = true;
+	}
+	rc = __write_access(j, h, jh->jh_buf);
+	if (rc)
+		return rc; /* 1: the lock was dropped, the route may change */
+	*credit = false;
+	/* the data path's join, not the caller's: ujbd_revoke of the block
+	 * by this very handle forgets it, as it did with ordered data */
+	jh->b_join_seq = 0;
+	t->t_nr_jdata++;
+	__data_log(j, h, jh, data);
+	ASSERT(jh->b_transaction == t || jh->b_next_transaction == t);
+	return 0;
+}
+
+/* May recovery replay an older copy of jh's block over its new home
+ * contents? (jbd2's way does not ask: the caller revokes what it frees.) */
+static bool __data_replayable(struct ujbd *j, const struct jbd_jh *jh)
+{
+	if (!j->j_jdata_max)
+		return false;
+	return jh->b_transaction || jh->b_next_transaction || jh->b_cp_transaction ||
+	       jbd_jdata_replayable(&j->j_jdata, jh->jh_buf->b_blocknr, j->j_tail_sequence);
+}
+
+/* DR_OURS, DR_HOME: written home by t's commit, ordered. */
+static int __data_home(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh,
+		       const void *data)
+{
+	struct jbd_txn *t = h->h_transaction;
+	int rc;
+
+	/* what may fail first, then what may not: a failed call changes
+	 * nothing that matters (a frozen copy is the commit's anyway) */
+	rc = __data_keep_committed(j, jh);
+	if (rc)
+		return rc;
+	if (jh->b_data_transaction != t && jh->b_data_next != t && __data_replayable(j, jh)) {
+		rc = jbd_revoke_add(t->t_revoke, jh->jh_buf->b_blocknr);
+		if (rc)
+			return rc;
+		if (jh->b_transaction != t)
+			__forget(j, h, jh); /* older copies need not go home */
+	}
+	memcpy(jh->jh_buf->b_data, data, j->j_blocksize);
+	t->t_data_home = true;
+	return __data_join(j, t, jh);
+}
+
+/* One attempt of ujbd_write_data: 0, 1 (waited: again), or -errno. */
+static int __write_data(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf *b,
+			const void *data, bool *credit)
+{
+	struct jbd_jh *jh;
+	int rc;
+
+	if (j->j_flags & JBD_F_ABORTED)
+		return -EROFS;
+	jh = __jbd_jh_get(j, b);
+	if (!jh)
+		return -ENOMEM;
+	switch (__data_route(j, h->h_transaction, jh)) {
+	case DR_LOGGED:
+		__data_log(j, h, jh, data);
+		return 0;
+	case DR_JOURNAL:
+		rc = __data_journal(j, h, jh, data, credit);
+		if (rc != -EAGAIN)
+			return rc;
+		h->h_transaction->t_data_home = true; /* no room: home from now on */
+		/* fall through */
+	case DR_OURS:
+	case DR_HOME:
+		break;
+	}
+	return __data_home(j, h, jh, data);
+}
+
+static int write_data_journal(struct ujbd_handle *h, uint64_t block, const void *data)
+{
+	struct ujbd *j = h->h_journal;
+	struct ujbd_buf *b;
+	int rc = ujbd_get_create_access(h, block, &b); /* overwritten whole: no read */
+
+	if (rc)
+		return rc;
+	rt_mutex_lock(&j->j_state_lock);
+	memcpy(b->b_data, data, j->j_blocksize);
+	rt_mutex_unlock(&j->j_state_lock);
+	rc = ujbd_dirty_metadata(h, b);
+	buf_put(b);
+	return rc;
+}
+
 int ujbd_write_data(struct ujbd_handle *h, uint64_t block, const void *data)
 {
 	struct ujbd *j = h->h_journal;
 	struct ujbd_buf *b, *put = NULL;
-	struct jbd_jh *jh;
+	bool credit = false;
 	int rc;
 
-	if (j->j_opts.data_mode == UJBD_DATA_JOURNAL) {
-		rc = ujbd_get_create_access(h, block, &b); /* overwritten whole: no read */
-		if (rc)
-			return rc;
-		rt_mutex_lock(&j->j_state_lock);
-		memcpy(b->b_data, data, j->j_blocksize);
-		rt_mutex_unlock(&j->j_state_lock);
-		rc = ujbd_dirty_metadata(h, b);
-		buf_put(b);
-		return rc;
-	}
+	if (j->j_opts.data_mode == UJBD_DATA_JOURNAL)
+		return write_data_journal(h, block, data);
 	rc = check_block(j, block);
 	if (!rc)
 		rc = buf_get(j->j_cache, block, BUF_GET_ZERO, &b);
 	if (rc)
 		return rc;
 	rt_mutex_lock(&j->j_state_lock);
-	if (j->j_flags & JBD_F_ABORTED) {
-		rc = -EROFS;
-	} else if (!(jh = __jbd_jh_get(j, b))) {
-		rc = -ENOMEM;
-	} else {
-		memcpy(b->b_data, data, j->j_blocksize);
-		rc = __data_join(j, h->h_transaction, jh);
-		__jbd_jh_maybe_free(j, jh, &put);
-	}
+	while ((rc = __write_data(j, h, b, data, &credit)) == 1)
+		;
+	if (b->b_jh)
+		__jbd_jh_maybe_free(j, b->b_jh, &put);
 	rt_mutex_unlock(&j->j_state_lock);
 	buf_put(put);
 	buf_put(b);

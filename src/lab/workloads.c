@@ -90,7 +90,10 @@ void lab_rig_spec_init(struct lab_rig_spec *rs)
 {
 	memset(rs, 0, sizeof(*rs));
 	rs->elevator = "cfq";
-	ujbd_opts_default(&rs->jopts);
+	/* The era's journal: every fsync's commit by kjournald, ordered data
+	 * home before the commit block, no async commit (ujbd's own defaults
+	 * differ there: issue 14). */
+	ujbd_opts_jbd2(&rs->jopts);
 	lab_fs_params_default(&rs->fsp);
 	/* The buffer cache is the page cache of the era: metadata blocks stay
 	 * cached up to the RAM (the fs model's ram_bytes), as in 2.6.2x where

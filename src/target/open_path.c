@@ -67,10 +67,28 @@ static int owner_new(const char *target, const char *data_path, const char *jour
 	return 0;
 }
 
+/*
+ * async_commit AUTO: e2fsck and the kernel replay the journal of an ext4
+ * image and of a journal device (an external ext4 journal), and replay the
+ * good blocks of a transaction torn under an async commit block: there the
+ * default stays what jbd2 writes safely (OFF). Only a standalone journal
+ * file is ujbd's alone. Returns opts, or tmp holding the resolved copy.
+ */
+static const struct ujbd_opts *target_opts(const struct target *t, const struct ujbd_opts *opts,
+					   struct ujbd_opts *tmp)
+{
+	if (opts->async_commit != UJBD_ASYNC_COMMIT_AUTO)
+		return opts;
+	*tmp = *opts;
+	tmp->async_commit = t->kind == TARGET_STANDALONE ? UJBD_ASYNC_COMMIT_ON
+							 : UJBD_ASYNC_COMMIT_OFF;
+	return tmp;
+}
+
 int ujbd_open_path(const char *target, const char *data_path, const char *journal_path,
 		   const struct ujbd_opts *opts, struct ujbd **out, struct jbd_err *err)
 {
-	struct ujbd_opts def;
+	struct ujbd_opts def, resolved;
 	struct jbd_err ebuf;
 	struct path_owner *o;
 	int rc;
@@ -95,7 +113,8 @@ int ujbd_open_path(const char *target, const char *data_path, const char *journa
 	};
 	rc = target_open_req(&o->po_target, &r, err);
 	if (!rc)
-		rc = ujbd_open(&o->po_target.loc, opts, out, err);
+		rc = ujbd_open(&o->po_target.loc, target_opts(&o->po_target, opts, &resolved), out,
+			       err);
 	if (rc) {
 		owner_free(o);
 		return rc;

@@ -31,7 +31,10 @@ for args in "" "bogus" "fsync-loop handles" "fsync-loop --iterations=0" \
 	"fsync-loop --layout=three-files" "fsync-loop --layout" \
 	"fsync-loop --baseline --caller-commit" "fsync-loop --baseline --journal-mb=4" \
 	"group-commit --baseline --wake=always" "fsync-loop --baseline --stats" \
-	"handles --sync-handles" "handles --caller-commit"; do
+	"handles --sync-handles" "handles --caller-commit" \
+	"fsync-loop --async-commit=bogus" "fsync-loop --caller-commit=maybe" \
+	"fsync-loop --ordered-journal-kib=x" "fsync-loop --ordered-journal-kib" \
+	"fsync-loop --baseline --jbd2" "fsync-loop --baseline --ordered-journal-kib=8"; do
 	# shellcheck disable=SC2086
 	"$UJBD" bench $args >"$tmp/out" 2>"$tmp/err"
 	rc=$?
@@ -63,7 +66,13 @@ for l in one-file two-files; do
 		check_json "fsync-loop $m $l" "$tmp/j" 20
 		grep -q "\"data_mode\":\"$m\"" "$tmp/j" || bad "fsync-loop $m $l: data_mode"
 		grep -q "\"layout\":\"$l\"" "$tmp/j" || bad "fsync-loop $m $l: layout"
-		gt0 "$(jget wakeups "$tmp/j")" || bad "fsync-loop $m $l: 20 fsyncs but no commit-thread wakeup"
+		# the default: each fsync commits on its own thread
+		[ "$(jget wakeups "$tmp/j")" = 0 ] || bad "fsync-loop $m $l: $(jget wakeups "$tmp/j") commit-thread wakeups, want 0"
+		# jbd2's way: kjournald commits
+		"$UJBD" bench fsync-loop --iterations=20 --data-mode=$m --layout=$l --jbd2 --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" ||
+			{ bad "fsync-loop $m $l --jbd2: exit $?: $(cat "$tmp/err")"; continue; }
+		check_json "fsync-loop $m $l --jbd2" "$tmp/j" 20
+		gt0 "$(jget wakeups "$tmp/j")" || bad "fsync-loop $m $l --jbd2: 20 fsyncs but no commit-thread wakeup"
 	done
 	"$UJBD" bench group-commit --threads=3 --iterations=5 --layout=$l --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
 		check_json "group-commit $l" "$tmp/j" 15 || bad "group-commit $l: $(cat "$tmp/err")"
@@ -82,8 +91,29 @@ grep -q '"journal_mb":4,"wake":"needed","under_commit":"copy","async_commit":tru
 	|| bad "fsync-loop --caller-commit: configuration keys: $(cat "$tmp/j")"
 "$UJBD" bench group-commit --threads=2 --iterations=3 --wake=always --under-commit=wait-io --sync-handles --dir="$tmp" --journal-mb=4 >"$tmp/txt" 2>"$tmp/err" ||
 	bad "group-commit text: $(cat "$tmp/err")"
-grep -qx 'journal 4 MiB, wake always, under-commit wait-io, async commit off, caller commit off, sync handles on, clean fsyncs 0' "$tmp/txt" ||
+grep -qx 'journal 4 MiB, wake always, under-commit wait-io, async commit on, caller commit on, sync handles on, clean fsyncs 0' "$tmp/txt" ||
 	bad "text report lacks the configuration: $(cat "$tmp/txt")"
+"$UJBD" bench fsync-loop --iterations=20 --caller-commit=no --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
+	check_json "fsync-loop caller=no" "$tmp/j" 20 || bad "fsync-loop --caller-commit=no: $(cat "$tmp/err")"
+gt0 "$(jget wakeups "$tmp/j")" || bad "fsync-loop --caller-commit=no: no commit-thread wakeup"
+# the default (issue 14): each fsync's data block journaled, every commit
+# async (one flush); jbd2's way: the data home, no async commit
+"$UJBD" bench fsync-loop --iterations=20 --dir="$tmp" --journal-mb=4 --json --stats >"$tmp/j" 2>"$tmp/err" ||
+	bad "fsync-loop --stats --json: $(cat "$tmp/err")"
+[ "$(jget journaled "$tmp/j")" = 20 ] && [ "$(jget home "$tmp/j")" = 0 ] &&
+	[ "$(jget async_commits "$tmp/j")" = 20 ] ||
+	bad "fsync-loop default: data $(jget journaled "$tmp/j") journaled, $(jget home "$tmp/j") home, $(jget async_commits "$tmp/j") async commits; want 20 0 20"
+"$UJBD" bench fsync-loop --iterations=20 --jbd2 --dir="$tmp" --journal-mb=4 --json --stats >"$tmp/j" 2>"$tmp/err" ||
+	bad "fsync-loop --jbd2 --stats --json: $(cat "$tmp/err")"
+[ "$(jget journaled "$tmp/j")" = 0 ] && [ "$(jget home "$tmp/j")" = 20 ] &&
+	[ "$(jget async_commits "$tmp/j")" = 0 ] ||
+	bad "fsync-loop --jbd2: data $(jget journaled "$tmp/j") journaled, $(jget home "$tmp/j") home, $(jget async_commits "$tmp/j") async commits; want 0 20 0"
+gt0 "$(jget wakeups "$tmp/j")" || bad "fsync-loop --jbd2: no commit-thread wakeup"
+grep -q '"async_commit":false,"caller_commit":false' "$tmp/j" || bad "fsync-loop --jbd2: configuration: $(cat "$tmp/j")"
+"$UJBD" bench fsync-loop --iterations=20 --async-commit --ordered-journal-kib=0 --dir="$tmp" --journal-mb=4 --json --stats >"$tmp/j" 2>"$tmp/err" ||
+	bad "fsync-loop --ordered-journal-kib=0: $(cat "$tmp/err")"
+[ "$(jget home "$tmp/j")" = 20 ] && [ "$(jget async_commits "$tmp/j")" = 0 ] ||
+	bad "fsync-loop --ordered-journal-kib=0: $(jget home "$tmp/j") home, $(jget async_commits "$tmp/j") async; want 20 0"
 "$UJBD" bench group-commit --threads=4 --iterations=10 --caller-commit --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&
 	check_json "group-commit caller" "$tmp/j" 40 || bad "group-commit --caller-commit: $(cat "$tmp/err")"
 "$UJBD" bench group-commit --threads=4 --iterations=10 --dir="$tmp" --journal-mb=4 --json >"$tmp/j" 2>"$tmp/err" &&

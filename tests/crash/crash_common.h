@@ -122,6 +122,11 @@ struct cr_cfg {
 	uint64_t cache_blocks;      /* buffer cache limit (0: 256, all blocks fit) */
 	bool wake_always, sync_all; /* UJBD_WAKE_ALWAYS, UJBD_SYNC_ALL */
 	bool caller_commit;   /* fsyncs commit on their own threads */
+	/* ujbd's defaults as they are (async commit, caller commit, journaled
+	 * ordered data): async_commit and caller_commit above are not applied */
+	bool defaults;
+	bool jbd2;            /* start from ujbd_opts_jbd2 instead */
+	uint32_t ordered_kib; /* ordered_journal_bytes in KiB (0: as started) */
 	/* test_crash_twodev: fail the Nth write of the journal device (once);
 	 * the journal aborts and the workload ends early; -EROFS/-EIO are
 	 * then expected answers, and nothing may be acknowledged after */
@@ -542,12 +547,18 @@ CR_FN void cr_loc(struct jbd_loc *loc, struct jbd_extent *ext, struct dev *d,
 		.j_data_blocks = nblk };
 }
 
+/* Does the run's journal use async commit (ujbd_open: AUTO is on)? */
+CR_FN bool cr_async(const struct cr_cfg *cfg)
+{
+	return cfg->defaults && !cfg->jbd2 ? true : cfg->async_commit;
+}
+
 /* Initial data contents and a formatted journal, flushed; snapshot taken. */
 CR_FN int cr_prepare(struct cr *c)
 {
 	const struct cr_cfg *cfg = c->cfg;
 	struct jbd_format_opts fo = { .blocksize = CR_BS, .blocks = cfg->jlen,
-		.csum = cfg->csum, .async_commit = cfg->async_commit,
+		.csum = cfg->csum, .async_commit = cr_async(cfg),
 		.sequence = cfg->first_tid };
 	struct dev *jd;
 	uint8_t *buf = calloc(cfg->jlen, CR_BS);
@@ -595,11 +606,18 @@ CR_FN int cr_new_inner(const struct cr_cfg *cfg, uint32_t nblk, struct dev **out
 
 CR_FN void cr_opts(const struct cr_cfg *cfg, struct ujbd_opts *o)
 {
-	ujbd_opts_default(o);
+	if (cfg->jbd2)
+		ujbd_opts_jbd2(o);
+	else
+		ujbd_opts_default(o);
 	o->data_mode = cfg->mode;
 	o->commit_interval_ns = 20 * RT_NS_PER_MS;
-	o->async_commit = cfg->async_commit;
-	o->caller_commit = cfg->caller_commit;
+	if (!cfg->defaults) {
+		o->async_commit = cfg->async_commit;
+		o->caller_commit = cfg->caller_commit;
+	}
+	if (cfg->ordered_kib)
+		o->ordered_journal_bytes = cfg->ordered_kib * 1024;
 	o->cache_blocks = cfg->cache_blocks ? cfg->cache_blocks : 256;
 	o->wake = cfg->wake_always ? UJBD_WAKE_ALWAYS : UJBD_WAKE_NEEDED;
 	o->journal_sync = cfg->sync_all ? UJBD_SYNC_ALL : UJBD_SYNC_FSYNC_ONLY;
@@ -1064,7 +1082,7 @@ CR_FN void cr_one(struct cr_ck *k, size_t p, uint32_t bound, const char *what,
 	int err = cr_recover(k, k->data, false, &tid, msg, sizeof(msg));
 
 	c->res->images++;
-	if (err == -EBADMSG && c->cfg->async_commit) {
+	if (err == -EBADMSG && cr_async(c->cfg)) {
 		/* async commit on v2/v3: a torn transaction is reported, not hidden */
 		c->res->torn_refused++;
 		return;

@@ -20,6 +20,20 @@ CR_TEST(ordered_v2_ssd, .seed = 3, .mode = UJBD_DATA_ORDERED,
 CR_TEST(ordered_v3_caller, .seed = 4, .mode = UJBD_DATA_ORDERED,
 	.csum = JBD_CSUM_KIND_V3, .caller_commit = true, .threads = 2, .ops = 12)
 
+/* ujbd's defaults as they stand (issue 14): small ordered data journaled,
+ * async commit, fsyncs committing on their own threads */
+CR_TEST(ordered_defaults, .seed = 5, .mode = UJBD_DATA_ORDERED,
+	.csum = JBD_CSUM_KIND_V3, .defaults = true, .ops = 12)
+/* the same with room for only 2 journaled data blocks per transaction:
+ * most go over it, write home and revoke blocks an earlier transaction
+ * journaled */
+CR_TEST(ordered_defaults_2k, .seed = 6, .mode = UJBD_DATA_ORDERED,
+	.csum = JBD_CSUM_KIND_V3, .defaults = true, .ordered_kib = 2, .ops = 16)
+/* jbd2's way (ujbd_opts_jbd2): every ordered block home before the
+ * commit block, kjournald commits */
+CR_TEST(ordered_jbd2, .seed = 7, .mode = UJBD_DATA_ORDERED,
+	.csum = JBD_CSUM_KIND_V3, .jbd2 = true, .ops = 12)
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -27,5 +41,8 @@ int main(int argc, char **argv)
 	T_RUN(ordered_nocsum_tidwrap);
 	T_RUN(ordered_v2_ssd);
 	T_RUN(ordered_v3_caller);
+	T_RUN(ordered_defaults);
+	T_RUN(ordered_defaults_2k);
+	T_RUN(ordered_jbd2);
 	return t_done(argv[0]);
 }

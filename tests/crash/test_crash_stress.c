@@ -5,8 +5,10 @@
  *     forced, the log wraps many times;
  *   - a 24-block buffer cache: clean buffers are evicted and read back;
  *   - the deadline and CFQ elevators reorder writes between flushes;
- *   - async_commit asked for in data=ordered (must not be used while ordered
- *     data is pending), wake policy "always", SYNC on every journal write.
+ *   - async_commit asked for in data=ordered (used only for transactions
+ *     whose data all went to the log), wake policy "always", SYNC on every
+ *     journal write;
+ *   - ujbd's defaults in the 64-block journal.
  */
 #include "crash_common.h"
 
@@ -21,6 +23,10 @@ CR_TEST(stress_cfq_async_ordered, .seed = 43, .mode = UJBD_DATA_ORDERED,
 CR_TEST(stress_small_log_writeback_ssd, .seed = 44, .mode = UJBD_DATA_WRITEBACK,
 	.csum = JBD_CSUM_KIND_NONE, .jlen = 64, .cache_blocks = 24, .sim_ssd = true,
 	.threads = 4, .ops = 12)
+/* ujbd's defaults (issue 14) in the 64-block journal: journaled data takes
+ * the transaction's credits and log space, which run short */
+CR_TEST(stress_small_log_defaults, .seed = 45, .mode = UJBD_DATA_ORDERED,
+	.csum = JBD_CSUM_KIND_V3, .jlen = 64, .defaults = true, .ops = 16)
 
 int main(int argc, char **argv)
 {
@@ -29,5 +35,6 @@ int main(int argc, char **argv)
 	T_RUN(stress_small_cache_deadline_journal);
 	T_RUN(stress_cfq_async_ordered);
 	T_RUN(stress_small_log_writeback_ssd);
+	T_RUN(stress_small_log_defaults);
 	return t_done(argv[0]);
 }

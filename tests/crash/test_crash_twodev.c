@@ -123,7 +123,7 @@ static int tw_prepare(struct tw *w)
 {
 	const struct cr_cfg *cfg = w->c.cfg;
 	struct jbd_format_opts fo = { .blocksize = CR_BS, .blocks = cfg->jlen,
-		.csum = cfg->csum, .async_commit = cfg->async_commit,
+		.csum = cfg->csum, .async_commit = cr_async(cfg),
 		.sequence = cfg->first_tid };
 	int err;
 
@@ -621,6 +621,16 @@ TW_TEST(twodev_abort_ordered, TW_SLOW_US, .seed = 35, .mode = UJBD_DATA_ORDERED,
 	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 32, .fault_write_nth = 45)
 TW_TEST(twodev_abort_journal, 0, .seed = 36, .mode = UJBD_DATA_JOURNAL,
 	.csum = JBD_CSUM_KIND_V2, .sim_ssd = true, .ops = 32, .fault_write_nth = 45)
+/* ujbd's defaults (issue 14), room for 2 journaled data blocks a
+ * transaction: small ones commit async without touching the data device,
+ * larger ones flush it first; and the defaults with the 20th journal write
+ * failing (async commits write the journal less often: 33 writes in all) */
+TW_TEST(twodev_ordered_defaults_2k, TW_SLOW_US, .seed = 37, .mode = UJBD_DATA_ORDERED,
+	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 32, .defaults = true,
+	.ordered_kib = 2)
+TW_TEST(twodev_abort_defaults, TW_SLOW_US, .seed = 38, .mode = UJBD_DATA_ORDERED,
+	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 32, .defaults = true,
+	.fault_write_nth = 20)
 
 int main(int argc, char **argv)
 {
@@ -631,5 +641,7 @@ int main(int argc, char **argv)
 	T_RUN(twodev_writeback_v3_ssd);
 	T_RUN(twodev_abort_ordered);
 	T_RUN(twodev_abort_journal);
+	T_RUN(twodev_ordered_defaults_2k);
+	T_RUN(twodev_abort_defaults);
 	return t_done(argv[0]);
 }

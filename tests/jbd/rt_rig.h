@@ -52,13 +52,29 @@ static inline int rig_devs(struct rig *r, uint32_t bs, uint64_t jblocks, uint64_
 	return rc;
 }
 
-static inline void rig_opts(struct ujbd_opts *o, bool format)
+static inline void rig_opts_from(struct ujbd_opts *o, bool format, bool jbd2)
 {
-	ujbd_opts_default(o);
+	if (jbd2)
+		ujbd_opts_jbd2(o);
+	else
+		ujbd_opts_default(o);
 	o->format = format;
 	o->format_opts.csum = JBD_CSUM_KIND_V3;
 	for (int i = 0; i < 16; i++)
 		o->format_opts.uuid[i] = (uint8_t)(0x21 + i);
+}
+
+static inline void rig_opts(struct ujbd_opts *o, bool format)
+{
+	rig_opts_from(o, format, false);
+}
+
+/* jbd2's way (ujbd_opts_jbd2): kjournald commits every transaction, so
+ * ujbd_commit_tid returns at once and the commit runs beside the caller;
+ * ordered data goes home, no async commit. For the tests of those paths. */
+static inline void rig_opts_jbd2(struct ujbd_opts *o, bool format)
+{
+	rig_opts_from(o, format, true);
 }
 
 static inline int rig_open(struct rig *r, const struct ujbd_opts *o)

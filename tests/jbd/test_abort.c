@@ -37,6 +37,7 @@ struct ab {
 	struct dev_fault_opts jfo, dfo; /* faults: journal and data device */
 	enum ujbd_data_mode mode;
 	bool async_commit;
+	bool jbd2;                      /* ujbd_opts_jbd2: ordered data goes home */
 	bool record;                    /* a rec device under the journal's fault */
 	struct dev *jrec;
 	struct dev *jdev, *ddev;        /* fault wrappers */
@@ -105,7 +106,10 @@ static int ab_open(struct ab *a, struct jbd_err *jerr, bool clear_error)
 {
 	struct ujbd_opts o;
 
-	ujbd_opts_default(&o);
+	if (a->jbd2)
+		ujbd_opts_jbd2(&o);
+	else
+		ujbd_opts_default(&o);
 	o.clear_error = clear_error;
 	o.data_mode = a->mode;
 	o.async_commit = a->async_commit;
@@ -412,7 +416,9 @@ struct odata {
 static void odata_main(void *arg)
 {
 	struct odata *o = arg;
-	struct ab a = { .mode = UJBD_DATA_ORDERED };
+	/* jbd2's way: the ordered data written home before the commit block
+	 * (ujbd's default journals a transaction's first data blocks) */
+	struct ab a = { .mode = UJBD_DATA_ORDERED, .jbd2 = true };
 	struct jbd_err jerr;
 	ujbd_tid_t t = 0;
 

@@ -291,6 +291,84 @@ static void t_many_threads(void)
 	}
 }
 
+/* ---- an fsync from a thread that holds a handle (sim) --------------------- */
+
+/*
+ * ujbd_commit_tid of the running transaction by a thread that still holds
+ * a handle of it: committing on that thread would wait for its own handle
+ * (a sim deadlock, before the fix). It is handed to kjournald instead,
+ * which commits once the handle stops.
+ */
+struct hh {
+	struct seen seen;
+	int rc, commit_rc, wait_rc, recovered;
+	bool done;
+};
+
+/* A stuck main thread does not stop the sim world (the checkpoint thread's
+ * timer runs on): fail loudly after a minute of virtual time instead. */
+static void hh_watchdog(void *arg)
+{
+	struct hh *f = arg;
+
+	rt_sleep_ns(60 * RT_NS_PER_S);
+	if (__atomic_load_n(&f->done, __ATOMIC_ACQUIRE))
+		return;
+	fprintf(stderr, "  FAIL t_commit_holding_handle: the fsync never returned\n");
+	_exit(1);
+}
+
+static int hh_main(struct stack *st, void *arg)
+{
+	struct hh *f = arg;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	struct rig r;
+	rt_thread *wd;
+	ujbd_tid_t tid;
+
+	if (rt_thread_create(&wd, "watchdog", hh_watchdog, f))
+		return -EAGAIN;
+	rig_of_stack(&r, st);
+	ujbd_set_trace_hook(r.j, seen_hook, &f->seen);
+	if ((f->rc = ujbd_start(r.j, 1, &h)))
+		goto out;
+	tid = ujbd_handle_tid(h);
+	f->rc = ujbd_get_write_access(h, DB, &b);
+	if (!f->rc) {
+		rig_fill(ujbd_buf_data(b), BS, DB, 1);
+		f->rc = ujbd_dirty_metadata(h, b);
+		ujbd_buf_put(b);
+	}
+	f->commit_rc = ujbd_commit_tid(r.j, tid);
+	rt_sleep_ns(RT_NS_PER_MS);
+	int s = ujbd_stop(h);
+	f->rc = f->rc ? f->rc : s;
+	f->wait_rc = ujbd_wait_tid(r.j, tid);
+	ujbd_set_trace_hook(r.j, NULL, NULL);
+	stack_journal_close(st, true);
+	f->recovered = rig_recover(&r) == 0 && rig_has(&r, DB, 1);
+out:
+	__atomic_store_n(&f->done, true, __ATOMIC_RELEASE);
+	rt_thread_join(wd);
+	return 0;
+}
+
+static void t_commit_holding_handle(void)
+{
+	struct hh *f = calloc(1, sizeof(*f));
+
+	T_CHECK(f);
+	T_EQ(caller_run(9, true, hh_main, f), 0);
+	T_EQ(f->rc, 0);
+	T_EQ(f->commit_rc, 0);
+	T_EQ(f->wait_rc, 0);
+	T_CHECK(f->recovered);
+	T_EQ(seen_commits(&f->seen), 1);
+	T_EQ(seen_on(&f->seen, UJBD_TR_START_COMMIT, "kjournald"), 1);
+	free(f);
+}
+
 /* ---- an I/O error under a caller's commit (sim) -------------------------- */
 
 struct ab {
@@ -440,6 +518,7 @@ int main(int argc, char **argv)
 	T_RUN(t_fsync_loop);
 	T_RUN(t_sync_handles);
 	T_RUN(t_many_threads);
+	T_RUN(t_commit_holding_handle);
 	T_RUN(t_abort);
 	T_RUN(t_files_polled);
 	return t_done(argv[0]);

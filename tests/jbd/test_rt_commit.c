@@ -427,6 +427,7 @@ static int iop_run(struct iop *p)
 	struct stack_spec sp;
 
 	rig_stack_spec(&sp, 11, "ssd", 16ull << 20, BS, 512);
+	rig_opts_jbd2(&sp.jopts, true); /* kjournald's log writes, several */
 	sp.queues[0] = (struct stack_queue_spec){ .elevator = "noop", .trace = true };
 	sp.jopts.commit_ioprio = p->commit_prio;
 	sp.jopts.journal_meta = p->meta;
@@ -546,6 +547,7 @@ static void t_timer_and_full(void)
 	struct stack_spec sp;
 
 	rig_stack_spec(&sp, 4, "ssd", 16ull << 20, BS, 512);
+	rig_opts_jbd2(&sp.jopts, true); /* the wait leaves the commit to the timer */
 	sp.jopts.commit_interval_ns = 100 * RT_NS_PER_MS;
 	sp.jopts.max_transaction_blocks = 8;
 	T_EQ(rig_stack_run(&sp, tmr_main, &k), 0);

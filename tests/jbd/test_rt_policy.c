@@ -131,6 +131,7 @@ static struct uc *uc_run(enum ujbd_under_commit p)
 	qo.trace = true;
 	qo.trace_max_events = MAXEV;
 	sp.queues[0].base = &qo;
+	rig_opts_jbd2(&sp.jopts, true); /* the commit runs beside the access */
 	sp.jopts.under_commit = p;
 	int rc = rig_stack_run(&sp, uc_main, u);
 	if (rc && !u->rc)
@@ -365,7 +366,7 @@ static void inh_main(void *arg)
 	qo.trace_max_events = MAXEV;
 	if ((s->rc = blk_queue_new(r.jd, &qo, &s->jq)) || (s->rc = blk_queue_new(r.dd, NULL, &dq)))
 		goto out;
-	rig_opts(&o, true);
+	rig_opts_jbd2(&o, true); /* kjournald commits while the rt thread waits */
 	o.journal_queue = s->jq;
 	o.data_queue = dq;
 	o.commit_ioprio = s->inherit ? UJBD_IOPRIO_INHERIT : RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);

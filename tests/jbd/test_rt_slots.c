@@ -95,7 +95,18 @@ static void race_writer(void *arg)
 	}
 }
 
-/* Commits asked for and waited, back to back, while the writers run. */
+/* Has a checkpoint pass written buffers home yet? */
+static bool race_checkpointed(struct ujbd *j)
+{
+	struct ujbd_stats st;
+
+	return ujbd_stats(j, &st) == 0 && st.checkpoint_written > 0;
+}
+
+/* Commits asked for and waited, back to back, while the writers run, and
+ * after them until the log has wrapped far enough for a checkpoint pass
+ * to write buffers home (fast commits of few blocks, one FUA write each,
+ * may leave it short of half full when the writers end). */
 static void race_committer(void *arg)
 {
 	struct rwr *w = arg;
@@ -106,7 +117,8 @@ static void race_committer(void *arg)
 		rt_mutex_lock(&r->lock);
 		bool done = r->done;
 		rt_mutex_unlock(&r->lock);
-		if (done && k > 20) /* enough commits even if the writers were quick */
+		/* enough commits even if the writers were quick */
+		if (done && k > 20 && (race_checkpointed(r->j) || k > 100000))
 			break;
 		w->rc = rig_write(r->j, 20, 1, k, false, &tid);
 		w->handles++;
@@ -227,7 +239,7 @@ static void nxt_main(void *arg)
 	n->rc = dev_sim_ssd_new(&p, &d);
 	if (!n->rc)
 		n->rc = rig_devs(&r, BS, 512, (16ull << 20) / BS, d, d);
-	rig_opts(&o, true);
+	rig_opts_jbd2(&o, true); /* T1's commit runs beside this thread */
 	if (!n->rc)
 		n->rc = rig_open(&r, &o);
 	if (n->rc)
@@ -756,10 +768,23 @@ static void t_slot_extend_revoke_data(void)
 struct abw {
 	struct ujbd *j;
 	unsigned id;
-	uint64_t ok, eio_stops;
+	uint64_t ok, eio_stops;       /* ok: atomic (the committer reads it) */
 	int rc;
 	bool committer;
+	struct abw *all;              /* the AB_W writers */
 };
+
+/* The committer starts once every writer has run a handle: its commits
+ * reach the failing write fast (one write each under async commit), and
+ * a writer started late on a loaded machine could otherwise meet the
+ * abort before its first handle. */
+static void ab_wait_writers(const struct abw *w)
+{
+	for (unsigned i = 0; i < AB_W; i++)
+		for (int k = 0; k < 100000 && !__atomic_load_n(&w->all[i].ok, __ATOMIC_ACQUIRE) &&
+				!__atomic_load_n(&w->all[i].rc, __ATOMIC_ACQUIRE); k++)
+			rt_sleep_ns(100 * RT_NS_PER_US);
+}
 
 static void ab_worker(void *arg)
 {
@@ -768,6 +793,8 @@ static void ab_worker(void *arg)
 	 * when the sync writer is starved on a loaded machine */
 	uint64_t end = rt_now_ns() + 30 * RT_NS_PER_S;
 
+	if (w->committer)
+		ab_wait_writers(w);
 	for (uint32_t k = 1; !w->rc && rt_now_ns() < end; k++) {
 		struct ujbd_handle *h;
 		int rc = ujbd_start(w->j, 1, &h);
@@ -780,9 +807,9 @@ static void ab_worker(void *arg)
 		int s = ujbd_stop(h);
 		if (s == -EIO)
 			w->eio_stops++;
-		w->rc = rc ? rc : s;
+		__atomic_store_n(&w->rc, rc ? rc : s, __ATOMIC_RELEASE);
 		if (!w->rc)
-			w->ok++;
+			__atomic_add_fetch(&w->ok, 1, __ATOMIC_RELEASE);
 	}
 }
 
@@ -807,7 +834,7 @@ static void t_abort_during_slots(void)
 	/* writers of non-sync slot handles, and one of sync handles: the
 	 * 40th journal write fails while they run */
 	for (unsigned i = 0; i <= AB_W; i++) {
-		w[i] = (struct abw){ .j = r.j, .id = i, .committer = i == AB_W };
+		w[i] = (struct abw){ .j = r.j, .id = i, .committer = i == AB_W, .all = w };
 		T_EQ(rt_thread_create(&t[i], "ab", ab_worker, &w[i]), 0);
 	}
 	for (unsigned i = 0; i <= AB_W; i++)

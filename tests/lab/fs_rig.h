@@ -85,7 +85,9 @@ static inline int frig_open_journal(struct frig *r, bool format)
 	struct jbd_err err = { 0 };
 	int rc;
 
-	ujbd_opts_default(&o);
+	/* the model's journal is the era's (jbd2's choices): it reads data
+	 * blocks back from the device, home since their commit */
+	ujbd_opts_jbd2(&o);
 	(void)format;
 	o.data_mode = r->mode;
 	o.journal_queue = o.data_queue = r->q;

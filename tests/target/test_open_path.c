@@ -2,8 +2,8 @@
  * ujbd_open_path: a standalone journal file (formatted at open) with a data
  * file, and the internal journal of an ext4 image made by mke2fs, whose
  * needs_recovery flag is set while open, left set by a hard close (a
- * crash) and cleared by a clean close. Real world, files in a temporary
- * directory.
+ * crash) and cleared by a clean close; async commit AUTO is on for the
+ * first, off for the second. Real world, files in a temporary directory.
  */
 #include "jbd/rt_rig.h"
 #include <fcntl.h>
@@ -56,6 +56,7 @@ static void t_standalone(void)
 	snprintf(dp, sizeof(dp), "%s/data", dir);
 	T_EQ(mkfile(dp, 4 << 20), 0);
 	rig_opts(&o, true);
+	o.async_commit = UJBD_ASYNC_COMMIT_AUTO;
 	o.format_opts.blocksize = 4096;
 	o.format_opts.blocks = 256;
 	T_EQ(ujbd_open_path(jp, NULL, NULL, &o, &j, &err), -EINVAL); /* no data device */
@@ -63,6 +64,10 @@ static void t_standalone(void)
 	T_EQ(ujbd_block_size(j), 4096);
 	T_EQ(ujbd_data_blocks(j), 1024);
 	T_EQ(write_one(j, 7, 3), 0);
+	/* async commit AUTO: on, a standalone journal is ujbd's alone */
+	struct ujbd_stats st;
+	T_EQ(ujbd_stats(j, &st), 0);
+	T_EQ_U64(st.async_commits, 1);
 	T_EQ(ujbd_close(j), 0);
 	T_CHECK(file_has(dp, 4096, 7, 3));
 	o.format = false;
@@ -106,6 +111,51 @@ static void t_ext4_internal(void)
 	ext4_journal_release(&ej);
 }
 
+/* Async commit AUTO on an ext4 image: off (e2fsck and the kernel may replay
+ * its journal, and replay the good blocks of a torn async transaction);
+ * asked for, on. debugfs gives the journal the v3 checksums async commit
+ * needs (mke2fs leaves it without). */
+static int ext4_commits(const char *img, enum ujbd_async_commit a, struct ujbd_stats *st)
+{
+	struct ujbd_opts o;
+	struct ujbd *j;
+	struct jbd_err err;
+	int rc;
+
+	rig_opts(&o, false);
+	o.async_commit = a;
+	rc = ujbd_open_path(img, NULL, NULL, &o, &j, &err);
+	if (rc)
+		return rc;
+	rc = write_one(j, ujbd_data_blocks(j) - 10, 6);
+	if (!rc)
+		rc = ujbd_stats(j, st);
+	int c = ujbd_close(j);
+	return rc ? rc : c;
+}
+
+static void t_ext4_async_auto(void)
+{
+	char img[96], cmd[256];
+	struct ujbd_stats st;
+
+	snprintf(img, sizeof(img), "%s/fs2.img", dir);
+	if ((access("/usr/sbin/mke2fs", X_OK) && access("/sbin/mke2fs", X_OK)) ||
+	    (access("/usr/sbin/debugfs", X_OK) && access("/sbin/debugfs", X_OK)))
+		T_SKIP("mke2fs or debugfs not installed");
+	snprintf(cmd, sizeof(cmd), "mke2fs -q -F -t ext4 -b 4096 %s 32M >/dev/null 2>&1", img);
+	T_EQ(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "printf 'journal_open -c\\njournal_close\\n' | debugfs -w -f - %s >/dev/null 2>&1",
+		 img);
+	T_EQ(system(cmd), 0);
+	T_EQ(ext4_commits(img, UJBD_ASYNC_COMMIT_AUTO, &st), 0);
+	T_EQ_U64(st.ts_tid, 1);
+	T_EQ_U64(st.async_commits, 0);
+	T_EQ(ext4_commits(img, UJBD_ASYNC_COMMIT_ON, &st), 0);
+	T_EQ_U64(st.async_commits, 1);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -116,6 +166,7 @@ int main(int argc, char **argv)
 	}
 	T_RUN(t_standalone);
 	T_RUN(t_ext4_internal);
+	T_RUN(t_ext4_async_auto);
 	char cmd[96];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
