@@ -51,6 +51,7 @@
 
 #include "ujbd/hist.h"
 #include "ujbd/jbd_log.h"
+#include "ujbd/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -472,6 +473,14 @@ typedef void (*ujbd_trace_fn)(void *arg, const struct ujbd_trace_event *ev);
 /* Install an in-process hook (NULL to remove). Called on the thread that
  * fires the event, possibly with journal locks held: it must not call ujbd. */
 void ujbd_set_trace_hook(struct ujbd *j, ujbd_trace_fn fn, void *arg);
+
+/* ---- version ----------------------------------------------------------- */
+
+/* The library's version, "MAJOR.MINOR.PATCH": the UJBD_VERSION of the
+ * headers it was built with (ujbd/version.h). A program compares it with
+ * its own UJBD_VERSION to notice that it runs against another libujbd than
+ * it was compiled for. Thread-safe; never fails. */
+const char *ujbd_version(void);
 
 /* ---- errors ------------------------------------------------------------ */
 
