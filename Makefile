@@ -37,7 +37,7 @@ HAVE_SDT := $(shell printf '\043include <sys/sdt.h>\n' | $(CC) -E -x c - >/dev/n
 endif
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) $(WERROR) $(CFLAGS) $(SAN) -Iinclude \
-	-I$(BUILD)/include -Isrc -MMD -MP $(if $(HAVE_SDT),,-DUJBD_NO_SDT)
+	-I$(BUILD)/include -Isrc/include -Isrc -MMD -MP $(if $(HAVE_SDT),,-DUJBD_NO_SDT)
 LDLIBS   := -luring -lext2fs -lcom_err -lpthread -lm
 ALL_LDFLAGS := $(LDFLAGS) $(SAN)
 
