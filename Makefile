@@ -101,6 +101,7 @@ $(STATIC): $(LIB_OBJ)
 $(SHARED): $(LIB_OBJ) ujbd.map
 	$(quiet) LD $@
 	$(Q)$(CC) -shared -Wl,-soname,libujbd.so.$(SOVERSION) -Wl,--version-script=ujbd.map \
+		-Wl,--no-undefined-version -Wl,--no-undefined \
 		$(ALL_LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 	$(Q)ln -sf libujbd.so.$(VERSION) $(BUILD)/libujbd.so.$(SOVERSION)
 	$(Q)ln -sf libujbd.so.$(VERSION) $(BUILD)/libujbd.so
@@ -130,7 +131,7 @@ $(BUILD)/bench/%: bench/%.c $(STATIC)
 	$(quiet) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(STATIC) $(LDLIBS)
 
-tests: $(TEST_BIN) $(UJBD) $(EX_BIN) $(BENCH_BIN)
+tests: $(TEST_BIN) $(UJBD) $(EX_BIN) $(BENCH_BIN) $(SHARED)
 
 # The unit tests and the shell tests, through tests/run (closing line
 # "N passed, N failed, N skipped").
