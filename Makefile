@@ -7,6 +7,7 @@
 #   make fuzz       the libFuzzer target (clang)
 #   make install    PREFIX=/usr/local DESTDIR= (the tool, the library, headers,
 #                   pkg-config, man pages, bash completion)
+#   make uninstall  the same variables: removes exactly what install put there
 # Sources are found by wildcard: src/<layer>/*.c make the library,
 # tools/*.c the ujbd binary, tests/<layer>/test_*.c one test program each,
 # tests/<layer>/*.sh shell tests. Quiet ("  CC src/x.c"); V=1 shows the commands.
@@ -65,7 +66,8 @@ Q := @
 quiet = @printf '  %-6s %s\n'
 endif
 
-.PHONY: all run tour check unit asan tsan fuzz install install-completion clean deps tests
+.PHONY: all run tour check unit asan tsan fuzz install install-completion uninstall clean \
+	deps tests
 all: $(STATIC) $(SHARED) $(UJBD) $(EX_BIN)
 
 deps:
@@ -134,9 +136,10 @@ $(BUILD)/bench/%: bench/%.c $(STATIC)
 tests: $(TEST_BIN) $(UJBD) $(EX_BIN) $(BENCH_BIN) $(SHARED)
 
 # The unit tests and the shell tests, through tests/run (closing line
-# "N passed, N failed, N skipped").
+# "N passed, N failed, N skipped"). CC and SAN reach the shell tests that
+# compile a program against the library (tests/abi/install.sh).
 unit: tests
-	@UJBD=$(CURDIR)/$(UJBD) BUILD=$(CURDIR)/$(BUILD) SRCDIR=$(CURDIR) \
+	@UJBD=$(CURDIR)/$(UJBD) BUILD=$(CURDIR)/$(BUILD) SRCDIR=$(CURDIR) CC='$(CC)' SAN='$(SAN)' \
 		./tests/run $(TEST_BIN) $(TEST_SH)
 
 check: deps
@@ -177,26 +180,48 @@ build/fuzz/fuzz/%: tests/fuzz/%.c $(STATIC)
 	$(quiet) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -Itests -o $@ $< $(STATIC) $(LDLIBS)
 
+# What `make install` puts under $(DESTDIR)$(PREFIX), one list, so that
+# `make uninstall` removes exactly that (tests/abi/install.sh checks that
+# nothing is left): a new installed file goes here. The headers are
+# include/ujbd/ (the public API; the internal ones live in src/include) and
+# the generated version.h; man pages get VERSION in their footer.
+D          = $(DESTDIR)$(PREFIX)
+PUBLIC_H  := $(notdir $(wildcard include/ujbd/*.h)) version.h
+MAN1      := $(notdir $(wildcard man/*.1))
+MAN3      := $(notdir $(wildcard man/*.3))
+INSTALLED := bin/ujbd lib/libujbd.a lib/libujbd.so.$(VERSION) lib/libujbd.so.$(SOVERSION) \
+	lib/libujbd.so lib/pkgconfig/ujbd.pc $(PUBLIC_H:%=include/ujbd/%) \
+	$(MAN1:%=share/man/man1/%) $(MAN3:%=share/man/man3/%) \
+	share/bash-completion/completions/ujbd
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-		$(DESTDIR)$(PREFIX)/include/ujbd $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/man/man3
-	install -m 755 $(UJBD) $(DESTDIR)$(PREFIX)/bin/ujbd
-	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libujbd.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libujbd.so.$(SOVERSION)
-	ln -sf libujbd.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libujbd.so
-	install -m 644 include/ujbd/*.h $(VERSION_H) $(DESTDIR)$(PREFIX)/include/ujbd/
+	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/include/ujbd $(D)/share/man/man1 \
+		$(D)/share/man/man3
+	install -m 755 $(UJBD) $(D)/bin/ujbd
+	install -m 644 $(STATIC) $(D)/lib/
+	install -m 755 $(SHARED) $(D)/lib/
+	ln -sf libujbd.so.$(VERSION) $(D)/lib/libujbd.so.$(SOVERSION)
+	ln -sf libujbd.so.$(VERSION) $(D)/lib/libujbd.so
+	install -m 644 include/ujbd/*.h $(VERSION_H) $(D)/include/ujbd/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' ujbd.pc.in \
-		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/ujbd.pc
-	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+		> $(D)/lib/pkgconfig/ujbd.pc
+	@for p in $(MAN1:%=man/%) $(MAN3:%=man/%); do \
+		s=$${p##*.}; \
+		sed 's|@VERSION@|$(VERSION)|g' $$p > $(D)/share/man/man$$s/$${p#man/} && \
+		chmod 644 $(D)/share/man/man$$s/$${p#man/} || exit 1; \
+	done
 	@$(MAKE) --no-print-directory install-completion
+	@echo "installed ujbd $(VERSION) in $(D) ($(words $(INSTALLED)) files)"
 
 # bash completion, where bash-completion loads it on demand
 install-completion:
-	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
-	install -m 644 tools/ujbd.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ujbd
+	install -d $(D)/share/bash-completion/completions
+	install -m 644 tools/ujbd.bash $(D)/share/bash-completion/completions/ujbd
+
+uninstall:
+	$(quiet) RM "$(words $(INSTALLED)) files from $(D)"
+	$(Q)rm -f $(addprefix $(D)/,$(INSTALLED))
+	$(Q)rmdir $(D)/include/ujbd 2>/dev/null || true
 
 clean:
 	rm -rf build

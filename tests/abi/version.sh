@@ -26,6 +26,11 @@ out=$("$UJBD" --version); rc=$?
 [ "$out" = "ujbd $v" ] || bad "ujbd --version printed '$out', want 'ujbd $v'"
 [ "$("$UJBD" -V)" = "ujbd $v" ] || bad "ujbd -V differs from --version"
 grep -q "^## $v\b" "$SRCDIR/CHANGELOG.md" || bad "CHANGELOG.md has no '## $v' entry"
+# The man pages take the version at install (@VERSION@), never a copy of it.
+for p in "$SRCDIR"/man/*.[0-9]; do
+	head -n 1 "$p" | grep -q '^\.so ' && continue
+	head -n 1 "$p" | grep -q '"ujbd @VERSION@"' || bad "$(basename "$p"): .TH does not say \"ujbd @VERSION@\""
+done
 
 [ $fail -eq 0 ] && echo "version: $v everywhere"
 exit $fail
