@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ujbd/ujbd.h"
+
 #include "cli.h"
 
 static const struct verb {
@@ -25,8 +27,8 @@ static const struct verb {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ujbd <verb> [options] ARGS   (ujbd help VERB, or ujbd VERB --help)\n\n"
-		   "verbs:\n");
+	fprintf(f, "usage: ujbd <verb> [options] ARGS   (ujbd help VERB, or ujbd VERB --help)\n"
+		   "       ujbd --version\n\nverbs:\n");
 	for (size_t i = 0; i < NVERBS; i++)
 		fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].help);
 	fprintf(f, "\nexit status: 0 ok, 1 invalid, missing or corrupt input (nothing written),\n"
@@ -84,6 +86,11 @@ int main(int argc, char **argv)
 		return usage(stdout), EXIT_OK;
 	if (!strcmp(argv[1], "help"))
 		return help(argc, argv);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		/* The library's version: the tool is that library's front end. */
+		printf("ujbd %s\n", ujbd_version());
+		return EXIT_OK;
+	}
 	v = find_verb(argv[1]);
 	if (!v) {
 		fprintf(stderr, "ujbd: unknown verb '%s' (ujbd help lists them)\n", argv[1]);

@@ -8,6 +8,7 @@
 #ifndef UJBD_FORMAT_H
 #define UJBD_FORMAT_H
 
+#include <assert.h> /* static_assert: C11's macro, C++'s keyword */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -276,37 +277,37 @@ struct jbd2_revoke_header {
 	jbd_be32 r_count;
 } __attribute__((packed));
 
-_Static_assert(sizeof(struct jbd2_header) == 12, "header size");
-_Static_assert(sizeof(struct jbd2_sb) == 1024, "superblock size");
-_Static_assert(offsetof(struct jbd2_sb, s_blocksize) == 0x0C, "s_blocksize");
-_Static_assert(offsetof(struct jbd2_sb, s_maxlen) == 0x10, "s_maxlen");
-_Static_assert(offsetof(struct jbd2_sb, s_first) == 0x14, "s_first");
-_Static_assert(offsetof(struct jbd2_sb, s_sequence) == 0x18, "s_sequence");
-_Static_assert(offsetof(struct jbd2_sb, s_start) == 0x1C, "s_start");
-_Static_assert(offsetof(struct jbd2_sb, s_errno) == 0x20, "s_errno");
-_Static_assert(offsetof(struct jbd2_sb, s_feature_compat) == 0x24, "compat");
-_Static_assert(offsetof(struct jbd2_sb, s_feature_incompat) == 0x28, "incompat");
-_Static_assert(offsetof(struct jbd2_sb, s_feature_ro_compat) == 0x2C, "ro_compat");
-_Static_assert(offsetof(struct jbd2_sb, s_uuid) == 0x30, "s_uuid");
-_Static_assert(offsetof(struct jbd2_sb, s_nr_users) == 0x40, "s_nr_users");
-_Static_assert(offsetof(struct jbd2_sb, s_checksum_type) == 0x50, "csum type");
-_Static_assert(offsetof(struct jbd2_sb, s_num_fc_blks) == 0x54, "s_num_fc_blks");
-_Static_assert(offsetof(struct jbd2_sb, s_head) == 0x58, "s_head");
-_Static_assert(offsetof(struct jbd2_sb, s_checksum) == 0xFC, "s_checksum");
-_Static_assert(offsetof(struct jbd2_sb, s_users) == 0x100, "s_users");
-_Static_assert(sizeof(struct jbd2_tag) == 12, "classic tag size");
-_Static_assert(offsetof(struct jbd2_tag, t_flags) == 6, "tag flags");
-_Static_assert(offsetof(struct jbd2_tag, t_blocknr_high) == 8, "tag high");
-_Static_assert(sizeof(struct jbd2_tag3) == 16, "tag3 size");
-_Static_assert(offsetof(struct jbd2_tag3, t_flags) == 4, "tag3 flags");
-_Static_assert(offsetof(struct jbd2_tag3, t_checksum) == 12, "tag3 csum");
-_Static_assert(sizeof(struct jbd2_block_tail) == 4, "tail size");
-_Static_assert(offsetof(struct jbd2_commit, h_chksum_type) == 12, "chksum type");
-_Static_assert(offsetof(struct jbd2_commit, h_chksum) == 16, "h_chksum");
-_Static_assert(offsetof(struct jbd2_commit, h_commit_sec) == 48, "commit sec");
-_Static_assert(offsetof(struct jbd2_commit, h_commit_nsec) == 56, "commit nsec");
-_Static_assert(sizeof(struct jbd2_commit) == 60, "commit size");
-_Static_assert(sizeof(struct jbd2_revoke_header) == 16, "revoke header size");
+static_assert(sizeof(struct jbd2_header) == 12, "header size");
+static_assert(sizeof(struct jbd2_sb) == 1024, "superblock size");
+static_assert(offsetof(struct jbd2_sb, s_blocksize) == 0x0C, "s_blocksize");
+static_assert(offsetof(struct jbd2_sb, s_maxlen) == 0x10, "s_maxlen");
+static_assert(offsetof(struct jbd2_sb, s_first) == 0x14, "s_first");
+static_assert(offsetof(struct jbd2_sb, s_sequence) == 0x18, "s_sequence");
+static_assert(offsetof(struct jbd2_sb, s_start) == 0x1C, "s_start");
+static_assert(offsetof(struct jbd2_sb, s_errno) == 0x20, "s_errno");
+static_assert(offsetof(struct jbd2_sb, s_feature_compat) == 0x24, "compat");
+static_assert(offsetof(struct jbd2_sb, s_feature_incompat) == 0x28, "incompat");
+static_assert(offsetof(struct jbd2_sb, s_feature_ro_compat) == 0x2C, "ro_compat");
+static_assert(offsetof(struct jbd2_sb, s_uuid) == 0x30, "s_uuid");
+static_assert(offsetof(struct jbd2_sb, s_nr_users) == 0x40, "s_nr_users");
+static_assert(offsetof(struct jbd2_sb, s_checksum_type) == 0x50, "csum type");
+static_assert(offsetof(struct jbd2_sb, s_num_fc_blks) == 0x54, "s_num_fc_blks");
+static_assert(offsetof(struct jbd2_sb, s_head) == 0x58, "s_head");
+static_assert(offsetof(struct jbd2_sb, s_checksum) == 0xFC, "s_checksum");
+static_assert(offsetof(struct jbd2_sb, s_users) == 0x100, "s_users");
+static_assert(sizeof(struct jbd2_tag) == 12, "classic tag size");
+static_assert(offsetof(struct jbd2_tag, t_flags) == 6, "tag flags");
+static_assert(offsetof(struct jbd2_tag, t_blocknr_high) == 8, "tag high");
+static_assert(sizeof(struct jbd2_tag3) == 16, "tag3 size");
+static_assert(offsetof(struct jbd2_tag3, t_flags) == 4, "tag3 flags");
+static_assert(offsetof(struct jbd2_tag3, t_checksum) == 12, "tag3 csum");
+static_assert(sizeof(struct jbd2_block_tail) == 4, "tail size");
+static_assert(offsetof(struct jbd2_commit, h_chksum_type) == 12, "chksum type");
+static_assert(offsetof(struct jbd2_commit, h_chksum) == 16, "h_chksum");
+static_assert(offsetof(struct jbd2_commit, h_commit_sec) == 48, "commit sec");
+static_assert(offsetof(struct jbd2_commit, h_commit_nsec) == 56, "commit nsec");
+static_assert(sizeof(struct jbd2_commit) == 60, "commit size");
+static_assert(sizeof(struct jbd2_revoke_header) == 16, "revoke header size");
 
 /* ---- CRC primitives (crc32c.c) --------------------------------------- */
 

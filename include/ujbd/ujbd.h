@@ -29,10 +29,11 @@
  *   - WRITEBACK: data blocks are written with no ordering against commits
  *     (gives up: after a crash, committed metadata may point at stale data).
  *
- * Worlds: every ujbd function works in the real world (files, block
- * devices) and in the sim world (simulated disks, virtual time); the caller
- * must be an rt thread of the world the journal was opened in (or a foreign
- * thread, for the real world).
+ * Threads: a program calls ujbd from any of its threads (pthreads or
+ * not). Inside ujbd the same code also runs in the lab's simulated world
+ * (simulated disks, virtual time), whose threads are ujbd's own; that
+ * world, the block layer and the simulated disks are internal to ujbd
+ * (docs/library.md).
  *
  * Thread-safety: a struct ujbd may be used by any number of threads at once.
  * A handle belongs to the thread that started it. A buffer reference may be
@@ -51,8 +52,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ujbd/hist.h"
 #include "ujbd/jbd_log.h"
+#include "ujbd/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -151,7 +152,9 @@ struct ujbd_opts {
 	uint64_t commit_interval_ns;        /* 5 s */
 	uint64_t min_batch_time_ns;         /* 0 */
 	uint64_t max_batch_time_ns;         /* 15 ms; 0 disables batching */
-	/* Commit thread I/O priority, kernel encoding (rt.h), or
+	/* Commit thread I/O priority in the kernel's ioprio_set(2) encoding,
+	 * (class << 13) | level (class 1 realtime, 2 best-effort, 3 idle;
+	 * level 0..7, 0 highest), or
 	 * UJBD_IOPRIO_INHERIT: the highest priority among the threads waiting
 	 * on the committing transaction, with be:4 as floor. Default be:3, the
 	 * kernel's journal_ioprio default. Under inherit every wait on a
@@ -219,7 +222,7 @@ struct ujbd_opts {
 	 * crash. For the lab's era experiments, and for devices without a
 	 * volatile cache. */
 	bool barrier;                       /* true */
-	/* CPU time (rt_cpu) charged to the thread that wakes the commit
+	/* Simulated CPU time charged to the thread that wakes the commit
 	 * thread, with j_state_lock held, as jbd2's wake_up of j_wait_commit
 	 * runs under the journal's state lock: in the sim world's CPU model it
 	 * makes the cost of a wakeup (Jan Kara's explanation of an AIM7
@@ -231,10 +234,11 @@ struct ujbd_opts {
 	uint32_t max_transaction_blocks;
 	/* Buffer cache limit in blocks (clean buffers are evicted LRU). */
 	uint64_t cache_blocks;              /* 16384 */
-	/* Block layer: queues to use (the same queue when journal and data
-	 * share a device), or NULL to have ujbd create them over the devices
-	 * with blk_opts (NULL: blk_queue_opts_default, i.e. noop and the
-	 * explicit plug policy); ujbd frees only the queues it created. */
+	/* Block layer (internal to ujbd, for the lab and the tool: a program
+	 * leaves these NULL): queues to use (the same queue when journal and
+	 * data share a device), or NULL to have ujbd create them over the
+	 * devices with blk_opts (NULL: the noop elevator and explicit
+	 * plugging); ujbd frees only the queues it created. */
 	struct blk_queue *journal_queue, *data_queue;
 	const struct blk_queue_opts *blk_opts;
 	/* Recover at open when the journal needs it (true); false: -EUCLEAN. */
@@ -437,7 +441,12 @@ int ujbd_write_atomic(struct ujbd *j, const struct ujbd_block *blocks,
 
 /* ---- statistics -------------------------------------------------------- */
 
-/* struct ujbd_hist (count, p50_ns, p99_ns, max_ns, sum_ns): ujbd/hist.h. */
+/* A latency distribution's summary: the journal keeps a log-linear
+ * histogram (no samples; a percentile is at most 1/16 above the exact
+ * nearest-rank value, never above max_ns) and publishes these. */
+struct ujbd_hist {
+	uint64_t count, p50_ns, p99_ns, max_ns, sum_ns;
+};
 
 /* Latency causes, latencytop-style. */
 enum ujbd_lat_cause {
@@ -527,16 +536,24 @@ enum ujbd_trace_kind {
 struct ujbd_trace_event {
 	enum ujbd_trace_kind kind;
 	const char *name;       /* "jbd2_start_commit", ... */
-	uint64_t time_ns;       /* rt_now_ns */
+	uint64_t time_ns;       /* CLOCK_MONOTONIC (the lab: virtual time) */
 	ujbd_tid_t tid;
-	/* kind-specific fields, documented per kind in src/jbd/jtrace.h and
-	 * docs/stats.md; a[6..8] are used by jbd2_run_stats only */
+	/* kind-specific fields, documented per kind in docs/stats.md and
+	 * ujbd_set_trace_hook(3); a[6..8] are used by jbd2_run_stats only */
 	uint64_t a[UJBD_TRACE_ARGS];
 };
 typedef void (*ujbd_trace_fn)(void *arg, const struct ujbd_trace_event *ev);
 /* Install an in-process hook (NULL to remove). Called on the thread that
  * fires the event, possibly with journal locks held: it must not call ujbd. */
 void ujbd_set_trace_hook(struct ujbd *j, ujbd_trace_fn fn, void *arg);
+
+/* ---- version ----------------------------------------------------------- */
+
+/* The library's version, "MAJOR.MINOR.PATCH": the UJBD_VERSION of the
+ * headers it was built with (ujbd/version.h). A program compares it with
+ * its own UJBD_VERSION to notice that it runs against another libujbd than
+ * it was compiled for. Thread-safe; never fails. */
+const char *ujbd_version(void);
 
 /* ---- errors ------------------------------------------------------------ */
 

@@ -20,7 +20,7 @@
 
 #include "ujbd/blk.h"
 #include "ujbd/param.h"
-#include "ujbd/dev.h"
+#include "ujbd/dev_req.h"
 #include "ujbd/rt.h"
 
 #include "rt/assert.h"

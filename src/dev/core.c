@@ -350,8 +350,13 @@ int dev_pread(struct dev *d, void *buf, uint32_t len, uint64_t off)
 int dev_pwrite(struct dev *d, const void *buf, uint32_t len, uint64_t off,
 	       uint32_t flags)
 {
-	int64_t rc = dev_sync_io(d, DEV_OP_WRITE, flags, (void *)buf, len, off);
+	int64_t rc;
 
+	/* A polled write would wait for a poller that never comes: the
+	 * synchronous path takes only the durability flags. */
+	if (flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH))
+		return -EINVAL;
+	rc = dev_sync_io(d, DEV_OP_WRITE, flags, (void *)buf, len, off);
 	if (rc < 0)
 		return (int)rc;
 	return rc == (int64_t)len ? 0 : -EIO;

@@ -24,7 +24,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ujbd/dev.h"
+#include "ujbd/dev_req.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/rt.h"
 
 #include "rt/assert.h"

@@ -87,6 +87,9 @@ void jbd_stats_checkpoint(struct jbd_stats *s, uint64_t written,
 void jbd_stats_log_space_wait(struct jbd_stats *s, uint64_t ns);
 /* Copy everything into out, with histogram percentiles computed. */
 void jbd_stats_snapshot(struct jbd_stats *s, struct ujbd_stats *out);
+/* The public summary of a histogram (ujbd.h's struct ujbd_hist): count,
+ * sum, max, p50 and p99. */
+void jbd_hist_summary(const struct rt_hist *h, struct ujbd_hist *out);
 /* The kernel's j_average_commit_time, lock-free (0 before any commit). */
 uint64_t jbd_stats_avg_commit_ns(const struct jbd_stats *s);
 

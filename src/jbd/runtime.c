@@ -12,6 +12,15 @@
 
 #include "jbd/runtime.h"
 
+/* ---- version ------------------------------------------------------------ */
+
+/* The version the library was built as (the Makefile's VERSION, through
+ * the generated ujbd/version.h), not the one a caller was compiled with. */
+const char *ujbd_version(void)
+{
+	return UJBD_VERSION;
+}
+
 /* ---- options ------------------------------------------------------------ */
 
 void ujbd_opts_default(struct ujbd_opts *o)

@@ -93,6 +93,7 @@
 #include "jbd/jstats.h"
 #include "jbd/jtrace.h"
 #include "ujbd/blk.h"
+#include "ujbd/dev_req.h"
 #include "ujbd/jbd_log.h"
 #include "ujbd/rt.h"
 #include "ujbd/ujbd.h"

@@ -151,12 +151,21 @@ void jbd_stats_log_space_wait(struct jbd_stats *s, uint64_t ns)
 	rt_mutex_unlock(&s->s_lock);
 }
 
+void jbd_hist_summary(const struct rt_hist *h, struct ujbd_hist *out)
+{
+	out->count = h->h_count;
+	out->sum_ns = h->h_sum_ns;
+	out->max_ns = h->h_max_ns;
+	out->p50_ns = rt_hist_percentile(h, 50);
+	out->p99_ns = rt_hist_percentile(h, 99);
+}
+
 void jbd_stats_snapshot(struct jbd_stats *s, struct ujbd_stats *out)
 {
 	rt_mutex_lock(&s->s_lock);
 	*out = s->s_sum;
-	rt_hist_summary(&s->s_commit_time, &out->commit_time);
-	rt_hist_summary(&s->s_fsync, &out->fsync_latency);
+	jbd_hist_summary(&s->s_commit_time, &out->commit_time);
+	jbd_hist_summary(&s->s_fsync, &out->fsync_latency);
 	rt_mutex_unlock(&s->s_lock);
 }
 

@@ -1,6 +1,6 @@
 /*
  * lab parameters: every group a `--GROUP=LIST` option may name, with its
- * table (include/ujbd/param.h).
+ * table (ujbd/param.h).
  *
  * The one idea: the lab owns no parameter of its own here; it enumerates
  * the registries (every disk model, every elevator, "queue"), the file
@@ -18,6 +18,7 @@
 #include "lab/scen.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/param.h"
 
 /* One group: its name, its table (NULL: none yet, or no parameters) and

@@ -38,6 +38,7 @@
 
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/hist.h"
 #include "ujbd/rt.h"
 #include "ujbd/ujbd.h"

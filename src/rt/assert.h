@@ -7,7 +7,7 @@
  * compiled in whatever NDEBUG says: a broken invariant in a journal means the
  * next block written may be wrong, so stopping is the only safe answer. It
  * reports expression, file and line through the hook an embedding program
- * set with rt_set_assert_hook() (include/ujbd/rt.h), then aborts.
+ * set with rt_set_assert_hook() (ujbd/rt.h), then aborts.
  *
  * The second tier is not here: whatever a disk, a file or a caller can get
  * wrong is checked with the layer's EXPECT-style macro, which returns an

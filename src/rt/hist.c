@@ -1,5 +1,5 @@
 /*
- * hist.c: the log-linear latency histogram (include/ujbd/hist.h).
+ * hist.c: the log-linear latency histogram (ujbd/hist.h).
  *
  * The one idea: a value's bucket is its power of two (the exponent) and the
  * next RT_HIST_SUB_BITS bits below its leading one (the mantissa), so the
@@ -91,13 +91,4 @@ uint64_t rt_hist_percentile(const struct rt_hist *h, double p)
 uint64_t rt_hist_mean(const struct rt_hist *h)
 {
 	return h->h_count ? h->h_sum_ns / h->h_count : 0;
-}
-
-void rt_hist_summary(const struct rt_hist *h, struct ujbd_hist *out)
-{
-	out->count = h->h_count;
-	out->sum_ns = h->h_sum_ns;
-	out->max_ns = h->h_max_ns;
-	out->p50_ns = rt_hist_percentile(h, 50);
-	out->p99_ns = rt_hist_percentile(h, 99);
 }

@@ -1,5 +1,5 @@
 /*
- * Parameter tables (include/ujbd/param.h): defaults, parsing, ranges and
+ * Parameter tables (ujbd/param.h): defaults, parsing, ranges and
  * printing for every tunable that shapes a result, from one row each.
  *
  * The one idea: the struct a model reads is plain C; only this file knows

@@ -13,6 +13,7 @@
 #include "t.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/rt.h"
 
 #define NR 8

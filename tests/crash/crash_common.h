@@ -65,6 +65,7 @@
 #include "t.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/format.h"
 #include "ujbd/jbd_log.h"
 #include "ujbd/rt.h"

@@ -34,6 +34,7 @@
 #include "t.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/jbd_log.h"
 #include "ujbd/rt.h"
 #include "ujbd/ujbd.h"

@@ -12,6 +12,8 @@
 
 #include "t.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_req.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/rt.h"
 
 static char tmpdir[256];
@@ -544,6 +546,30 @@ static void test_poll_refused(void)
 	T_EQ(w.done, 0);
 }
 
+/* The synchronous calls take only FUA and PREFLUSH: a polled flag there
+ * would wait for a poller that never comes (it hung a file device). */
+static void test_sync_flags(void)
+{
+	char path[300];
+	struct dev *d;
+	struct dev_file_opts o = { .create = true, .size = 1 << 20 };
+	uint8_t a[4096] = { 1 }, b[4096];
+
+	snprintf(path, sizeof(path), "%s/sync-flags", tmpdir);
+	T_EQ(dev_file_open(path, &o, &d), 0);
+	T_CHECK(dev_can_poll(d));
+	T_EQ(dev_pwrite(d, a, 4096, 0, DEV_REQ_POLLED), -EINVAL);
+	T_EQ(dev_pwrite(d, a, 4096, 0, DEV_REQ_FUA | DEV_REQ_POLLED), -EINVAL);
+	T_EQ(dev_pwrite(d, a, 4096, 0, 1u << 7), -EINVAL);
+	T_EQ(dev_pread(d, b, 4096, 0), 0);
+	T_EQ(b[0], 0);                         /* nothing was written */
+	T_EQ(dev_pwrite(d, a, 4096, 0, DEV_REQ_FUA | DEV_REQ_PREFLUSH), 0);
+	T_EQ(dev_pread(d, b, 4096, 0), 0);
+	T_EQ(b[0], 1);
+	dev_close(d);
+	unlink(path);
+}
+
 /* A block device: size from BLKGETSIZE64, logical block size from
  * BLKSSZGET. Needs root and a free loop device, else SKIP. */
 static void test_file_blockdev(void)
@@ -618,6 +644,7 @@ int main(int argc, char **argv)
 	T_RUN(test_poll_threads);
 	T_RUN(test_poll_uring);
 	T_RUN(test_poll_refused);
+	T_RUN(test_sync_flags);
 	rmdir(tmpdir);
 	return t_done(argv[0]);
 }

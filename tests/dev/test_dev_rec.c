@@ -10,6 +10,8 @@
 
 #include "t.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_req.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/rt.h"
 
 #define BS 4096u

@@ -12,6 +12,8 @@
 
 #include "t.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_req.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/param.h"
 #include "ujbd/rt.h"
 

@@ -38,7 +38,8 @@ if [ ! -x "$bin" ] || [ "$lib" -nt "$bin" ] || [ "$SRCDIR/tests/fuzz/fuzz_journa
 	echo "building $bin"
 	clang -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -Wall -Wextra -Wno-unused-parameter \
-		-I"$SRCDIR/include" -I"$SRCDIR/src" -I"$SRCDIR/tests" \
+		-I"$SRCDIR/include" -I"$BUILD/fuzz-lib/include" -I"$SRCDIR/src/include" \
+		-I"$SRCDIR/src" -I"$SRCDIR/tests" \
 		-o "$bin.tmp" "$SRCDIR/tests/fuzz/fuzz_journal.c" "$lib" \
 		-luring -lext2fs -lcom_err -lpthread -lm > "$T/cc.log" 2>&1 \
 		|| { cat "$T/cc.log"; echo "FAIL: cannot build the fuzzer"; exit 1; }

@@ -16,6 +16,7 @@
 
 #include "t.h"
 #include "ujbd/jbd_log.h"
+#include "ujbd/rt.h"
 
 #define DATA_BLOCKS 300u
 #define MAX_TXN 700u

@@ -215,7 +215,7 @@ static void test_hist_percentiles(void)
 	/* 1..1000 us: p50 is the 500th value, p99 the 990th. */
 	for (uint64_t i = 1000; i >= 1; i--)
 		rt_hist_add(&h, i * RT_NS_PER_US);
-	rt_hist_summary(&h, &s);
+	jbd_hist_summary(&h, &s);
 	T_EQ_U64(s.count, 1000);
 	T_EQ_U64(s.max_ns, 1000 * RT_NS_PER_US);
 	T_EQ_U64(s.sum_ns, 500500 * RT_NS_PER_US);

@@ -15,6 +15,7 @@
 #include "lab/fs_int.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/jbd_log.h"
 #include "ujbd/rt.h"
 #include "ujbd/ujbd.h"

@@ -13,6 +13,7 @@
 #include "t_sim.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/rt.h"
 
 /* ---- the load generator: RT vs BE random readers (devbench --threads) -- */

@@ -14,6 +14,7 @@
 #include "t_sim.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/rt.h"
 
 /* ---- lab_threads_run -------------------------------------------------- */

@@ -34,6 +34,10 @@
  * the sim deadlock report, which prints every thread and what it waits on to
  * stderr and then aborts: a deadlocked deterministic run can only be a bug;
  * and the report of a failed assertion (below), for the same reason.
+ *
+ * Internal to ujbd, not installed: the lab's simulated world and the
+ * library's own threads; a program calls ujbd from its own threads and never
+ * needs rt (docs/library.md).
  */
 #ifndef UJBD_RT_H
 #define UJBD_RT_H

@@ -22,6 +22,10 @@
  * Bio end_io callbacks and trace callbacks: see below.
  *
  * Errors: 0 or a negative errno; nothing here prints unless handed a FILE.
+ *
+ * Internal to ujbd, not installed: the elevators and their tunables are the
+ * lab's experiments; a program's journal uses the noop queue ujbd makes
+ * itself (docs/library.md).
  */
 #ifndef UJBD_BLK_H
 #define UJBD_BLK_H

@@ -27,6 +27,9 @@
  * Errors: 0 or a negative errno; err (may be NULL) gets a one-line reason
  * that names the group and the parameter ("hdd: seek_avg_ms=100: out of
  * range 0.5..40 ms"). Nothing here prints unless handed a FILE.
+ *
+ * Internal to ujbd, not installed: stacks are how the tool, the lab and the
+ * tests assemble simulated runs (docs/library.md).
  */
 #ifndef UJBD_STACK_H
 #define UJBD_STACK_H
@@ -38,6 +41,7 @@
 
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_sim.h"
 #include "ujbd/format.h"
 #include "ujbd/rt.h"
 #include "ujbd/ujbd.h"

@@ -13,6 +13,9 @@
  * uint64_t. The sum and the maximum are exact.
  *
  * Thread-safety: none; the owner locks (or keeps one per thread and merges).
+ *
+ * Internal to ujbd, not installed: the journal publishes only the summary,
+ * struct ujbd_hist in ujbd.h (docs/library.md).
  */
 #ifndef UJBD_HIST_H
 #define UJBD_HIST_H
@@ -32,12 +35,6 @@ struct rt_hist {
 	uint64_t h_bucket[RT_HIST_BUCKETS];
 };
 
-/* A histogram's summary, as the journal's statistics publish it
- * (struct ujbd_stats: commit_time, fsync_latency). */
-struct ujbd_hist {
-	uint64_t count, p50_ns, p99_ns, max_ns, sum_ns;
-};
-
 /* Empty h (all zero). */
 void rt_hist_init(struct rt_hist *h);
 /* Count one value of ns. */
@@ -51,8 +48,6 @@ void rt_hist_merge(struct rt_hist *dst, const struct rt_hist *src);
 uint64_t rt_hist_percentile(const struct rt_hist *h, double p);
 /* The mean in ns (0 if empty). */
 uint64_t rt_hist_mean(const struct rt_hist *h);
-/* count, sum, max, p50 and p99 of h into out. */
-void rt_hist_summary(const struct rt_hist *h, struct ujbd_hist *out);
 /* Bucket index of a value, and the largest value bucket b holds. */
 unsigned rt_hist_bucket(uint64_t ns);
 uint64_t rt_hist_bucket_max(unsigned b);

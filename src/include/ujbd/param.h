@@ -18,6 +18,9 @@
  * Errors: 0 or a negative errno (-EINVAL for an unknown name, a malformed
  * value or one out of range, with a one-line reason in err that names the
  * parameter); nothing prints unless handed a FILE.
+ *
+ * Internal to ujbd, not installed: parameter tables describe the lab's
+ * models (docs/library.md).
  */
 #ifndef UJBD_PARAM_H
 #define UJBD_PARAM_H
