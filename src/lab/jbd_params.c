@@ -6,7 +6,9 @@
  *
  * The one idea: a scenario sets its era's journal (lab_era_2007, the
  * variants' policies) and the user's --jbd list is applied on top, as for
- * every other group; the defaults printed are the library's.
+ * every other group; the defaults printed are jbd2's (ujbd_opts_jbd2),
+ * the lab's starting point, with ujbd's own default named in the source
+ * where it differs.
  */
 #include <stddef.h>
 
@@ -17,10 +19,13 @@
 _Static_assert(sizeof(enum ujbd_sync_policy) == sizeof(int), "enum as int");
 _Static_assert(sizeof(enum ujbd_wake_policy) == sizeof(int), "enum as int");
 _Static_assert(sizeof(enum ujbd_under_commit) == sizeof(int), "enum as int");
+_Static_assert(sizeof(enum ujbd_async_commit) == sizeof(int), "enum as int");
 
 static const char *const sync_names[] = { "fsync-only", "all", "off", NULL };
 static const char *const wake_names[] = { "needed", "always", NULL };
 static const char *const under_names[] = { "copy", "wait-io", NULL };
+/* in enum order: UJBD_ASYNC_COMMIT_OFF, _ON, _AUTO */
+static const char *const async_names[] = { "off", "on", "auto", NULL };
 
 #define P(name, field, type, unit, scale, def, min, max, src, help) \
 	RT_PARAM_AS(name, struct ujbd_opts, field, type, unit, scale, def, min, max, src, help)
@@ -47,10 +52,14 @@ static const struct rt_param jbd_rows[] = {
 			 "commit-thread wakeups: needed, or always"),
 	P("barrier", barrier, RT_PARAM_BOOL, "", 0, 1, 0, 1,
 	  "ext4 barrier=1; ext3 barrier=0 until 2.6.38", "cache flush and FUA on commit"),
-	P("async_commit", async_commit, RT_PARAM_BOOL, "", 0, 0, 0, 1,
-	  "ext4 journal_async_commit off by default", "commit block with the log blocks"),
+	RT_PARAM_ENUM_AS("async_commit", struct ujbd_opts, async_commit, async_names, 3, 0,
+			 "ext4 journal_async_commit off by default (ujbd's own default: auto)",
+			 "commit block with the log blocks: off, on, auto"),
+	P("ordered_journal_kib", ordered_journal_bytes, RT_PARAM_U32, "KiB", 1024, 0, 0, 1u << 20,
+	  "jbd2: 0, ordered data home before the commit (ujbd's default: 64 KiB)",
+	  "ordered data journaled per transaction under async commit"),
 	P("caller_commit", caller_commit, RT_PARAM_BOOL, "", 0, 0, 0, 1,
-	  "ujbd: off (jbd2 commits on its own thread)", "an fsync commits on its own thread"),
+	  "jbd2 commits on its own thread (ujbd's default: on)", "an fsync commits on its own thread"),
 	P("wakeup_cpu_us", wakeup_cpu_ns, RT_PARAM_U64, "us", 1e3, 0, 0, 10000,
 	  "0: the lab's aim7 sets its own (--aim7)", "CPU a commit-thread wakeup costs the waker"),
 	P("max_transaction_blocks", max_transaction_blocks, RT_PARAM_U32, "blocks", 0, 0, 0,
@@ -67,5 +76,5 @@ const struct rt_param_table lab_jbd_param_table =
 
 void lab_jbd_params_default(void *opts)
 {
-	ujbd_opts_default(opts);
+	ujbd_opts_jbd2(opts);
 }
