@@ -255,10 +255,18 @@ static void aim7_summary(const struct lab_result *const *r, struct lab_summary *
 		 al, nd, lab_result_get(r[1], "useless_wakeups"), useless);
 	w += (size_t)snprintf(why, sizeof(why), "%.0f useless wakeups x their CPU cost; always/needed:",
 			      lab_result_get(r[1], "useless_wakeups"));
-	for (size_t i = 0; i < 4 && w < sizeof(why); i++)
-		w += (size_t)snprintf(why + w, sizeof(why) - w, " %s %.2fx", info[i],
-				      lab_ratio(lab_result_get(r[1], info[i]),
-						lab_result_get(r[0], info[i])));
+	for (size_t i = 0; i < 4 && w < sizeof(why); i++) {
+		double va = lab_result_get(r[1], info[i]), vn = lab_result_get(r[0], info[i]);
+		double q = lab_ratio(va, vn);
+
+		/* a field that is 0 in both (no transaction ever locked long
+		 * enough to count) has no ratio: say its values */
+		if (isfinite(q))
+			w += (size_t)snprintf(why + w, sizeof(why) - w, " %s %.2fx", info[i], q);
+		else
+			w += (size_t)snprintf(why + w, sizeof(why) - w, " %s %.3g vs %.3g",
+					      info[i], va, vn);
+	}
 	lab_summary_row(out, "jobs/min always / needed", "~10 % slower with the needless wakeups",
 			lab, ratio, "< 1 (measurably slower); needed: 0 useless",
 			isfinite(ratio) && ratio < 0.99 && useless == 0, why);
