@@ -1,0 +1,43 @@
+#!/bin/sh
+# scripts/lab-sweep: usage errors exit 2; a small sweep (two seeds, the
+# queue group moved +-20 %, fsync-loop --quick) prints one row per summary
+# row of the scenario with both seeds counted and every move counted, and
+# names the moves it skipped (a parameter at 0 cannot move).
+set -u
+UJBD=${UJBD:-build/ujbd}
+SRCDIR=${SRCDIR:-.}
+[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
+command -v jq >/dev/null || { echo "SKIP: jq is missing (scripts/install-deps)"; exit 77; }
+UJBD=$(cd "$(dirname "$UJBD")" && pwd)/$(basename "$UJBD")
+export UJBD
+sweep=$SRCDIR/scripts/lab-sweep
+fail=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sweep.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+bad() { echo "FAIL: $*"; fail=1; }
+
+for args in --bogus --share=x --jobs=0; do
+	"$sweep" "$args" >/dev/null 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] || bad "'$args': exit $rc, want 2"
+	grep -q '^lab-sweep: ' "$tmp/err" || bad "'$args': message: $(cat "$tmp/err")"
+done
+
+"$sweep" --seeds=1,2 --vary=queue --scenario=fsync-loop --quick --jobs=2 --out="$tmp/runs" \
+	>"$tmp/out" 2>"$tmp/err" || bad "sweep exit $?: $(tail -3 "$tmp/err")"
+# the report: a header and one row per summary row of the scenario
+nsum=$(jq '.scenarios["fsync-loop"].summary | length' "$tmp/runs/seed1.json")
+[ "$nsum" -ge 3 ] || bad "seed 1's document has $nsum summary rows"
+[ "$(grep -c '^fsync-loop ' "$tmp/out")" -eq "$nsum" ] || bad "rows: $(cat "$tmp/out")"
+# every moved parameter ran twice (down and up); queue_depth is 0 and is skipped
+moved=$("$UJBD" lab --params --json |
+	jq '[.queue | to_entries[] | select(.value.value | type == "number" and . != 0)] | length')
+[ "${moved:-0}" -ge 1 ] || bad "the queue group has no parameter to move"
+grep '^fsync-loop ' "$tmp/out" | grep -q "2/2\|1/2\|0/2" || bad "seeds not counted: $(cat "$tmp/out")"
+grep '^fsync-loop ' "$tmp/out" | grep -vq "of $((2 * moved)) flip" && bad "moves not counted ($((2 * moved)) expected): $(cat "$tmp/out")"
+grep -q 'not moved: queue queue_depth=0' "$tmp/err" || bad "the skipped move is not named: $(cat "$tmp/err")"
+# the runs' documents are kept with --out: two seeds and the moves
+[ "$(ls "$tmp/runs"/*.json | wc -l)" -eq $((2 + 2 * moved)) ] || bad "documents: $(ls "$tmp/runs")"
+
+[ $fail -eq 0 ] && echo "lab-sweep: ok"
+exit $fail
