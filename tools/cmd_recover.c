@@ -97,8 +97,13 @@ static int recover_run(const char *verb, struct target *t, const struct recover_
 	struct jbd_recover_result r;
 	struct jbd_recover_opts o = { .dry_run = a->dry };
 	struct jbd_err err = { 0 };
+	struct cli_progress progress;
 	bool cleared = false;
 	int rc = jbd_journal_load(&t->loc, &j, &err);
+
+	cli_progress_init(&progress, verb, "replaying");
+	o.progress = cli_progress;
+	o.progress_arg = &progress;
 
 	if (rc) {
 		cli_err(verb, "invalid journal: '%s': %s", t->journal_path, err.msg);

@@ -142,6 +142,12 @@ struct jbd_recover_opts {
 	 * 0 = the whole log (the journal's length), so it is read once. A copy
 	 * past the budget is read again, and checked again, when written. */
 	uint64_t hold_max;
+	/* If set, called as the home writes go: blocks written so far and
+	 * their total, last with done == total (a display of progress for a
+	 * large replay; the scan before it reads the log sequentially). Not
+	 * called for a dry run or an empty journal. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 struct jbd_recover_result {

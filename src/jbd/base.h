@@ -140,11 +140,13 @@ struct jbd_home {
 /*
  * Write homes[0..n) (sorted by target, each target once) to the data
  * device from the copies lr holds (the others read again and checked
- * again), then flush it. Unescapes held copies in place. 0, or the -errno
+ * again), then flush it, reporting progress through o (may be NULL).
+ * Unescapes held copies in place. 0, or the -errno
  * of the first write or read that failed (err says which block).
  */
 int jbd_replay_write(const struct jbd_journal *j, struct jbd_logread *lr,
-		     const struct jbd_home *homes, size_t n, struct jbd_err *err);
+		     const struct jbd_home *homes, size_t n,
+		     const struct jbd_recover_opts *o, struct jbd_err *err);
 
 /* ---- scan.c ------------------------------------------------------------- */
 

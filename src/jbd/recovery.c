@@ -248,7 +248,8 @@ static int homes_build(const struct jbd_scan *sc, const struct revoke_table *rt,
 /* Write each block's last copy home, then flush the data device. */
 static int replay(const struct jbd_journal *j, const struct jbd_scan *sc,
 		  const struct revoke_table *rt, struct jbd_logread *lr,
-		  struct jbd_recover_result *r, struct jbd_err *err)
+		  const struct jbd_recover_opts *o, struct jbd_recover_result *r,
+		  struct jbd_err *err)
 {
 	struct jbd_home *homes;
 	size_t n;
@@ -257,7 +258,7 @@ static int replay(const struct jbd_journal *j, const struct jbd_scan *sc,
 	if (rc)
 		return jbd_err_set(err, rc, "out of memory");
 	r->written_blocks = n;
-	rc = jbd_replay_write(j, lr, homes, n, err);
+	rc = jbd_replay_write(j, lr, homes, n, o, err);
 	free(homes);
 	return rc;
 }
@@ -357,7 +358,7 @@ int jbd_recover(struct jbd_journal *j, const struct jbd_recover_opts *o,
 		return jbd_err_set(err, rc, "cannot read the log: %s", strerror(-rc));
 	rc = recover_decide(j, &lr, &sc, &rt, r, err);
 	if (!rc && !(o && o->dry_run)) {
-		rc = replay(j, &sc, &rt, &lr, r, err);
+		rc = replay(j, &sc, &rt, &lr, o, r, err);
 		if (!rc)
 			rc = mark_empty(j, r, err);
 	}

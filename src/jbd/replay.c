@@ -42,6 +42,7 @@ struct rp_state {
 	uint64_t g_target;         /* its first block */
 	uint32_t g_n;              /* its blocks */
 	uint32_t max_blocks;       /* per write */
+	const struct jbd_recover_opts *o; /* its progress callback, or NULL */
 	int rc;                    /* the first error */
 };
 
@@ -184,6 +185,8 @@ static void rp_write_all(struct rp_state *st, const struct jbd_home *homes,
 
 	for (size_t i = 0; i < n && !st->rc; i += len) {
 		ASSERT(i == 0 || homes[i].h_target > homes[i - 1].h_target);
+		if (st->o && st->o->progress)
+			st->o->progress(st->o->progress_arg, i, n);
 		len = rp_piece(st, &homes[i], &data[i], n - i);
 		if (data[i] && len >= RP_DIRECT_MIN_BLOCKS) {
 			rp_gather_flush(st);
@@ -197,12 +200,15 @@ static void rp_write_all(struct rp_state *st, const struct jbd_home *homes,
 		rp_gather_flush(st);
 	for (unsigned k = 0; k < JBD_REPLAY_DEPTH; k++)
 		rp_reap(st, &st->slots[k]);
+	if (!st->rc && st->o && st->o->progress)
+		st->o->progress(st->o->progress_arg, n, n);
 }
 
 int jbd_replay_write(const struct jbd_journal *j, struct jbd_logread *lr,
-		     const struct jbd_home *homes, size_t n, struct jbd_err *err)
+		     const struct jbd_home *homes, size_t n,
+		     const struct jbd_recover_opts *o, struct jbd_err *err)
 {
-	struct rp_state st = { .j = j, .err = err };
+	struct rp_state st = { .j = j, .err = err, .o = o };
 	uint8_t **data;
 	int rc;
 

@@ -325,6 +325,24 @@ static uint64_t budget(struct rig *r)
 	}
 }
 
+/* The progress callback's calls: never backwards, within the total, and
+ * the last with done == total == the blocks written. */
+struct prog {
+	uint64_t calls, last, total;
+	bool bad;
+};
+
+static void prog_fn(void *arg, uint64_t done, uint64_t total)
+{
+	struct prog *p = arg;
+
+	if (done < p->last || done > total || (p->calls && total != p->total))
+		p->bad = true;
+	p->calls++;
+	p->last = done;
+	p->total = total;
+}
+
 static void check_config(uint64_t seed, uint32_t bs, enum jbd_csum_kind csum, bool is64,
 			 bool async)
 {
@@ -339,9 +357,14 @@ static void check_config(uint64_t seed, uint32_t bs, enum jbd_csum_kind csum, bo
 		if (r.csum_data && !r.async)
 			T_EQ(damage(&r), 0);
 		oracle(&r, &e);
-		struct jbd_recover_opts o = { .hold_max = budget(&r) };
+		struct prog pg = { 0 };
+		struct jbd_recover_opts o = { .hold_max = budget(&r), .progress = prog_fn,
+					      .progress_arg = &pg };
 		int rc = jbd_recover(&r.j, &o, &res, &err);
 		T_EQ(rc, e.bad ? -EBADMSG : 0);
+		T_CHECK(!pg.bad && pg.calls >= 2);
+		T_EQ(pg.last, res.written_blocks);
+		T_EQ(pg.total, res.written_blocks);
 		T_EQ(res.replayed_transactions, r.nt);
 		T_EQ(res.replayed_blocks, e.replayed);
 		T_EQ(res.revoked_blocks, e.revoked);
