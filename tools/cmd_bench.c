@@ -463,7 +463,7 @@ static void usage(FILE *f)
 "                     commit tid + wait tid. Neither this nor\n"
 "                     --caller-commit applies to handles (no fsync)\n"
 "  --clean-fsyncs=N   after each fsync, N more of the same, already committed\n"
-"                     tid (a file with nothing new; seed 002's wakeups)\n"
+"                     tid (a file with nothing new: needless wakeups)\n"
 "  --journal-mb=N     journal size in MiB (32)\n"
 "  --json             one JSON object: ops_per_s, latency_us {avg, p50, p99,\n"
 "                     max}, wakeups, useless_wakeups, the configuration\n"

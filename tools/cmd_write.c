@@ -5,7 +5,7 @@
  * Append one committed transaction and leave it unreplayed, with
  * needs_recovery set, as `debugfs journal_write` followed by a crash would:
  * for interop tests and recovery drills. On ext4 the needs_recovery flag is
- * set and flushed before any journal block is written (spec §9: a kernel
+ * set and flushed before any journal block is written (ext4 mount: a kernel
  * that finds the flag clear wipes the log without replaying it).
  */
 #include <errno.h>
