@@ -248,7 +248,12 @@ static void morton_row(const struct lab_result *const *r, size_t v, const char *
 	double ratio = lower_better ? lab_ratio(b, x) : lab_ratio(x, b);
 	const char *name = v == 1 ? "rt:4" : "inherit";
 
-	snprintf(what, sizeof(what), "%s: %s / be:4", metric, name);
+	/* a time's ratio is taken the other way round, so that below 1 is a
+	 * cost for every row, and the row says so */
+	if (lower_better)
+		snprintf(what, sizeof(what), "%s: be:4 / %s", metric, name);
+	else
+		snprintf(what, sizeof(what), "%s: %s / be:4", metric, name);
 	snprintf(lab, sizeof(lab), "%.3g (%s) vs %.3g (be:4)", x, name, b);
 	snprintf(why, sizeof(why), "seeks/s %.0f (%s) vs %.0f (be:4)",
 		 lab_result_get(r[v], "seeks_s"), name, lab_result_get(r[0], "seeks_s"));
