@@ -499,8 +499,8 @@ static const struct dev_sim_model hdd_model = {
 static const struct rt_param hdd_rows[] = {
 	HDD_P(size, RT_PARAM_U64, "B", 0, 500e9, 1 << 20, 1e15,
 	      "500 GB desktop drive of 2008", "capacity"),
-	HDD_P(block_size, RT_PARAM_U32, "B", 0, 512, 512, 65536,
-	      "pre-4K-sector drives of 2008", "logical sector size (a power of two)"),
+	RT_PARAM_RULE(struct dev_hdd_params, block_size, RT_PARAM_U32, "B", 0, 512, 512, 65536,
+		      0, true, "pre-4K-sector drives of 2008", "logical sector size"),
 	HDD_P(rpm, RT_PARAM_DOUBLE, "rpm", 0, 7200, 3600, 15000, "7200 rpm desktop drives of 2007-2010 data sheets", "spindle speed"),
 	HDD_P(cylinders, RT_PARAM_U64, "", 0, 150000, 2, 1e7, "model choice: a 500 GB 2008 drive at ~150k cylinders", "cylinders (seek distance unit)"),
 	HDD_P(seek_avg_ms, RT_PARAM_DOUBLE, "ms", 0, 8.5, 0.5, 40,

@@ -227,8 +227,8 @@ static const struct dev_sim_model ssd_model = {
 	RT_PARAM(struct dev_ssd_params, field, type, unit, scale, def, min, max, src, help)
 static const struct rt_param ssd_rows[] = {
 	SSD_P(size, RT_PARAM_U64, "B", 0, 80e9, 1 << 20, 1e15, "Intel X25-M (2008)", "capacity"),
-	SSD_P(block_size, RT_PARAM_U32, "B", 0, 512, 512, 65536, "Intel X25-M (2008)",
-	      "logical sector size (a power of two)"),
+	RT_PARAM_RULE(struct dev_ssd_params, block_size, RT_PARAM_U32, "B", 0, 512, 512, 65536,
+		      0, true, "Intel X25-M (2008)", "logical sector size"),
 	SSD_P(channels, RT_PARAM_UINT, "", 0, 10, 1, SSD_MAX_CHANNELS, "Intel X25-M (2008): 10 flash channels",
 	      "flash channels pages are striped over"),
 	SSD_P(page_bytes, RT_PARAM_U32, "B", 0, 4096, 512, 65536, "MLC NAND of 2008: 4 KiB pages", "flash page"),

@@ -24,8 +24,10 @@
 static const struct rt_param lab_fs_rows[] = {
 	P(blocks_per_group, RT_PARAM_U32, "blocks", 0, 32768, 64, 32768,
 	  "mke2fs: 8 * block size (one bitmap block)", "blocks per block group"),
-	P(inodes_per_group, RT_PARAM_U32, "inodes", 0, 16384, 32, 32768,
-	  "mke2fs.conf inode_ratio 8192: 32768 blocks * 4096 / 8192", "inodes per group"),
+	/* whole inode-table blocks: 32 inodes of 128 bytes in a 4 KiB block */
+	RT_PARAM_RULE(struct lab_fs_params, inodes_per_group, RT_PARAM_U32, "inodes", 0, 16384,
+		      32, 32768, 32, false,
+		      "mke2fs.conf inode_ratio 8192: 32768 blocks * 4096 / 8192", "inodes per group"),
 	P(inode_size, RT_PARAM_U32, "bytes", 0, 128, 128, 128,
 	  "mke2fs: ext3's 128-byte inodes (before e2fsprogs 1.40.x's 256)", "inode size"),
 	P(atime, RT_PARAM_UINT, "", 0, 0, 0, 2,

@@ -80,7 +80,23 @@ const struct rt_param *rt_param_find(const struct rt_param_table *t, const char 
 
 static bool in_range(const struct rt_param *p, double given)
 {
-	return isfinite(given) && given >= p->p_min && given <= p->p_max;
+	if (!isfinite(given) || given < p->p_min || given > p->p_max)
+		return false;
+	if (p->p_step > 0 && fmod(given, p->p_step) != 0)
+		return false;
+	if (p->p_pow2 && (given < 1 || exp2(floor(log2(given))) != given))
+		return false;
+	return true;
+}
+
+/* The nearest value the row's rule allows (for a scaled value). */
+static double to_rule(const struct rt_param *p, double v)
+{
+	if (p->p_step > 0)
+		v = round(v / p->p_step) * p->p_step;
+	if (p->p_pow2 && v >= 1)
+		v = exp2(round(log2(v)));
+	return v;
 }
 
 int rt_param_put(const struct rt_param *p, void *obj, double given)
@@ -147,8 +163,13 @@ static void range_text(const struct rt_param *p, char *buf, size_t len)
 		for (size_t i = 0; p->p_names && p->p_names[i] && at < len; i++)
 			at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? "|" : "",
 					       p->p_names[i]);
-	} else
+	} else if (p->p_step > 0) {
+		snprintf(buf, len, "%.10g..%.10g in steps of %.10g", p->p_min, p->p_max, p->p_step);
+	} else if (p->p_pow2) {
+		snprintf(buf, len, "%.10g..%.10g, a power of two", p->p_min, p->p_max);
+	} else {
 		snprintf(buf, len, "%.10g..%.10g", p->p_min, p->p_max);
+	}
 }
 
 int rt_param_set(const struct rt_param_table *t, void *obj, const char *name,
@@ -177,15 +198,23 @@ int rt_param_set(const struct rt_param_table *t, void *obj, const char *name,
 		return -EINVAL;
 	}
 	if (rt_param_put(p, obj, v)) {
-		if (err)
-			snprintf(err, errlen, "%s: %s=%s: out of range %s%s%s", t->t_name,
-				 name, value, range, *p->p_unit ? " " : "", p->p_unit);
+		bool inside = v >= p->p_min && v <= p->p_max;
+
+		if (err && inside && p->p_pow2)
+			snprintf(err, errlen, "%s: %s=%s: not a power of two", t->t_name, name, value);
+		else if (err && inside && p->p_step > 0)
+			snprintf(err, errlen, "%s: %s=%s: not a multiple of %.10g", t->t_name, name,
+				 value, p->p_step);
+		else if (err)
+			snprintf(err, errlen, "%s: %s=%s: out of range %.10g..%.10g%s%s", t->t_name,
+				 name, value, p->p_min, p->p_max, *p->p_unit ? " " : "", p->p_unit);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-/* name*=factor: the value in force times factor (integers rounded), for
+/* name*=factor: the value in force times factor (integers rounded, a row
+ * with a rule to its nearest allowed value), for
  * moving a parameter by a share whatever set it before (a robustness sweep:
  * seek_avg_ms*=1.2). Numbers only. */
 static int param_scale(const struct rt_param_table *t, void *obj, const char *name,
@@ -207,6 +236,7 @@ static int param_scale(const struct rt_param_table *t, void *obj, const char *na
 	v = rt_param_get(p, obj) * f;
 	if (p->p_type != RT_PARAM_DOUBLE && scale_of(p) == 1.0)
 		v = round(v);
+	v = to_rule(p, v);
 	if (rt_param_put(p, obj, v)) {
 		if (err)
 			snprintf(err, errlen, "%s: %s*=%s: %g is out of range", t->t_name, name,

@@ -14,6 +14,8 @@ struct demo {
 	unsigned depth;
 	bool meta;
 	int untouched;
+	uint32_t sector;    /* a power of two */
+	uint32_t inodes;    /* multiples of 32 */
 };
 
 static const struct rt_param demo_rows[] = {
@@ -21,6 +23,8 @@ static const struct rt_param demo_rows[] = {
 	RT_PARAM(struct demo, idle_ns, RT_PARAM_U64, "ms", 1e6, 8, 0, 1000, "a kernel", "idle"),
 	RT_PARAM(struct demo, depth, RT_PARAM_UINT, "", 0, 32, 1, 256, "", "depth"),
 	RT_PARAM(struct demo, meta, RT_PARAM_BOOL, "", 0, 1, 0, 1, "", "meta"),
+	RT_PARAM_RULE(struct demo, sector, RT_PARAM_U32, "B", 0, 512, 512, 65536, 0, true, "", "sector"),
+	RT_PARAM_RULE(struct demo, inodes, RT_PARAM_U32, "", 0, 16384, 32, 32768, 32, false, "", "inodes"),
 };
 static const struct rt_param_table demo_table =
 	RT_PARAM_TABLE("demo", "a demo model", demo_rows, struct demo);
@@ -75,6 +79,29 @@ static void t_scale(void)
 	T_EQ(rt_param_parse(&demo_table, &d, "nosuch*=2", err, sizeof(err)), -EINVAL);
 	T_CHECK(strstr(err, "unknown parameter") != NULL);
 	T_CHECK(!memcmp(&d, &before, sizeof(d)));
+}
+
+/* A row's rule beyond its range: refused by name with the rule said; a
+ * scaled value goes to the nearest value the rule allows. */
+static void t_rules(void)
+{
+	struct demo d, before;
+	char err[160] = "";
+
+	rt_param_defaults(&demo_table, &d);
+	T_EQ(rt_param_parse(&demo_table, &d, "sector=4096,inodes=8192", err, sizeof(err)), 0);
+	T_EQ(d.sector, 4096);
+	before = d;
+	T_EQ(rt_param_parse(&demo_table, &d, "sector=614", err, sizeof(err)), -EINVAL);
+	T_CHECK(strstr(err, "sector=614: not a power of two") != NULL);
+	T_EQ(rt_param_parse(&demo_table, &d, "inodes=13107", err, sizeof(err)), -EINVAL);
+	T_CHECK(strstr(err, "inodes=13107: not a multiple of 32") != NULL);
+	T_CHECK(!memcmp(&d, &before, sizeof(d)));
+	T_EQ(rt_param_parse(&demo_table, &d, "inodes*=1.6,sector*=0.7", err, sizeof(err)), 0);
+	T_EQ(d.inodes, 13120);                /* 13107.2 -> the nearest multiple of 32 */
+	T_EQ(d.sector, 2048);                 /* 2867.2 -> the nearest power of two */
+	T_EQ(rt_param_parse(&demo_table, &d, "sector*=1.2", err, sizeof(err)), 0);
+	T_EQ(d.sector, 2048);                 /* 2457.6 rounds back: no move */
 }
 
 static void t_errors_change_nothing(void)
@@ -132,6 +159,7 @@ int main(int argc, char **argv)
 	T_RUN(t_defaults);
 	T_RUN(t_parse);
 	T_RUN(t_scale);
+	T_RUN(t_rules);
 	T_RUN(t_errors_change_nothing);
 	T_RUN(t_print);
 	return t_done(argv[0]);

@@ -58,6 +58,11 @@ struct rt_param {
 	const char *p_source;      /* where the default comes from */
 	const char *p_help;        /* one line: what it is */
 	const char *const *p_names; /* RT_PARAM_ENUM: the names, NULL-terminated */
+	/* Numbers the model cannot take although they lie in the range: a
+	 * value must be a multiple of p_step (0: any), a power of two if
+	 * p_pow2. Set with RT_PARAM_STEP / RT_PARAM_POW2 around a row. */
+	double p_step;
+	bool p_pow2;
 };
 
 /* A group of rows over one struct: a disk model, an elevator, "fs". */
@@ -69,20 +74,25 @@ struct rt_param_table {
 	size_t t_size;             /* sizeof the parameter struct */
 };
 
+/* A row with a rule beyond its range (RT_PARAM's arguments, then the
+ * rule): step > 0 takes multiples of step only, pow2 powers of two. */
+#define RT_PARAM_RULE(st, field, type, unit, scale, def, min, max, step, pow2, source, help) \
+	{ #field, (type), offsetof(st, field), (unit), (scale), (def), (min), (max), \
+	  (source), (help), NULL, (step), (pow2) }
 /* A row, for tables written as arrays of RT_PARAM(...). */
 #define RT_PARAM(st, field, type, unit, scale, def, min, max, source, help) \
 	{ #field, (type), offsetof(st, field), (unit), (scale), (def), (min), (max), \
-	  (source), (help), NULL }
+	  (source), (help), NULL, 0, false }
 /* A row whose given name differs from the field's (the unit is not the
  * stored one: "cache_mib" over cache_bytes, "slice_idle_ms" over
  * slice_idle_ns). */
 #define RT_PARAM_AS(name, st, field, type, unit, scale, def, min, max, source, help) \
 	{ (name), (type), offsetof(st, field), (unit), (scale), (def), (min), (max), \
-	  (source), (help), NULL }
+	  (source), (help), NULL, 0, false }
 /* An enum row: names[i] is value i; def the default's index; nnames the count. */
 #define RT_PARAM_ENUM_AS(name, st, field, names, nnames, def, source, help) \
 	{ (name), RT_PARAM_ENUM, offsetof(st, field), "", 0, (def), 0, (nnames) - 1, \
-	  (source), (help), (names) }
+	  (source), (help), (names), 0, false }
 #define RT_PARAM_TABLE(name, help, rows, st) \
 	{ (name), (help), (rows), sizeof(rows) / sizeof((rows)[0]), sizeof(st) }
 
