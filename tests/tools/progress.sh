@@ -7,16 +7,32 @@
 command -v script > /dev/null 2>&1 || skip "script (util-linux) not installed"
 
 cd "$T" || exit 1
-script -qec "\"$UJBD\" format tty.jnl --size=64M" /dev/null > tty.out 2>&1 \
-	|| die "format under a terminal: exit $?: $(cat tty.out)"
-tr '\r' '\n' < tty.out > lines.txt
-grep -q '^ujbd format: zeroing the log 100%' lines.txt || die "no 100% line: $(head -c 300 tty.out)"
-n=$(grep -c '^ujbd format: zeroing the log  *[0-9]*%' lines.txt)
-[ "$n" -ge 10 ] || die "only $n progress lines"
-grep -q "^formatted 'tty.jnl'" lines.txt || die "no result line"
-"$UJBD" format pipe.jnl --size=64M > out.txt 2> err.txt || die "format in a pipe"
-[ -s err.txt ] && die "progress written to a pipe: $(head -c 200 err.txt)"
-grep -q "^formatted 'pipe.jnl'" out.txt || die "format in a pipe: $(cat out.txt)"
+
+# on_tty NAME LINE ARGS...: `ujbd ARGS` under a pseudo-terminal draws LINE
+# N% at least 10 times, up to 100%; its output is left in NAME.lines
+on_tty() {
+	name=$1 line=$2
+	shift 2
+	script -qec "\"$UJBD\" $*" /dev/null > "$name.out" 2>&1 \
+		|| die "$name under a terminal: exit $?: $(cat "$name.out")"
+	tr '\r' '\n' < "$name.out" > "$name.lines"
+	grep -q "^$line 100%" "$name.lines" || die "$name: no 100% line: $(head -c 300 "$name.out")"
+	n=$(grep -c "^$line  *[0-9]*%" "$name.lines")
+	[ "$n" -ge 10 ] || die "$name: only $n progress lines"
+}
+
+# in_pipe NAME ARGS...: `ujbd ARGS` with stderr in a file writes nothing there
+in_pipe() {
+	name=$1
+	shift
+	"$UJBD" "$@" > "$name.out" 2> "$name.err" || die "$name in a pipe: exit $?"
+	[ -s "$name.err" ] && die "$name: progress written to a pipe: $(head -c 200 "$name.err")"
+}
+
+on_tty format "ujbd format: zeroing the log" format tty.jnl --size=64M
+grep -q "^formatted 'tty.jnl'" format.lines || die "format: no result line"
+in_pipe pformat format pipe.jnl --size=64M
+grep -q "^formatted 'pipe.jnl'" pformat.out || die "format in a pipe: $(cat pformat.out)"
 
 # recover: 400 scattered blocks (each its own write), twice the same journal
 "$UJBD" format rec.jnl --size=16M > /dev/null || die "format rec.jnl"
@@ -28,12 +44,6 @@ while [ $i -lt 400 ]; do args="$args --block=$((2 * i + 1)):blk"; i=$((i + 1)); 
 # shellcheck disable=SC2086 # the block options are words
 "$UJBD" write rec.jnl --data=rec.data $args > /dev/null || die "write 400 blocks"
 cp rec.jnl rec2.jnl
-script -qec "\"$UJBD\" recover rec.jnl --data=rec.data" /dev/null > rtty.out 2>&1 \
-	|| die "recover under a terminal: exit $?: $(cat rtty.out)"
-tr '\r' '\n' < rtty.out > rlines.txt
-grep -q '^ujbd recover: replaying 100%' rlines.txt || die "recover: no 100% line: $(head -c 300 rtty.out)"
-n=$(grep -c '^ujbd recover: replaying  *[0-9]*%' rlines.txt)
-[ "$n" -ge 10 ] || die "recover: only $n progress lines"
-"$UJBD" recover rec2.jnl --data=rec.data > out.txt 2> err.txt || die "recover in a pipe"
-[ -s err.txt ] && die "recover: progress written to a pipe: $(head -c 200 err.txt)"
+on_tty recover "ujbd recover: replaying" recover rec.jnl --data=rec.data
+in_pipe precover recover rec2.jnl --data=rec.data
 echo "PASS: progress on a terminal only"
