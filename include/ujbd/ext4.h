@@ -73,8 +73,11 @@ struct ext4_journal {
  * negative errno with err->msg naming the problem:
  *   -ENOENT/-EACCES/...  cannot open or read the file (the system errno),
  *   -EIO                 a short read or an I/O error,
- *   -EUCLEAN             a damaged superblock, or a damaged journal inode
+ *   -EUCLEAN             a damaged superblock, a damaged journal inode
  *                        whose s_jnl_blocks backup is missing or bad too,
+ *                        or a truncated image: the file or device is
+ *                        shorter than s_blocks_count blocks (err->msg
+ *                        starts "truncated image:" and says where it ends),
  *   -EOPNOTSUPP          features libext2fs cannot open,
  *   -ENOMEM.
  * On success with kind EXT4_INTERNAL or EXT4_JOURNAL_DEV, release with

@@ -21,8 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <linux/fs.h>
 #include <ext2fs/ext2_fs.h>
 #include <ext2fs/ext2fs.h>
 #include <et/com_err.h>
@@ -30,6 +33,7 @@
 #include "ujbd/ext4.h"
 
 #define EXT4_SB_OFFSET      1024u
+#define EXT4_SB_SIZE        1024u
 #define EXT4_MAGIC_OFFSET   (EXT4_SB_OFFSET + 0x38u)
 #define EXT4_JBD2_MAGIC     0xC03B3998u
 
@@ -77,8 +81,67 @@ static uint32_t ext4_get_be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+static uint32_t ext4_get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/* Bytes a file or block device holds (a block device's st_size is 0). */
+static int ext4_file_size(int fd, uint64_t *size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode))
+		return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/*
+ * An image shorter than its superblock says (a copy cut short, a partition
+ * smaller than the file system) is invalid input, not an I/O error: say so
+ * and where it ends before libext2fs trips over a short read somewhere
+ * inside (as e2fsck compares the physical size with s_blocks_count). The
+ * raw superblock fields, little-endian: s_blocks_count_lo at 0x04,
+ * s_log_block_size at 0x18, s_feature_incompat at 0x60, s_blocks_count_hi
+ * at 0x150 (only with INCOMPAT_64BIT). A block size libext2fs would refuse
+ * anyway is left to it.
+ */
+static int ext4_check_size(int fd, const char *path, struct jbd_err *err)
+{
+	uint8_t sb[EXT4_SB_SIZE];
+	uint64_t size, blocks, need;
+	uint32_t log_bs, bs;
+	int rc;
+
+	memset(sb, 0, sizeof(sb));
+	if (pread(fd, sb, sizeof(sb), EXT4_SB_OFFSET) < 0)
+		return jbd_err_set(err, -errno, "cannot read '%s': %s", path, strerror(errno));
+	rc = ext4_file_size(fd, &size);
+	if (rc)
+		return jbd_err_set(err, rc, "cannot size '%s': %s", path, strerror(-rc));
+	log_bs = ext4_get_le32(sb + 0x18);
+	if (log_bs > EXT2_MAX_BLOCK_LOG_SIZE - EXT2_MIN_BLOCK_LOG_SIZE)
+		return 0;
+	bs = EXT2_MIN_BLOCK_SIZE << log_bs;
+	blocks = ext4_get_le32(sb + 0x04);
+	if (ext4_get_le32(sb + 0x60) & EXT4_FEATURE_INCOMPAT_64BIT)
+		blocks |= (uint64_t)ext4_get_le32(sb + 0x150) << 32;
+	need = blocks * bs;
+	if (blocks && need / bs == blocks && size < need)
+		return jbd_err_set(err, -EUCLEAN, "truncated image: '%s': it ends at byte %llu, "
+				   "its superblock says %llu blocks of %u bytes (blocks %llu-%llu "
+				   "missing)", path, (unsigned long long)size,
+				   (unsigned long long)blocks, bs, (unsigned long long)(size / bs),
+				   (unsigned long long)(blocks - 1));
+	return 0;
+}
+
 /* *is_ext = the ext2 magic is there and byte 0 does not start a jbd2
- * superblock. A file too short to hold a superblock is simply not ext. */
+ * superblock. A file too short to hold a superblock is simply not ext; one
+ * shorter than its superblock says is -EUCLEAN (truncated). */
 static int ext4_peek(const char *path, bool *is_ext, struct jbd_err *err)
 {
 	uint8_t head[8], magic[2];
@@ -112,6 +175,7 @@ static int ext4_peek(const char *path, bool *is_ext, struct jbd_err *err)
 	    (ext4_get_be32(head + 4) == 3 || ext4_get_be32(head + 4) == 4))
 		goto out;
 	*is_ext = true;
+	rc = ext4_check_size(fd, path, err);
 out:
 	close(fd);
 	return rc;

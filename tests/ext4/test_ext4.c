@@ -372,6 +372,41 @@ static void test_not_ext(void)
 	T_CHECK(strstr(err.msg, "bad.img") != NULL);
 }
 
+/* An image shorter than its superblock says is -EUCLEAN with where it
+ * ends, found before libext2fs reads past the end (it said "short read",
+ * -EIO, when the cut fell before the journal or the group descriptors);
+ * cut to a partial block, to 16 blocks, to all but one block; 1 KiB and
+ * 4 KiB blocks, 64bit or not, and a journal device; full size is fine. */
+static void test_truncated(void)
+{
+	static const struct {
+		const char *opts;
+		long cut;
+		const char *missing;
+	} c[] = {
+		{ "-t ext4 -b 4096", 4100, "8192 blocks of 4096 bytes (blocks 1-8191 missing)" },
+		{ "-t ext4 -b 4096", 65536, "(blocks 16-8191 missing)" },
+		{ "-t ext4 -b 4096 -O ^64bit", 31 << 20, "(blocks 7936-8191 missing)" },
+		{ "-t ext4 -b 1024", 4096, "32768 blocks of 1024 bytes (blocks 4-32767 missing)" },
+		{ "-O journal_dev -b 4096", 8192, "(blocks 2-8191 missing)" },
+	};
+	struct ext4_journal j;
+	struct jbd_err err = { 0 };
+
+	NEED_TOOLS();
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		T_EQ(mkfs("cut.img", c[i].opts, "32M"), 0);
+		T_EQ(ext4_probe(path("cut.img"), &j, &err), 0);
+		ext4_journal_release(&j);
+		T_EQ(truncate(path("cut.img"), c[i].cut), 0);
+		T_EQ(ext4_probe(path("cut.img"), &j, &err), -EUCLEAN);
+		T_EQ(err.code, -EUCLEAN);
+		T_CHECK(strncmp(err.msg, "truncated image: '", 18) == 0);
+		T_CHECK(strstr(err.msg, c[i].missing) != NULL);
+		T_EQ(ext4_set_needs_recovery(path("cut.img"), true, &err), -EUCLEAN);
+	}
+}
+
 /* Set then clear, on 1 KiB and 4 KiB images with and without
  * metadata_csum: dumpe2fs sees the flag, the sb checksum verifies, only the
  * primary superblock (bytes 1024-2047) changed, e2fsck -fn is clean after. */
@@ -431,6 +466,7 @@ int main(int argc, char **argv)
 	T_RUN(test_journal_dev);
 	T_RUN(test_external_and_no_journal);
 	T_RUN(test_not_ext);
+	T_RUN(test_truncated);
 	T_RUN(test_needs_recovery_round_trip);
 	sh("rm -rf %s", tdir);
 	return t_done(argv[0]);
