@@ -4,7 +4,9 @@
  * Replay the journal onto its data device, as e2fsck does: every
  * transaction validated before the first write, data flushed, the journal
  * superblock marked empty (s_start 0, s_sequence = end + 1, s_head = log
- * end) and flushed, and only then the ext4 needs_recovery flag cleared.
+ * end) and flushed, and only then the ext4 needs_recovery flag cleared, in
+ * the write that marks the file system "with errors" when the journal
+ * recorded an abort (s_errno, then cleared).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -35,37 +37,39 @@ struct recover_args {
 };
 
 static void report(const struct recover_args *a, const struct jbd_recover_result *r,
-		   bool flag_cleared)
+		   const struct target_end *e)
 {
 	if (a->json) {
 		printf("{\"replayed_transactions\":%llu,\"replayed_blocks\":%llu,"
 		       "\"revoked_blocks\":%llu,\"revoke_records\":%llu,\"bad_checksum_blocks\":%llu,"
 		       "\"first_sequence\":%u,\"end_sequence\":%u,\"next_sequence\":%u,"
 		       "\"head_block\":%u,\"nothing_to_do\":%s,\"dry_run\":%s,"
-		       "\"needs_recovery_cleared\":%s}\n",
+		       "\"needs_recovery_cleared\":%s,\"fs_error_marked\":%d}\n",
 		       (unsigned long long)r->replayed_transactions,
 		       (unsigned long long)r->replayed_blocks, (unsigned long long)r->revoked_blocks,
 		       (unsigned long long)r->revoke_records, (unsigned long long)r->bad_csum_blocks,
 		       r->first_tid, r->end_tid, r->next_tid, r->head_block,
 		       r->nothing_to_do ? "true" : "false", a->dry ? "true" : "false",
-		       flag_cleared ? "true" : "false");
+		       e->needs_recovery_cleared ? "true" : "false", e->fs_error);
 		cli_json_done();
 		return;
 	}
-	if (r->nothing_to_do) {
+	if (r->nothing_to_do)
 		printf("nothing to recover: the journal is empty%s\n",
-		       flag_cleared ? " (ext4 needs_recovery cleared)" : "");
-		return;
-	}
-	printf("%s %llu transactions (%u-%u), %llu blocks, %llu revoked (%llu revoke records)%s\n",
-	       a->dry ? "would replay" : "replayed",
-	       (unsigned long long)r->replayed_transactions, r->first_tid, r->end_tid - 1,
-	       (unsigned long long)r->replayed_blocks, (unsigned long long)r->revoked_blocks,
-	       (unsigned long long)r->revoke_records,
-	       r->bad_csum_blocks ? ", some blocks skipped for bad checksums" : "");
-	if (!a->dry)
+		       e->needs_recovery_cleared ? " (ext4 needs_recovery cleared)" : "");
+	else
+		printf("%s %llu transactions (%u-%u), %llu blocks, %llu revoked (%llu revoke records)%s\n",
+		       a->dry ? "would replay" : "replayed",
+		       (unsigned long long)r->replayed_transactions, r->first_tid, r->end_tid - 1,
+		       (unsigned long long)r->replayed_blocks, (unsigned long long)r->revoked_blocks,
+		       (unsigned long long)r->revoke_records,
+		       r->bad_csum_blocks ? ", some blocks skipped for bad checksums" : "");
+	if (!r->nothing_to_do && !a->dry)
 		printf("journal marked empty, next sequence %u%s\n", r->next_tid,
-		       flag_cleared ? ", ext4 needs_recovery cleared" : "");
+		       e->needs_recovery_cleared ? ", ext4 needs_recovery cleared" : "");
+	if (e->fs_error)
+		printf("the journal recorded an abort (s_errno %d): moved to the ext4 superblock "
+		       "(state: errors, the next e2fsck checks everything)\n", e->fs_error);
 }
 
 static int recover_parse(int argc, char **argv, struct recover_args *a)
@@ -90,15 +94,16 @@ static int recover_parse(int argc, char **argv, struct recover_args *a)
 	return cli_one_operand(argc, argv, "TARGET");
 }
 
-/* Replay, then clear needs_recovery (ext4) once the journal is empty. */
+/* Replay, then do what e2fsck does to an ext4 target (target_end_recovery:
+ * needs_recovery cleared, a recorded abort moved to the ext4 superblock). */
 static int recover_run(const char *verb, struct target *t, const struct recover_args *a)
 {
 	struct jbd_journal j;
 	struct jbd_recover_result r;
 	struct jbd_recover_opts o = { .dry_run = a->dry };
+	struct target_end e = { 0 };
 	struct jbd_err err = { 0 };
 	struct cli_progress progress;
-	bool cleared = false;
 	int rc = jbd_journal_load(&t->loc, &j, &err);
 
 	cli_progress_init(&progress, verb, "replaying");
@@ -115,16 +120,15 @@ static int recover_run(const char *verb, struct target *t, const struct recover_
 			target_exit_status(rc) == 1 ? " (nothing written)" : "");
 		return target_exit_status(rc);
 	}
-	if (target_is_ext4(t) && t->ext4_needs_recovery && !a->dry) {
+	if (!a->dry) {
 		struct jbd_err e2 = { 0 };
-		int rc2 = ext4_set_needs_recovery(t->path, false, &e2);
+		int rc2 = target_end_recovery(t, &j, &e, &e2);
 		if (rc2) {
-			cli_err(verb, "cannot clear needs_recovery: '%s': %s", t->path, e2.msg);
+			cli_err(verb, "cannot finish recovery: '%s': %s", t->path, e2.msg);
 			return target_exit_status(rc2) == 1 ? EXIT_IO : target_exit_status(rc2);
 		}
-		cleared = true;
 	}
-	report(a, &r, cleared);
+	report(a, &r, &e);
 	if (rc)
 		cli_err(verb, "corrupt journal: '%s': %s", t->journal_path, err.msg);
 	return target_exit_status(rc);

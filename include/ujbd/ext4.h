@@ -3,9 +3,10 @@
  *
  * The journal layer knows only "a device, a map from journal block numbers
  * to device blocks, and a data device" (struct jbd_loc in format.h). This
- * module builds that map for ext4 with libext2fs and flips the one ext4 bit
- * the journal cares about, INCOMPAT_RECOVER (needs_recovery). It never
- * parses jbd2 structures and never prints.
+ * module builds that map for ext4 with libext2fs and flips the ext4 bits
+ * the journal cares about: INCOMPAT_RECOVER (needs_recovery), and the
+ * EXT2_ERROR_FS state a journal abort ends in. It never parses jbd2
+ * structures and never prints.
  *
  * Kinds of path, as ext4_probe() sees them:
  *   EXT4_NOT_EXT4     no ext2/3/4 superblock magic (0xEF53 at byte 1080), or
@@ -98,6 +99,26 @@ void ext4_journal_release(struct ext4_journal *j);
  * the flag on disk is known durable when this returns 0.
  */
 int ext4_set_needs_recovery(const char *path, bool on, struct jbd_err *err);
+
+/*
+ * Change the primary superblock only, in one write (as ext4_set_needs_recovery
+ * does, and with the same errors). flags:
+ *   EXT4_SET_RECOVER / EXT4_CLEAR_RECOVER   set / clear INCOMPAT_RECOVER
+ *                                           (not both: -EINVAL);
+ *   EXT4_SET_ERROR_FS                       s_state |= EXT2_ERROR_FS ("clean
+ *                                           with errors"), so the next e2fsck
+ *                                           is a full check: where e2fsck and
+ *                                           the kernel move a journal's
+ *                                           s_errno before clearing it.
+ * Recovery passes EXT4_CLEAR_RECOVER | EXT4_SET_ERROR_FS when the journal
+ * recorded an abort, so the flag never goes without the error. Nothing to
+ * change writes nothing but still fsyncs.
+ */
+#define EXT4_SET_RECOVER    0x1u
+#define EXT4_CLEAR_RECOVER  0x2u
+#define EXT4_SET_ERROR_FS   0x4u
+#define EXT4_SUPER_FLAGS    0x7u
+int ext4_update_super(const char *path, unsigned flags, struct jbd_err *err);
 
 #ifdef __cplusplus
 }

@@ -279,7 +279,10 @@ int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
  * internal journal; data device = itself; the ext4 needs_recovery flag is set
  * while open and cleared at close), or a standalone journal file with its data
  * device in data_path. journal_path, if not NULL, names an external journal
- * device for an ext4 TARGET.
+ * device for an ext4 TARGET. With clear_error, an ext4 TARGET whose journal
+ * records an abort (s_errno) is first marked "with errors" in its ext4
+ * superblock (the next e2fsck is a full check), as the kernel does at mount.
+ * Errors as ujbd_open, and -EUCLEAN for a truncated ext4 image.
  */
 int ujbd_open_path(const char *target, const char *data_path,
 		   const char *journal_path, const struct ujbd_opts *opts,

@@ -11,8 +11,9 @@
  * as e2fsck does.
  *
  * Everything here runs before the journal is touched, so it is read-only
- * except ext4_set_needs_recovery(), which rewrites the primary superblock
- * and nothing else (backups keep their old flag, as after e2fsck).
+ * except ext4_update_super() (needs_recovery, and the error state a journal
+ * abort leaves), which rewrites the primary superblock and nothing else
+ * (backups keep their old flag, as after e2fsck).
  * libext2fs error codes become negative errnos plus a one-line message.
  */
 #include <errno.h>
@@ -491,7 +492,7 @@ void ext4_journal_release(struct ext4_journal *j)
 	j->nmap = 0;
 }
 
-/* ---- needs_recovery ---------------------------------------------------- */
+/* ---- needs_recovery and the error state -------------------------------- */
 
 static int ext4_fsync_path(const char *path, struct jbd_err *err)
 {
@@ -509,13 +510,32 @@ static int ext4_fsync_path(const char *path, struct jbd_err *err)
 	return 0;
 }
 
-int ext4_set_needs_recovery(const char *path, bool on, struct jbd_err *err)
+/* Apply flags to the superblock in memory; true if anything changed. */
+static bool ext4_change_super(struct ext2_super_block *sb, unsigned flags)
+{
+	bool rec = ext2fs_has_feature_journal_needs_recovery(sb);
+	uint16_t state = sb->s_state;
+
+	if ((flags & EXT4_SET_RECOVER) && !rec)
+		ext2fs_set_feature_journal_needs_recovery(sb);
+	if ((flags & EXT4_CLEAR_RECOVER) && rec)
+		ext2fs_clear_feature_journal_needs_recovery(sb);
+	if (flags & EXT4_SET_ERROR_FS)
+		sb->s_state |= EXT2_ERROR_FS;
+	return rec != ext2fs_has_feature_journal_needs_recovery(sb) || state != sb->s_state;
+}
+
+int ext4_update_super(const char *path, unsigned flags, struct jbd_err *err)
 {
 	ext2_filsys fs;
 	errcode_t code;
 	bool is_ext;
 	int rc;
 
+	if ((flags & ~EXT4_SUPER_FLAGS) ||
+	    (flags & (EXT4_SET_RECOVER | EXT4_CLEAR_RECOVER)) ==
+	    (EXT4_SET_RECOVER | EXT4_CLEAR_RECOVER))
+		return jbd_err_set(err, -EINVAL, "'%s': bad superblock flags 0x%x", path, flags);
 	rc = ext4_peek(path, &is_ext, err);
 	if (rc)
 		return rc;
@@ -532,18 +552,19 @@ int ext4_set_needs_recovery(const char *path, bool on, struct jbd_err *err)
 		return jbd_err_set(err, -EINVAL, "'%s': is a journal device, not a file system",
 				 path);
 	}
-	if (ext2fs_has_feature_journal_needs_recovery(fs->super) == on) {
+	if (!ext4_change_super(fs->super, flags)) {
 		ext2fs_free(fs); /* nothing to write: do not even flush the sb */
 		return ext4_fsync_path(path, err);
 	}
-	if (on)
-		ext2fs_set_feature_journal_needs_recovery(fs->super);
-	else
-		ext2fs_clear_feature_journal_needs_recovery(fs->super);
 	ext2fs_mark_super_dirty(fs);
 	code = ext2fs_close_free(&fs);
 	if (code)
 		return jbd_err_set(err, ext4_errno(code), "cannot write the superblock of '%s': %s",
 				 path, ext4_strerror(code));
 	return ext4_fsync_path(path, err);
+}
+
+int ext4_set_needs_recovery(const char *path, bool on, struct jbd_err *err)
+{
+	return ext4_update_super(path, on ? EXT4_SET_RECOVER : EXT4_CLEAR_RECOVER, err);
 }

@@ -9,7 +9,9 @@
  *   - an ext4 image with an internal or external journal: ext4's
  *     needs_recovery is set while the journal is open and cleared by a
  *     clean close (a crash, or ujbd_close_hard, leaves it set, so e2fsck
- *     and the kernel replay);
+ *     and the kernel replay); a journal error (s_errno) that clear_error
+ *     lets the runtime clear is first recorded in the ext4 superblock
+ *     (EXT2_ERROR_FS), as the kernel does at mount;
  *   - whatever the target, its devices are closed after the journal is
  *     freed.
  * Real world only (files).
@@ -85,6 +87,26 @@ static const struct ujbd_opts *target_opts(const struct target *t, const struct 
 	return tmp;
 }
 
+/*
+ * The kernel, mounting a file system whose journal records an abort
+ * (s_errno), marks the file system "with errors" before it clears the
+ * journal's error; the runtime clears s_errno at open when clear_error is
+ * set, so an ext4 owner records the error in the ext4 superblock first.
+ * A journal that does not load is left for ujbd_open to report.
+ */
+static int owner_keep_error(struct path_owner *o, const struct ujbd_opts *opts,
+			    struct jbd_err *err)
+{
+	struct jbd_journal jj;
+	struct jbd_err ignored;
+
+	if (!target_is_ext4(&o->po_target) || !opts->clear_error || opts->format)
+		return 0;
+	if (jbd_journal_load(&o->po_target.loc, &jj, &ignored) || !jbd_get_be32(jj.j_sb.s_errno))
+		return 0;
+	return ext4_update_super(o->po_paths[0], EXT4_SET_ERROR_FS, err);
+}
+
 int ujbd_open_path(const char *target, const char *data_path, const char *journal_path,
 		   const struct ujbd_opts *opts, struct ujbd **out, struct jbd_err *err)
 {
@@ -112,6 +134,8 @@ int ujbd_open_path(const char *target, const char *data_path, const char *journa
 		.create_blocks = opts->format ? opts->format_opts.blocks : 0,
 	};
 	rc = target_open_req(&o->po_target, &r, err);
+	if (!rc)
+		rc = owner_keep_error(o, opts, err);
 	if (!rc)
 		rc = ujbd_open(&o->po_target.loc, target_opts(&o->po_target, opts, &resolved), out,
 			       err);

@@ -330,3 +330,43 @@ void target_close(struct target *t)
 	ext4_journal_release(&t->jd);
 	memset(t, 0, sizeof(*t));
 }
+
+/* ---- after recovery --------------------------------------------------------- */
+
+/*
+ * The order keeps the error through a crash at any point: the journal
+ * superblock (s_start 0) was written by the replay with s_errno still set;
+ * the ext4 superblock gets EXT2_ERROR_FS in the write that clears
+ * needs_recovery; only then is s_errno cleared. A crash in between leaves
+ * s_errno set with the flag clear, and the next recover (or e2fsck, which
+ * does the same when the flag is clear) moves it again.
+ */
+int target_end_recovery(struct target *t, struct jbd_journal *j, struct target_end *out,
+			struct jbd_err *err)
+{
+	int32_t e = (int32_t)jbd_get_be32(j->j_sb.s_errno);
+	unsigned flags = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!target_is_ext4(t))
+		return 0;
+	if (t->ext4_needs_recovery)
+		flags |= EXT4_CLEAR_RECOVER;
+	if (e)
+		flags |= EXT4_SET_ERROR_FS;
+	if (!flags)
+		return 0;
+	rc = ext4_update_super(t->path, flags, err);
+	if (rc)
+		return rc;
+	out->needs_recovery_cleared = t->ext4_needs_recovery;
+	t->ext4_needs_recovery = false;
+	if (!e)
+		return 0;
+	jbd_put_be32(&j->j_sb.s_errno, 0);
+	rc = jbd_journal_write_sb(j, err);
+	if (!rc)
+		out->fs_error = e;
+	return rc;
+}

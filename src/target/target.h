@@ -27,6 +27,7 @@
 
 #include "ujbd/ext4.h"
 #include "ujbd/format.h"
+#include "ujbd/jbd_log.h"
 
 enum target_kind {
 	TARGET_STANDALONE = 0,   /* jbd2 journal file, sb in block 0 */
@@ -87,5 +88,22 @@ const char *target_strerror(int rc);
 /* The exit status of target_open's result rc: the table's for its
  * failure, else target_exit_status(rc). Call before target_close. */
 int target_status(const struct target *t, int rc);
+
+/*
+ * What e2fsck does to an ext4 target once its journal is replayed (or had
+ * nothing to replay), j being that journal as the replay left it: clear
+ * needs_recovery, and when the journal records an abort (s_errno, written
+ * by a kernel that aborted it, or by a replay that skipped bad blocks)
+ * move it into the ext4 superblock's state (EXT2_ERROR_FS, in the same
+ * write) and clear s_errno. Other targets: nothing (a standalone journal's
+ * s_errno is the only record of the error, so it stays). 0 or -errno with
+ * err set; out says what was done.
+ */
+struct target_end {
+	bool needs_recovery_cleared;
+	int32_t fs_error;          /* the s_errno moved into the ext4 superblock, or 0 */
+};
+int target_end_recovery(struct target *t, struct jbd_journal *j, struct target_end *out,
+			struct jbd_err *err);
 
 #endif

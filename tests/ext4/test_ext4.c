@@ -449,6 +449,37 @@ static void test_needs_recovery_round_trip(void)
 	}
 }
 
+/* EXT4_SET_ERROR_FS with EXT4_CLEAR_RECOVER: one write of the primary
+ * superblock, which dumpe2fs reads as "clean with errors" with the flag
+ * clear and a checksum that verifies; asking to set and clear is -EINVAL. */
+static void test_error_state(void)
+{
+	struct jbd_err err = { 0 };
+	ext2_filsys fs = NULL;
+	char *before, *after, *state;
+
+	NEED_TOOLS();
+	T_EQ(mkfs("es.img", "-t ext4 -b 4096 -O metadata_csum", "32M"), 0);
+	T_EQ(ext4_set_needs_recovery(path("es.img"), true, &err), 0);
+	before = sha_except("es.img", 1024, 1024);
+	T_EQ(ext4_update_super(path("es.img"), EXT4_SET_RECOVER | EXT4_CLEAR_RECOVER, &err),
+	     -EINVAL);
+	T_EQ(ext4_update_super(path("es.img"), 0x8, &err), -EINVAL);
+	T_EQ(ext4_update_super(path("es.img"), EXT4_CLEAR_RECOVER | EXT4_SET_ERROR_FS, &err), 0);
+	after = sha_except("es.img", 1024, 1024);
+	T_CHECK(before && after && strcmp(before, after) == 0);
+	free(before);
+	free(after);
+	state = sh_out("dumpe2fs -h %s 2>/dev/null | grep '^Filesystem state:'", path("es.img"));
+	T_CHECK(state && strstr(state, "clean with errors"));
+	free(state);
+	T_CHECK(!dumpe2fs_has("es.img", "needs_recovery"));
+	T_EQ(ext2fs_open2(path("es.img"), NULL, EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs), 0);
+	T_CHECK(fs->super->s_state & EXT2_ERROR_FS);
+	T_CHECK(ext2fs_superblock_csum_verify(fs, fs->super));
+	ext2fs_close_free(&fs);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -468,6 +499,7 @@ int main(int argc, char **argv)
 	T_RUN(test_not_ext);
 	T_RUN(test_truncated);
 	T_RUN(test_needs_recovery_round_trip);
+	T_RUN(test_error_state);
 	sh("rm -rf %s", tdir);
 	return t_done(argv[0]);
 }
