@@ -171,9 +171,9 @@ int cmd_format(int argc, char **argv)
 {
 	struct format_args a = { 0 };
 	struct cli_progress progress;
-	struct dev_file_opts fo = { .create = true };
+	struct target_req r = { .writable = true, .standalone = true };
+	struct target t;
 	struct jbd_err err = { 0 };
-	struct dev *d;
 	char u[40];
 	int rc = format_parse(argc, argv, &a);
 
@@ -190,19 +190,25 @@ int cmd_format(int argc, char **argv)
 	rc = target_may_overwrite(argv[0], a.path, a.o.blocks * a.o.blocksize, a.force);
 	if (rc)
 		return rc;
-	fo.size = a.o.blocks * a.o.blocksize;
-	rc = dev_file_open(a.path, &fo, &d);
+	/* the target layer creates or sizes the file, claims it (a journal
+	 * open elsewhere is refused) and refuses a mounted one, --force or not */
+	r.path = a.path;
+	r.create_bs = a.o.blocksize;
+	r.create_blocks = a.o.blocks;
+	rc = target_open_req(&t, &r, &err);
 	if (rc) {
-		cli_err(argv[0], "cannot open: '%s': %s", a.path, target_strerror(rc));
-		return target_exit_status(rc);
+		cli_err(argv[0], "%s", err.msg);
+		rc = target_status(&t, rc);
+		target_close(&t);
+		return rc;
 	}
 	cli_progress_init(&progress, argv[0], "zeroing the log");
 	a.o.progress = cli_progress;
 	a.o.progress_arg = &progress;
-	rc = jbd_format(d, &a.o, &err);
+	rc = jbd_format(t.jdev, &a.o, &err);
 	if (!rc && a.json)
-		rc = format_json(d, &a);
-	dev_close(d);
+		rc = format_json(t.jdev, &a);
+	target_close(&t);
 	if (rc) {
 		cli_err(argv[0], "cannot format: '%s': %s", a.path, err.msg[0] ? err.msg :
 			target_strerror(rc));

@@ -150,6 +150,7 @@ int cmd_recover(int argc, char **argv)
 		target_close(&t);
 		return rc;
 	}
+	target_cli_note(argv[0], &t); /* --dry-run reads a target in use */
 	rc = recover_run(argv[0], &t, &a);
 	target_close(&t);
 	return rc;

@@ -77,6 +77,7 @@ int target_cli_load(int argc, char **argv, struct target_cli *cli, struct target
 		target_close(t);
 		return rc;
 	}
+	target_cli_note(argv[0], t);
 	rc = jbd_journal_load(&t->loc, j, &err);
 	if (rc) {
 		cli_err(argv[0], "invalid journal: '%s': %s", t->journal_path, err.msg);
@@ -84,6 +85,12 @@ int target_cli_load(int argc, char **argv, struct target_cli *cli, struct target
 		return target_exit_status(rc);
 	}
 	return -1;
+}
+
+void target_cli_note(const char *verb, const struct target *t)
+{
+	if (t->t_in_use[0])
+		cli_err(verb, "note: %s; read anyway, it may change while read", t->t_in_use);
 }
 
 const char *target_uuid_str(const uint8_t u[16], char *buf)

@@ -33,6 +33,9 @@ struct target_cli {
  * nothing left open). */
 int target_cli_load(int argc, char **argv, struct target_cli *cli, struct target *t,
 		    struct jbd_journal *j);
+/* A read-only verb on a target someone else uses (mounted, or open for
+ * writing): one line on stderr saying so, the verb goes on. */
+void target_cli_note(const char *verb, const struct target *t);
 
 /* "11111111-2222-..." from 16 bytes; buf holds at least 37. */
 const char *target_uuid_str(const uint8_t u[16], char *buf);

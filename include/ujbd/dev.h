@@ -81,6 +81,12 @@ struct dev_file_opts {
 	unsigned workers;     /* thread engine: worker threads, 0 = 4 */
 	unsigned queue_depth; /* 0 = 32 */
 	uint32_t block_size;  /* 0 = 512, or the block device's logical size */
+	/* Claim the file while it is open (writable opens only): a block
+	 * device is opened O_EXCL (-EBUSY if mounted or claimed), a regular
+	 * file gets a write lock over all of it on its open file description
+	 * (F_OFD_SETLK; -EBUSY if another open holds one, in this process or
+	 * another). Advisory for files: it only stops those who ask. */
+	bool exclusive;
 };
 int dev_file_open(const char *path, const struct dev_file_opts *opts,
 		  struct dev **out);

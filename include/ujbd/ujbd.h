@@ -282,7 +282,11 @@ int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
  * device for an ext4 TARGET. With clear_error, an ext4 TARGET whose journal
  * records an abort (s_errno) is first marked "with errors" in its ext4
  * superblock (the next e2fsck is a full check), as the kernel does at mount.
- * Errors as ujbd_open, and -EUCLEAN for a truncated ext4 image.
+ * Every file opened is claimed until close (a block device O_EXCL, a
+ * regular file an open-file-description write lock): -EBUSY, with err
+ * naming the process that holds it, when the journal or its data file is
+ * open elsewhere, in this process or another. Errors as ujbd_open, and
+ * -EUCLEAN for a truncated ext4 image.
  */
 int ujbd_open_path(const char *target, const char *data_path,
 		   const char *journal_path, const struct ujbd_opts *opts,

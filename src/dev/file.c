@@ -570,14 +570,43 @@ static int dev_file_open_direct(struct dev_file *f, const char *path, const stru
 static int dev_file_open_fd(const char *path, const struct dev_file_opts *o)
 {
 	int flags = (o->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	struct stat st;
 	int fd;
 
 	if (o->create && !o->read_only)
 		flags |= O_CREAT;
 	if (o->direct)
 		flags |= O_DIRECT;
+	/* O_EXCL on a block device (not with O_CREAT: that is "must not
+	 * exist") is the kernel's claim: EBUSY if mounted or claimed. */
+	if (o->exclusive && !o->read_only && stat(path, &st) == 0 && S_ISBLK(st.st_mode))
+		flags = (flags & ~O_CREAT) | O_EXCL;
 	fd = open(path, flags, 0644);
 	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * A writable exclusive open of a regular file takes a write lock over the
+ * whole file on its open file description (F_OFD_SETLK): it conflicts with
+ * any other open that asks, in this process or another, and it goes when
+ * the last descriptor of this open is closed, whatever else the process
+ * opens and closes on the file (a classic POSIX lock would go with the
+ * first close of any descriptor of the file, libext2fs's included).
+ */
+static int dev_file_claim(struct dev_file *f, const struct dev_file_opts *o)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	struct stat st;
+
+	if (!o->exclusive || o->read_only)
+		return 0;
+	if (fstat(f->f_fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	if (fcntl(f->f_fd, F_OFD_SETLK, &fl) == 0)
+		return 0;
+	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
 }
 
 /* Start the engine the options ask for. */
@@ -625,6 +654,9 @@ int dev_file_open(const char *path, const struct dev_file_opts *opts,
 	f->f_dev.d_queue_depth = f->f_qd;
 	f->f_dev.d_volatile_cache = true;
 	snprintf(f->f_dev.d_name, sizeof(f->f_dev.d_name), "file:%s", path);
+	rc = dev_file_claim(f, o);
+	if (rc < 0)
+		goto out_fd;
 	rc = dev_file_geometry(f, o);
 	if (rc < 0)
 		goto out_fd;

@@ -36,6 +36,8 @@ static const struct rt_param file_rows[] = {
 	       "requests in flight"),
 	FILE_P(block_size, RT_PARAM_U32, "B", 0, 0, 65536,
 	       "dev_file_open: 0 = 512 or the device's", "logical block size"),
+	FILE_P(exclusive, RT_PARAM_BOOL, "", 1, 0, 1, "mount's O_EXCL claim",
+	       "claim the file while open (O_EXCL, or a lock): busy if in use"),
 };
 const struct rt_param_table stack_file_table =
 	RT_PARAM_TABLE("file", "a regular file or block device (model file:PATH)", file_rows,

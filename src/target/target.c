@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "target/inuse.h"
 #include "target/target.h"
 
 /* ---- failures ------------------------------------------------------------- */
@@ -35,6 +36,7 @@ enum target_fail {
 	TF_EXT4_KIND,        /* an ext4 kind this file does not know */
 	TF_UNKNOWN,          /* neither ext4 nor a jbd2 journal */
 	TF_BLOCKSIZE,        /* a jbd2 superblock with an invalid block size */
+	TF_BUSY,             /* mounted, or open by another writer */
 };
 
 /* code 0: the errno of the failed call; exit -1: target_exit_status(code);
@@ -65,16 +67,25 @@ static const struct {
 	[TF_EXT4_KIND] = { -EINVAL, 1, "cannot use", "unexpected ext4 kind" },
 	[TF_UNKNOWN] = { -EINVAL, 1, "cannot use", "neither an ext4 image nor a jbd2 journal" },
 	[TF_BLOCKSIZE] = { -EUCLEAN, 1, "invalid journal", "superblock: invalid block size" },
+	[TF_BUSY] = { -EBUSY, 1, "in use", "busy" },
 };
+
+/* why: the reason when it is known only now (else the table's, or the
+ * strerror of the code). */
+static int fail_why(struct target *t, struct jbd_err *err, enum target_fail f,
+		    const char *subject, int sys, const char *why)
+{
+	int code = fails[f].code ? fails[f].code : sys;
+	const char *reason = why ? why : fails[f].reason ? fails[f].reason : target_strerror(code);
+
+	t->t_exit = fails[f].exit >= 0 ? fails[f].exit : target_exit_status(code);
+	return jbd_err_set(err, code, "%s: '%s': %s", fails[f].what, subject, reason);
+}
 
 static int fail(struct target *t, struct jbd_err *err, enum target_fail f,
 		const char *subject, int sys)
 {
-	int code = fails[f].code ? fails[f].code : sys;
-	const char *reason = fails[f].reason ? fails[f].reason : target_strerror(code);
-
-	t->t_exit = fails[f].exit >= 0 ? fails[f].exit : target_exit_status(code);
-	return jbd_err_set(err, code, "%s: '%s': %s", fails[f].what, subject, reason);
+	return fail_why(t, err, f, subject, sys, NULL);
 }
 
 /*
@@ -91,7 +102,7 @@ int target_exit_status(int rc)
 	case ENOENT: case ENOTDIR: case EISDIR: case ENOTBLK: case ENXIO: case ENODEV:
 	case ELOOP: case ENAMETOOLONG: case EACCES: case EPERM:
 	case EUCLEAN: case EOPNOTSUPP: case EINVAL: case ENOSPC: case EBADMSG:
-	case ERANGE: case EFBIG:
+	case ERANGE: case EFBIG: case EBUSY:
 		return 1;
 	default: return 3;
 	}
@@ -127,14 +138,29 @@ bool target_is_ext4(const struct target *t)
 
 /* ---- opening ---------------------------------------------------------------- */
 
+/*
+ * Every file of a target opens here. A writable open claims the file
+ * (O_EXCL for a block device, an OFD write lock for a regular file:
+ * dev_file_opts.exclusive): a second writer loses acknowledged data. A
+ * read-only open only notes who else uses it (t_in_use).
+ */
 static int open_dev(struct target *t, const char *path, bool writable, uint64_t create_size,
 		    struct dev **out, struct jbd_err *err)
 {
 	struct dev_file_opts o = { .read_only = !writable, .create = create_size != 0,
-				   .size = create_size };
+				   .size = create_size, .exclusive = writable };
+	char why[TARGET_WHY_LEN];
 	int rc = dev_file_open(path, &o, out);
 
-	return rc ? fail(t, err, TF_OPEN, path, rc) : 0;
+	if (rc == -EBUSY) {
+		inuse_holder(path, why, sizeof(why));
+		return fail_why(t, err, TF_BUSY, path, 0, why);
+	}
+	if (rc)
+		return fail(t, err, TF_OPEN, path, rc);
+	if (!writable && !t->t_in_use[0] && inuse_locked(path, why, sizeof(why)))
+		snprintf(t->t_in_use, sizeof(t->t_in_use), "'%s' is in use: %s", path, why);
+	return 0;
 }
 
 static bool same_file(const char *a, const char *b)
@@ -289,7 +315,7 @@ int target_open_req(struct target *t, const struct target_req *r, struct jbd_err
 	t->path = r->path;
 	t->journal_path = r->journal ? r->journal : r->path;
 	t->data_path = r->data;
-	rc = ext4_probe(r->path, &t->ej, err);
+	rc = r->standalone && r->create_bs ? -ENOENT : ext4_probe(r->path, &t->ej, err);
 	if (rc == -ENOENT && r->create_bs) {
 		t->ej.kind = EXT4_NOT_EXT4; /* the journal file is made below */
 		rc = 0;

@@ -29,6 +29,8 @@
 #include "ujbd/format.h"
 #include "ujbd/jbd_log.h"
 
+#define TARGET_WHY_LEN 4200 /* a reason: a mount point may be a long path */
+
 enum target_kind {
 	TARGET_STANDALONE = 0,   /* jbd2 journal file, sb in block 0 */
 	TARGET_EXT4_INTERNAL = 1,
@@ -48,6 +50,10 @@ struct target_req {
 	 * create_bs bytes. 0: the journal must exist. */
 	uint32_t create_bs;
 	uint64_t create_blocks;
+	/* With create_bs: TARGET is made a standalone journal whatever it
+	 * holds now, never probed as ext4 (ujbd format, whose caller has
+	 * already refused, or been told with --force, to overwrite data). */
+	bool standalone;
 };
 
 struct target {
@@ -62,6 +68,10 @@ struct target {
 	struct jbd_loc loc;
 	bool ext4_needs_recovery;  /* ext4 targets: INCOMPAT_RECOVER at open */
 	int t_exit;                /* the failed open's exit status (table), or 0 */
+	/* A read-only open of a file someone else uses (mounted, or locked
+	 * by a writer): "'PATH' is in use: mounted on '/mnt'", else empty.
+	 * The verbs that read say so; a writable open refuses instead. */
+	char t_in_use[TARGET_WHY_LEN + 64];
 };
 
 /*

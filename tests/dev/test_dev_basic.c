@@ -570,6 +570,36 @@ static void test_sync_flags(void)
 	unlink(path);
 }
 
+/* exclusive on a regular file: an OFD write lock, so a second exclusive
+ * open (this process too) is -EBUSY, a read-only or plain one is not, and
+ * closing another descriptor of the file keeps it; it goes at close. */
+static void test_file_exclusive(void)
+{
+	struct dev_file_opts o = { .create = true, .size = 1 << 20, .exclusive = true };
+	struct dev *d, *d2;
+	char path[300];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/excl", tmpdir);
+	T_EQ(dev_file_open(path, &o, &d), 0);
+	fd = open(path, O_RDWR);
+	T_CHECK(fd >= 0);
+	close(fd); /* a POSIX lock would be gone now */
+	T_EQ(dev_file_open(path, &o, &d2), -EBUSY);
+	o.read_only = true;
+	T_EQ(dev_file_open(path, &o, &d2), 0);
+	dev_close(d2);
+	o.read_only = false;
+	o.exclusive = false;
+	T_EQ(dev_file_open(path, &o, &d2), 0);
+	dev_close(d2);
+	dev_close(d);
+	o.exclusive = true;
+	T_EQ(dev_file_open(path, &o, &d), 0);
+	dev_close(d);
+	unlink(path);
+}
+
 /* A block device: size from BLKGETSIZE64, logical block size from
  * BLKSSZGET. Needs root and a free loop device, else SKIP. */
 static void test_file_blockdev(void)
@@ -611,6 +641,15 @@ static void test_file_blockdev(void)
 		dev_close(d);
 		o.block_size = 512; /* smaller than the device's: refused */
 		T_EQ(dev_file_open(loop, &o, &d), -EINVAL);
+		/* exclusive: O_EXCL, a second claim is -EBUSY */
+		struct dev *d2 = NULL;
+		o = (struct dev_file_opts){ .engine = DEV_FILE_THREADS, .exclusive = true };
+		T_EQ(dev_file_open(loop, &o, &d), 0);
+		T_EQ(dev_file_open(loop, &o, &d2), -EBUSY);
+		o.exclusive = false;
+		T_EQ(dev_file_open(loop, &o, &d2), 0); /* a plain open still works */
+		dev_close(d2);
+		dev_close(d);
 	}
 	snprintf(cmd, sizeof(cmd), "losetup -d '%s'", loop);
 	if (system(cmd) != 0)
@@ -640,6 +679,7 @@ int main(int argc, char **argv)
 	T_RUN(test_file_direct);
 	T_RUN(test_direct_hint_threads);
 	T_RUN(test_direct_hint_uring);
+	T_RUN(test_file_exclusive);
 	T_RUN(test_file_blockdev);
 	T_RUN(test_poll_threads);
 	T_RUN(test_poll_uring);
