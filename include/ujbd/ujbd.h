@@ -285,7 +285,9 @@ int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
  * Every file opened is claimed until close (a block device O_EXCL, a
  * regular file an open-file-description write lock): -EBUSY, with err
  * naming the process that holds it, when the journal or its data file is
- * open elsewhere, in this process or another. Errors as ujbd_open, and
+ * open elsewhere, in this process or another, and -EBUSY ("mounted on
+ * ...") for a mounted file system, directly or through a loop device
+ * backed by the image. Errors as ujbd_open, and
  * -EUCLEAN for a truncated ext4 image.
  */
 int ujbd_open_path(const char *target, const char *data_path,

@@ -141,8 +141,11 @@ bool target_is_ext4(const struct target *t)
 /*
  * Every file of a target opens here. A writable open claims the file
  * (O_EXCL for a block device, an OFD write lock for a regular file:
- * dev_file_opts.exclusive): a second writer loses acknowledged data. A
- * read-only open only notes who else uses it (t_in_use).
+ * dev_file_opts.exclusive) and refuses a mounted file system, as e2fsck
+ * does (a mounted block device already fails O_EXCL; an image file is
+ * looked up among the loop devices): a second writer, or one under a
+ * mounted ext4, loses acknowledged data. A read-only open only notes who
+ * else uses it (t_in_use).
  */
 static int open_dev(struct target *t, const char *path, bool writable, uint64_t create_size,
 		    struct dev **out, struct jbd_err *err)
@@ -158,7 +161,13 @@ static int open_dev(struct target *t, const char *path, bool writable, uint64_t 
 	}
 	if (rc)
 		return fail(t, err, TF_OPEN, path, rc);
-	if (!writable && !t->t_in_use[0] && inuse_locked(path, why, sizeof(why)))
+	if (writable && inuse_mounted(path, why, sizeof(why))) {
+		dev_close(*out);
+		*out = NULL;
+		return fail_why(t, err, TF_BUSY, path, 0, why);
+	}
+	if (!writable && !t->t_in_use[0] &&
+	    (inuse_mounted(path, why, sizeof(why)) || inuse_locked(path, why, sizeof(why))))
 		snprintf(t->t_in_use, sizeof(t->t_in_use), "'%s' is in use: %s", path, why);
 	return 0;
 }
