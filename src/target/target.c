@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rt/assert.h"
 #include "target/inuse.h"
 #include "target/target.h"
 
@@ -384,6 +385,9 @@ int target_end_recovery(struct target *t, struct jbd_journal *j, struct target_e
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	/* only after a replay: needs_recovery must not go while the log is not
+	 * empty (the kernel would then ignore it) */
+	ASSERT(jbd_get_be32(j->j_sb.s_start) == 0);
 	if (!target_is_ext4(t))
 		return 0;
 	if (t->ext4_needs_recovery)

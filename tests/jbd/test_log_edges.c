@@ -2,7 +2,7 @@
  * The corners of the log engine that the other tests did not reach (found
  * by `make coverage`): superblock and format arguments out of range, parse
  * limits, the writers' own block checks, every way a scan stops (a log
- * that loops, an unknown block type, stale and failed commits in v1, v3
+ * that loops, a log read whole, an unknown block type, stale and failed commits in v1, v3
  * and async journals, a bad revoke block after a descriptor), the same
  * block revoked in two transactions, a torn async transaction whose bad
  * block is revoked, and a recovery without a data device. In-memory
@@ -226,6 +226,19 @@ static void t_format_args(void)
 	T_CHECK(strstr(err.msg, "device too small"));
 	T_EQ(jbd_format(d, &o, &err), 0);
 	dev_close(d);
+	/* the log is zeroed 256 blocks at a time: the first write failing ends
+	 * it (and nothing after it is written) */
+	struct dev_fault_opts fo = { .fail_write_nth = 1 };
+	struct dev *mem, *fd;
+	T_EQ(dev_mem_new(600 * BS, 512, &mem), 0);
+	T_EQ(dev_fault_new(mem, &fo, &fd), 0);
+	o.blocks = 600;
+	T_EQ(jbd_format(fd, &o, &err), -EIO);
+	T_CHECK(strstr(err.msg, "cannot write the journal"));
+	struct dev_fault_counts c;
+	dev_fault_counts(fd, &c);
+	T_EQ(c.writes, 1);
+	dev_close(fd);
 }
 
 static void t_parse_limits(void)
@@ -292,6 +305,12 @@ static void t_logblock_built(void)
 	jbd_commit_encode(&f, blk, 1, 5, 0, 0);
 	T_EQ(jbd_logblock_check(&f1, blk, 1, JBD_LB_BUILT, &err), -EUCLEAN);
 	T_CHECK(strstr(err.msg, "checksum type 0 size 0"));
+	/* both v1 and v3 (refused at load, yet a fmt can say so): v3 rules */
+	jbd_put_be32(&sb.s_feature_incompat, JBD2_FEATURE_INCOMPAT_CSUM_V3);
+	sb.s_checksum_type = JBD2_CRC32C_CHKSUM;
+	jbd_fmt_from_sb(&sb, &f1);
+	jbd_commit_encode(&f1, blk, 1, 5, 0, 0);
+	T_EQ(jbd_logblock_check(&f1, blk, 1, JBD_LB_BUILT, &err), 0);
 	jbd_commit_encode(&f, blk, 1, 5, 1000000000u, 0);
 	T_EQ(jbd_logblock_check(&f, blk, 1, JBD_LB_BUILT, &err), -EUCLEAN);
 	T_CHECK(strstr(err.msg, "nanoseconds"));
@@ -336,6 +355,41 @@ static void t_scan_loop(void)
 	rig_close(&r);
 }
 
+/* A log whose every block belongs to a committed transaction (21 of
+ * descriptor, copy, commit in 63 blocks: a crafted log, as our writers
+ * keep a block free): the scan reads it all and stops there; all of it is
+ * replayed. */
+static void t_scan_log_full(void)
+{
+	struct jbd_recover_result res;
+	struct jbd_scan sc;
+	struct jbd_err err;
+	struct rig r;
+	uint32_t b, tid = 1;
+
+	T_EQ(rig_open(&r, JBD_CSUM_KIND_NONE, false), 0);
+	T_EQ((r.j.j_last - r.j.j_first) % 3, 0);
+	for (b = r.j.j_first; b < r.j.j_last; b += 3, tid++) {
+		struct jbd_tag tag = { tid % DBLOCKS, 0, 0 };
+		jbd_desc_encode(&r.j.j_fmt, blk, tid, &tag, 1, r.j.j_sb.s_uuid);
+		T_EQ(jwrite(&r, b), 0);
+		memset(blk, (int)tid, sizeof(blk));
+		T_EQ(jwrite(&r, b + 1), 0);
+		jbd_commit_encode(&r.j.j_fmt, blk, tid, 10 + tid, 0, 0);
+		T_EQ(jwrite(&r, b + 2), 0);
+	}
+	jbd_put_be32(&r.j.j_sb.s_start, r.j.j_first);
+	T_EQ(jbd_journal_write_sb(&r.j, &err), 0);
+	T_EQ(scan(&r, &sc, &err), 0);
+	T_EQ(sc.sc_stop, JBD_STOP_LOG_FULL);
+	T_EQ(sc.sc_ntrans, 21);
+	jbd_scan_release(&sc);
+	T_EQ(recover(&r, &res, &err), 0);
+	T_EQ(res.replayed_transactions, 21);
+	T_EQ(data_byte(&r, 21), 21);
+	rig_close(&r);
+}
+
 /* A block with the magic and the sequence but an unknown type ends the
  * log; what came before is replayed. */
 static void t_scan_block_type(void)
@@ -374,11 +428,15 @@ static void t_v1_commit(void)
 	T_EQ(rig_open(&r, JBD_CSUM_KIND_V1, false), 0);
 	T_EQ(txn(&r, b1, "A", 1, NULL, 0, 10, &w1), 0);
 	T_EQ(txn(&r, b2, "B", 1, NULL, 0, 11, &w2), 0);
-	/* no checksum is only all three zero: a size, or a crc, alone is bad */
-	for (int bad = 0; bad < 2; bad++) {
+	/* no checksum is only all three zero: a size, or a crc, alone is bad;
+	 * so is the crc32 type with another size */
+	for (int bad = 0; bad < 3; bad++) {
 		T_EQ(jread(&r, w1.commit_block), 0);
 		memset(blk + 12, 0, 8); /* c_type, c_size, padding, c_chksum0 */
-		blk[bad ? 19 : 13] = 4;
+		if (bad == 2)
+			blk[12] = JBD2_CRC32_CHKSUM, blk[13] = 2;
+		else
+			blk[bad ? 19 : 13] = 4;
 		T_EQ(jwrite(&r, w1.commit_block), 0);
 		T_EQ(recover(&r, &res, &err), -EUCLEAN);
 		T_CHECK(strstr(err.msg, "bad commit block checksum"));
@@ -540,11 +598,12 @@ static void t_map_hole(void)
 
 /* ---- recovery --------------------------------------------------------------- */
 
-/* The same block revoked in T2 and T4: T3's copy, between them, is revoked
- * too (the newest revoke counts); without T4's, T3's copy is replayed. */
+/* The same block revoked in T2 (twice) and T4: T3's copy, between them, is
+ * revoked too (the newest revoke counts); without T4's, T3's copy is
+ * replayed. */
 static void t_revoked_twice(void)
 {
-	static const uint64_t x[] = { 6 }, y[] = { 7 };
+	static const uint64_t x[] = { 6 }, xx[] = { 6, 6 }, y[] = { 7 };
 	struct jbd_recover_result res;
 	struct jbd_err err;
 	struct rig r;
@@ -552,13 +611,13 @@ static void t_revoked_twice(void)
 	for (int again = 0; again < 2; again++) {
 		T_EQ(rig_open(&r, JBD_CSUM_KIND_V3, false), 0);
 		T_EQ(txn(&r, x, "A", 1, NULL, 0, 10, NULL), 0);
-		T_EQ(txn(&r, y, "Y", 1, x, 1, 11, NULL), 0);
+		T_EQ(txn(&r, y, "Y", 1, xx, 2, 11, NULL), 0); /* a record twice */
 		T_EQ(txn(&r, x, "B", 1, NULL, 0, 12, NULL), 0);
 		if (again)
 			T_EQ(txn(&r, y, "Z", 1, x, 1, 13, NULL), 0);
 		T_EQ(recover(&r, &res, &err), 0);
 		T_EQ(data_byte(&r, 6), again ? 0 : 'B');
-		T_EQ(res.revoke_records, again ? 2 : 1);
+		T_EQ(res.revoke_records, again ? 3 : 2);
 		rig_close(&r);
 	}
 }
@@ -631,6 +690,7 @@ int main(int argc, char **argv)
 	T_RUN(t_logblock_built);
 	T_RUN(t_stop_names);
 	T_RUN(t_scan_loop);
+	T_RUN(t_scan_log_full);
 	T_RUN(t_scan_block_type);
 	T_RUN(t_v1_commit);
 	T_RUN(t_v1_async_after_failed_commit);

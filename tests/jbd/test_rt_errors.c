@@ -8,9 +8,11 @@
  * message and leaves the journal device as it was (the replay excepted:
  * it is recovery's own write); after an allocation failure the next open
  * works. Handles: a revoke in a v1 journal, a commit asked for a tid that
- * never was, and every allocation of a handle's life failing in turn on a
- * fresh thread (an error, never a crash, and the journal goes on). Real
- * world, RAM devices.
+ * never was, every allocation of a handle's life failing in turn on a
+ * fresh thread (an error, never a crash, and the journal goes on), a
+ * forgotten block taken again without a credit, a data block past the
+ * data device, and every call of a
+ * handle that was open when the journal aborted. Real world, RAM devices.
  */
 #include "rt_rig.h"
 #include "alloc_fault.h"
@@ -264,6 +266,99 @@ static void t_unknown_tid(void)
 	rig_free(&r);
 }
 
+/* A block with a committed copy, forgotten in a later transaction, stays
+ * on it without giving its credit back; taken again it needs one more: a
+ * handle that has none left gets -ENOSPC. */
+static void t_forget_no_credit(void)
+{
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b, *b2;
+	struct rig r;
+
+	T_EQ(fresh(&r), 0);
+	rig_opts(&o, false);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(rig_write(r.j, 12, 1, 1, true, NULL), 0);
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	T_EQ(ujbd_get_write_access(h, 12, &b), 0);
+	T_EQ(ujbd_dirty_metadata(h, b), 0);
+	T_EQ(ujbd_forget(h, b), 0);
+	T_EQ(ujbd_get_write_access(h, 12, &b2), -ENOSPC);
+	ujbd_buf_put(b);
+	T_EQ(ujbd_stop(h), -ENOSPC); /* the handle's first error */
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	rig_free(&r);
+}
+
+/* A data block past the data device: -EINVAL, nothing taken. */
+static void t_write_data_bounds(void)
+{
+	static uint8_t data[BS];
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	struct rig r;
+
+	T_EQ(fresh(&r), 0);
+	rig_opts(&o, false);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	T_EQ(ujbd_write_data(h, DBLOCKS, data), -EINVAL);
+	T_EQ(ujbd_stop(h), 0);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	rig_free(&r);
+}
+
+static void checkpoint_thread(void *arg)
+{
+	int *rc = arg;
+
+	*rc = ujbd_checkpoint(*(struct ujbd **)(rc + 2));
+}
+
+/* The journal aborts while a handle is open (a checkpoint write of an
+ * earlier transaction fails on another thread): every call of that handle
+ * then fails (-EROFS), its stop says -EIO, and nothing of it commits. */
+static void t_abort_with_handle_open(void)
+{
+	struct dev_fault_opts fo = { .fail_write_nth = 1 };
+	static uint8_t data[BS];
+	struct ujbd_opts o;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b = NULL;
+	struct dev *dmem, *dd;
+	struct rig r;
+	rt_thread *t;
+	struct { int rc, pad; struct ujbd *j; } cp;
+
+	T_EQ(dev_mem_new((uint64_t)DBLOCKS * BS, 512, &dmem), 0);
+	T_EQ(dev_fault_new(dmem, &fo, &dd), 0);
+	T_EQ(rig_devs(&r, BS, JBLOCKS, DBLOCKS, NULL, dd), 0);
+	rig_opts(&o, true);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(rig_write(r.j, 10, 2, 1, true, NULL), 0); /* durable, not yet home */
+	T_EQ(ujbd_start(r.j, 4, &h), 0);
+	T_EQ(ujbd_get_write_access(h, 20, &b), 0);
+	cp.j = r.j;
+	T_EQ(rt_thread_create(&t, "ckpt", checkpoint_thread, &cp), 0);
+	T_EQ(rt_thread_join(t), 0);
+	T_CHECK(cp.rc < 0);                          /* its home write failed */
+	T_EQ(ujbd_extend(h, 1), -EROFS);
+	T_EQ(ujbd_dirty_metadata(h, b), -EROFS);
+	T_EQ(ujbd_forget(h, b), -EROFS);
+	T_EQ(ujbd_revoke(h, 21), -EROFS);
+	memset(data, 'D', sizeof(data));
+	T_EQ(ujbd_write_data(h, 22, data), -EROFS);
+	ujbd_buf_put(b);
+	T_EQ(ujbd_get_write_access(h, 23, &b), -EROFS);
+	T_EQ(ujbd_stop(h), -EIO);
+	T_EQ(ujbd_close(r.j), -EIO);
+	r.j = NULL;
+	rig_free(&r);
+}
+
 struct life {
 	struct ujbd *j;
 	long nth, failed;
@@ -327,5 +422,8 @@ int main(int argc, char **argv)
 	T_RUN(t_revoke_v1);
 	T_RUN(t_unknown_tid);
 	T_RUN(t_handle_nomem);
+	T_RUN(t_forget_no_credit);
+	T_RUN(t_write_data_bounds);
+	T_RUN(t_abort_with_handle_open);
 	return t_done(argv[0]);
 }
