@@ -218,9 +218,20 @@ static void t_format_args(void)
 	o.blocksize = BS;
 	o.blocks = 8;
 	T_EQ(jbd_format(d, &o, &err), -EINVAL);
+	/* through a map: sizes past 2^32 blocks, another block size, a map
+	 * that does not hold the journal */
+	struct jbd_extent e = { 0, 0, (uint64_t)1 << 40 };
+	struct jbd_loc l = { .j_dev = d, .j_blocksize = BS, .j_map = &e, .j_nmap = 1,
+			     .j_len = (uint64_t)1 << 40 };
 	o.blocks = (uint64_t)UINT32_MAX + 1;
-	T_EQ(jbd_format(d, &o, &err), -EINVAL);
+	T_EQ(jbd_format_loc(&l, &o, &err), -EINVAL);
 	o.blocks = 64;
+	l.j_blocksize = 2048;
+	T_EQ(jbd_format_loc(&l, &o, &err), -EINVAL);
+	l.j_blocksize = BS;
+	e.len = 32;
+	T_EQ(jbd_format_loc(&l, &o, &err), -ENOSPC);
+	T_CHECK(strstr(err.msg, "does not hold 64 blocks"));
 	T_EQ(jbd_format_at(d, 65, &o, &err), -ENOSPC); /* starts past the device */
 	T_EQ(jbd_format_at(d, 1, &o, &err), -ENOSPC);  /* does not fit after it */
 	T_CHECK(strstr(err.msg, "device too small"));

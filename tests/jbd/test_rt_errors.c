@@ -106,7 +106,7 @@ static void t_bad_location(void)
 	struct jbd_err err;
 	struct ujbd *j;
 	struct rig r;
-	struct jbd_extent two[2];
+	struct jbd_extent two[1];
 
 	T_EQ(fresh(&r), 0);
 	rig_opts(&o, false);
@@ -115,15 +115,14 @@ static void t_bad_location(void)
 	l.j_data = NULL;
 	T_EQ(ujbd_open(&l, &o, &j, &err), -EINVAL);
 	T_CHECK(strstr(err.msg, "a journal device and a data device"));
-	/* format: one extent, superblock first, sizes that fit */
+	/* format: the superblock first, sizes that fit */
 	rig_opts(&o, true);
 	l = r.loc;
-	two[0] = (struct jbd_extent){ 0, 0, JBLOCKS / 2 };
-	two[1] = (struct jbd_extent){ JBLOCKS / 2, JBLOCKS / 2, JBLOCKS / 2 };
+	two[0] = (struct jbd_extent){ 0, 0, JBLOCKS };
 	l.j_map = two;
-	l.j_nmap = 2;
+	l.j_sb_block = 1;
 	T_EQ(ujbd_open(&l, &o, &j, &err), -EINVAL);
-	T_CHECK(strstr(err.msg, "one contiguous extent"));
+	T_CHECK(strstr(err.msg, "superblock at journal block 0"));
 	o.format_opts.blocksize = 1024;
 	refused(&r, &o, -EINVAL, "do not match the journal location");
 	o.format_opts.blocksize = 0;
