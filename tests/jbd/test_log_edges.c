@@ -228,10 +228,29 @@ static void t_format_args(void)
 	o.blocks = 64;
 	l.j_blocksize = 2048;
 	T_EQ(jbd_format_loc(&l, &o, &err), -EINVAL);
-	l.j_blocksize = BS;
+	for (int i = 0; i < 3; i++) {
+		o.blocksize = l.j_blocksize = (uint32_t[]){ 512, 131072, 3072 }[i];
+		T_EQ(jbd_format_loc(&l, &o, &err), -EINVAL);
+	}
+	o.blocksize = l.j_blocksize = BS;
 	e.len = 32;
 	T_EQ(jbd_format_loc(&l, &o, &err), -ENOSPC);
 	T_CHECK(strstr(err.msg, "does not hold 64 blocks"));
+	e.len = 64;
+	l.j_len = 32;                                  /* shorter than asked */
+	T_EQ(jbd_format_loc(&l, &o, &err), -ENOSPC);
+	l.j_len = 64;
+	l.j_sb_block = 1;                              /* not in block 0 */
+	T_EQ(jbd_format_loc(&l, &o, &err), -ENOSPC);
+	l.j_sb_block = 0;
+	e = (struct jbd_extent){ 1, 1, 63 };           /* block 0 unmapped */
+	T_EQ(jbd_format_loc(&l, &o, &err), -ENOSPC);
+	/* a hole inside the map: its ends check out, the zeroing meets it */
+	struct jbd_extent holed[2] = { { 0, 0, 16 }, { 20, 20, 44 } };
+	l.j_map = holed;
+	l.j_nmap = 2;
+	T_EQ(jbd_format_loc(&l, &o, &err), -EINVAL);
+	T_CHECK(strstr(err.msg, "cannot write the journal"));
 	T_EQ(jbd_format_at(d, 65, &o, &err), -ENOSPC); /* starts past the device */
 	T_EQ(jbd_format_at(d, 1, &o, &err), -ENOSPC);  /* does not fit after it */
 	T_CHECK(strstr(err.msg, "device too small"));
