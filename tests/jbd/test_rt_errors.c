@@ -9,7 +9,8 @@
  * it is recovery's own write); after an allocation failure the next open
  * works. Handles: a revoke in a v1 journal, a commit asked for a tid that
  * never was, every allocation of a handle's life failing in turn on a
- * fresh thread (an error, never a crash, and the journal goes on), a
+ * fresh thread, on the slot path and on the locked one (an error, never a
+ * crash, and the journal goes on), a
  * forgotten block taken again without a credit, a data block past the
  * data device, and every call of a
  * handle that was open when the journal aborted. Real world, RAM devices.
@@ -410,6 +411,73 @@ static void t_handle_nomem(void)
 	rig_free(&r);
 }
 
+static void no_trace(void *arg, const struct ujbd_trace_event *ev)
+{
+	(void)arg;
+	(void)ev;
+}
+
+/* A handle's life on the locked path (a trace hook keeps handles off the
+ * per-thread slots): start, a write access, a data block, stop. */
+static void locked_life_thread(void *arg)
+{
+	static uint8_t data[BS];
+	struct life *l = arg;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+
+	alloc_fault_arm(l->nth);
+	l->rc = ujbd_start(l->j, 2, &h);
+	if (!l->rc) {
+		int rc = ujbd_get_write_access(h, 40, &b);
+		if (!rc) {
+			rc = ujbd_dirty_metadata(h, b);
+			ujbd_buf_put(b);
+		}
+		int rc2 = ujbd_write_data(h, 45, data);
+		int rc3 = ujbd_stop(h);
+		l->rc = rc ? rc : rc2 ? rc2 : rc3;
+	}
+	l->failed = alloc_fault_disarm();
+}
+
+/* Each allocation of that life failing in turn, on a fresh journal each
+ * time (the handle and buffer-head caches start empty): the handle, the
+ * buffer head of a write access and of a data block. */
+static void t_handle_nomem_locked(void)
+{
+	struct ujbd_opts o;
+	struct rig r;
+	long n;
+
+	if (!HAVE_ALLOC_FAULTS)
+		T_SKIP("a sanitizer owns malloc: no allocation faults");
+	rig_opts(&o, false);
+	for (n = 1; n < 1000; n++) {
+		struct life l = { NULL, n, 0, 0, 0 };
+		rt_thread *t;
+
+		T_EQ(fresh(&r), 0);
+		T_EQ(rig_open(&r, &o), 0);
+		ujbd_set_trace_hook(r.j, no_trace, NULL);
+		l.j = r.j;
+		T_EQ(rt_thread_create(&t, "life", locked_life_thread, &l), 0);
+		T_EQ(rt_thread_join(t), 0);
+		if (l.rc != 0 && l.rc != -ENOMEM)
+			T_FAILF("allocation %ld: rc %d", n, l.rc);
+		T_EQ(rig_write(r.j, 50, 1, 9, true, NULL), 0); /* the journal goes on */
+		T_EQ(ujbd_close(r.j), 0);
+		r.j = NULL;
+		rig_free(&r);
+		if (!l.failed) {
+			T_EQ(l.rc, 0);
+			break;
+		}
+	}
+	fprintf(stderr, "    %ld allocations of a locked handle's life failed in turn\n", n - 1);
+	T_CHECK(n > 3);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -421,6 +489,7 @@ int main(int argc, char **argv)
 	T_RUN(t_revoke_v1);
 	T_RUN(t_unknown_tid);
 	T_RUN(t_handle_nomem);
+	T_RUN(t_handle_nomem_locked);
 	T_RUN(t_forget_no_credit);
 	T_RUN(t_write_data_bounds);
 	T_RUN(t_abort_with_handle_open);
