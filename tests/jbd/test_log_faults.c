@@ -1,12 +1,14 @@
 /*
- * The offline log engine (superblock.c, scan.c, recovery.c, logwrite.c)
- * when its devices fail or memory runs out: every read, write and flush of
- * a recovery, of an append and of a format fails in turn (the Nth, for
- * every N up to the count of that kind, on the journal and on the data
- * device), and so does every allocation. Each failure returns a negative
- * errno with a message, never 0; a clean recovery afterwards gives exactly
- * the blocks of the faultless run (an interrupted append: the log with or
- * without its transaction, never a part of it). Prints the counts.
+ * The offline log engine (superblock.c, scan.c, logread.c, recovery.c,
+ * replay.c, logwrite.c) when its devices fail or memory runs out: every
+ * read, write and flush of a recovery, of an append and of a format fails
+ * in turn (the Nth, for every N up to the count of that kind, on the
+ * journal and on the data device), and so does every allocation. Each
+ * failure returns a negative errno with a message, never 0 (except a read
+ * ahead that the log reader reads again: see sweep); a clean recovery
+ * afterwards gives exactly the blocks of the faultless run (an interrupted
+ * append: the log with or without its transaction, never a part of it).
+ * Prints the counts.
  * In-memory devices behind the fault device (dev_fault_new); the
  * allocation faults replace malloc/calloc/realloc in this program and are
  * skipped under ASan/TSan, which own the allocator.
@@ -205,15 +207,19 @@ static bool fired(const struct run *r)
 
 /* ---- the sweeps ----------------------------------------------------------- */
 
-enum kind { K_READ, K_WRITE, K_FLUSH, K_ALLOC };
-static const char *const kind_name[] = { "read", "write", "flush", "allocation" };
+/* K_READS: the Nth read and every later one fail (sticky), so that a read
+ * the log reader tries again block by block fails again. */
+enum kind { K_READ, K_READS, K_WRITE, K_FLUSH, K_ALLOC };
+static const char *const kind_name[] = { "read", "sticky read", "write", "flush",
+					 "allocation" };
 
 static void arm(struct run *r, enum kind k, bool on_data, long n)
 {
 	struct dev_fault_opts *o = on_data ? &r->fd : &r->fj;
 
 	memset(r, 0, offsetof(struct run, cj));
-	if (k == K_READ)
+	o->sticky = k == K_READS;
+	if (k == K_READ || k == K_READS)
 		o->fail_read_nth = (uint64_t)n;
 	else if (k == K_WRITE)
 		o->fail_write_nth = (uint64_t)n;
@@ -227,7 +233,11 @@ static void arm(struct run *r, enum kind k, bool on_data, long n)
  * Fail the Nth operation of kind k (on the data device or the journal's)
  * for N = 1, 2, ... until a run sees no fault: that run must succeed, and
  * every earlier one fail with a negative errno and a message, leaving
- * devices whose clean recovery is `want` (or `want_alt`). Returns how many
+ * devices whose clean recovery is `want` (or `want_alt`). One exception: a
+ * single failed read of the journal, or a failed allocation, may end in
+ * success when it was the log reader's read ahead (the read, or the
+ * request that would send it), which the scan reads again block by block
+ * (logread.c); the result must then be the faultless one. Returns how many
  * failures were injected, or -1 (a check failed, already reported).
  */
 static long sweep(enum op op, const struct image *im, enum kind k, bool on_data,
@@ -251,7 +261,8 @@ static long sweep(enum op op, const struct image *im, enum kind k, bool on_data,
 			}
 			return n - 1;
 		}
-		if (r.rc >= 0 || !r.err.msg[0]) {
+		bool retried = r.rc == 0 && ((k == K_READ && !on_data) || k == K_ALLOC);
+		if (!retried && (r.rc >= 0 || !r.err.msg[0])) {
 			fprintf(stderr, "    %s %ld of %s: rc %d, message '%s'\n", kind_name[k], n,
 				on_data ? "data" : "journal", r.rc, r.err.msg);
 			return -1;
@@ -269,13 +280,16 @@ static long sweep(enum op op, const struct image *im, enum kind k, bool on_data,
 	return -1;
 }
 
-/* Every kind on both devices; *total gets the failures injected. */
+/* Every kind on both devices; *total gets the I/O failures injected (the
+ * allocation faults are counted apart: a sanitizer turns them off). */
 static void sweep_all(enum op op, const char *name, const struct image *im,
 		      const struct image *want, const struct image *want_alt, long *total)
 {
 	for (int k = K_READ; k <= K_ALLOC; k++)
 		for (int on_data = 0; on_data < 2; on_data++) {
 			if (k == K_ALLOC && (on_data || !HAVE_ALLOC_FAULTS))
+				continue;
+			if (k == K_READS && on_data)
 				continue;
 			long n = sweep(op, im, (enum kind)k, on_data, want, want_alt);
 			if (n < 0) {
@@ -285,18 +299,23 @@ static void sweep_all(enum op op, const char *name, const struct image *im,
 			}
 			fprintf(stderr, "    %s: %ld %s faults on the %s\n", name, n,
 				kind_name[k], k == K_ALLOC ? "calling thread" : on_data ? "data device" : "journal device");
-			*total += n;
+			if (k != K_ALLOC)
+				*total += n;
 		}
 }
 
 static struct image base, full, want_base, want_full;
+
+/* The least I/O faults each sweep must inject: that it reached in. On
+ * 2026-12-04 (the log read ahead in chunks, main's logread.c): recover 8,
+ * append 11, scan 4, format 4. */
 
 static void t_recover(void)
 {
 	long total = 0;
 
 	sweep_all(OP_RECOVER, "recover", &full, &want_full, NULL, &total);
-	T_CHECK(total > 20);
+	T_CHECK(total >= 6);
 }
 
 /* An interrupted append leaves T1, T2 and either all of T3 or none. */
@@ -305,7 +324,7 @@ static void t_append(void)
 	long total = 0;
 
 	sweep_all(OP_APPEND, "append", &base, &want_base, &want_full, &total);
-	T_CHECK(total > 10);
+	T_CHECK(total >= 8);
 }
 
 static void t_scan(void)
@@ -313,7 +332,7 @@ static void t_scan(void)
 	long total = 0;
 
 	sweep_all(OP_SCAN, "scan", &full, NULL, NULL, &total);
-	T_CHECK(total > 10);
+	T_CHECK(total >= 4);
 }
 
 static void t_format(void)

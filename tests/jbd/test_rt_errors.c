@@ -37,12 +37,12 @@ static uint64_t hash_dev(struct dev *d)
 }
 
 /* A formatted, cleanly closed journal on RAM devices. */
-static int fresh(struct rig *r)
+static int fresh_from(struct rig *r, bool jbd2)
 {
 	struct ujbd_opts o;
 	int rc = rig_devs(r, BS, JBLOCKS, DBLOCKS, NULL, NULL);
 
-	rig_opts(&o, true);
+	rig_opts_from(&o, true, jbd2);
 	if (!rc)
 		rc = rig_open(r, &o);
 	if (!rc) {
@@ -50,6 +50,11 @@ static int fresh(struct rig *r)
 		r->j = NULL;
 	}
 	return rc;
+}
+
+static int fresh(struct rig *r)
+{
+	return fresh_from(r, false);
 }
 
 /* Open must fail with code and a message containing msg, and write nothing. */
@@ -161,7 +166,9 @@ static void t_needs_recovery(void)
 }
 
 /* A journaled copy with a bad checksum: recovery skips it (as e2fsck) and
- * the open refuses, saying so. */
+ * the open refuses, saying so. The journal is formatted jbd2's way: with
+ * ASYNC_COMMIT (the default's AUTO here) such a transaction is a torn one,
+ * never acknowledged, and the replay ends before it instead. */
 static void t_skipped_block(void)
 {
 	struct jbd_write_result w;
@@ -171,7 +178,7 @@ static void t_skipped_block(void)
 	struct rig r;
 	static uint8_t b[BS];
 
-	T_EQ(fresh(&r), 0);
+	T_EQ(fresh_from(&r, true), 0);
 	T_EQ(append(&r, &w), 0);
 	T_EQ(dev_pread(r.jd, b, BS, (uint64_t)(w.start_block + 1) * BS), 0);
 	b[7] ^= 1;
