@@ -173,9 +173,10 @@ tsan: deps
 # gcov comes with gcc: no package to add. Counters from an earlier run are
 # dropped first; a failing test still leaves its counts, so the report runs
 # whatever the suite says. Not part of check: the whole suite again, -O0
-# (slower: each test gets an hour). examples/install.sh is left out: it
-# links the installed library as a user would, without gcov's runtime.
-COV_SH := $(filter-out tests/examples/install.sh,$(TEST_SH))
+# (slower: each test gets an hour). examples/install.sh and abi/install.sh
+# are left out: they link the installed library as a user would, without
+# gcov's runtime (or with it writing a profile of their own program).
+COV_SH := $(filter-out tests/examples/install.sh tests/abi/install.sh,$(TEST_SH))
 coverage: deps
 	@find build/cov -name '*.gcda' -delete 2>/dev/null || true
 	-@TEST_TIMEOUT=$${TEST_TIMEOUT:-3600} $(MAKE) --no-print-directory BUILD=build/cov \
