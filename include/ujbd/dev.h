@@ -72,6 +72,13 @@ enum dev_file_engine {
 	DEV_FILE_THREADS = 2 /* pread/pwrite/fdatasync on worker threads */
 };
 
+/* What dev_rotational() says of a regular file (whether a seek costs, for
+ * a scheduler above that plugs and idles). A block device says its own. */
+enum dev_file_rot {
+	DEV_FILE_ROT_AUTO = 0,    /* a regular file: not rotational (its seeks are unknown) */
+	DEV_FILE_ROT_BACKING = 1, /* a regular file: what its file system's disk says (none: not) */
+};
+
 struct dev_file_opts {
 	bool read_only;
 	bool direct;          /* O_DIRECT (buffers must then be aligned) */
@@ -87,6 +94,7 @@ struct dev_file_opts {
 	 * (F_OFD_SETLK; -EBUSY if another open holds one, in this process or
 	 * another). Advisory for files: it only stops those who ask. */
 	bool exclusive;
+	enum dev_file_rot rotational; /* a regular file: DEV_FILE_ROT_AUTO = not */
 };
 int dev_file_open(const char *path, const struct dev_file_opts *opts,
 		  struct dev **out);

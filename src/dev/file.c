@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "dev/dev_int.h"
+#include "ujbd/dev_file.h"
 
 #define DEV_FILE_MAX_WORKERS 64
 #define DEV_FILE_MAX_QD 1024
@@ -487,28 +488,49 @@ const char *dev_file_engine_name(const struct dev *d)
 	return ((const struct dev_file *)d)->f_uring ? "io_uring" : "threads";
 }
 
-/* Whether a block device says it is rotational (sysfs; a partition's
- * queue is its parent's). Unknown: assume a disk. */
-static bool dev_file_rotational(dev_t rdev)
+/* The sysfs queue directory of block device rdev: its own, or a
+ * partition's disk's (a partition has no queue of its own). */
+static int dev_file_queue_dir(dev_t rdev, char *dir, size_t len)
 {
-	static const char *const fmt[] = { "/sys/dev/block/%u:%u/queue/rotational",
-					   "/sys/dev/block/%u:%u/../queue/rotational" };
+	static const char *const fmt[] = { "/sys/dev/block/%u:%u/queue",
+					   "/sys/dev/block/%u:%u/../queue" };
 
 	for (int i = 0; i < 2; i++) {
-		char path[96];
-		int c = EOF;
-		FILE *f;
-
-		snprintf(path, sizeof(path), fmt[i], major(rdev), minor(rdev));
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		c = fgetc(f);
-		fclose(f);
-		if (c == '0' || c == '1')
-			return c == '1';
+		snprintf(dir, len, fmt[i], major(rdev), minor(rdev));
+		if (access(dir, F_OK) == 0)
+			return 0;
 	}
-	return true;
+	return -ENOENT;
+}
+
+int dev_file_sysfs_queue(const char *path, char *dir, size_t len)
+{
+	struct stat st;
+
+	if (!path || !dir || !len)
+		return -EINVAL;
+	if (stat(path, &st) < 0)
+		return -errno;
+	return dev_file_queue_dir(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev, dir, len);
+}
+
+/* Whether block device rdev says it is rotational (sysfs): 1, 0, or
+ * -ENOENT when it says nothing. */
+static int dev_file_rotational(dev_t rdev)
+{
+	char dir[96], path[128];
+	int c = EOF;
+	FILE *f;
+
+	if (dev_file_queue_dir(rdev, dir, sizeof(dir)) < 0)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/rotational", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	c = fgetc(f);
+	fclose(f);
+	return c == '0' || c == '1' ? c == '1' : -ENOENT;
 }
 
 /* Size and logical block size of what fd refers to; sizes a regular file. */
@@ -546,9 +568,15 @@ static int dev_file_geometry(struct dev_file *f, const struct dev_file_opts *o)
 		return -EINVAL;
 	f->f_dev.d_size = size - size % bs;
 	f->f_dev.d_block_size = bs;
-	/* a regular file's device is unknown: say not rotational, so a block
-	 * layer above does not idle for a seek it cannot see */
-	f->f_dev.d_rotational = S_ISBLK(st.st_mode) && dev_file_rotational(st.st_rdev);
+	/* a regular file's seeks are unknown: by default say not rotational,
+	 * so a block layer above does not idle for a seek it cannot see;
+	 * DEV_FILE_ROT_BACKING takes its file system's disk's word for it, as
+	 * the kernel's loop driver does */
+	if (S_ISBLK(st.st_mode)) /* unknown: assume a disk */
+		f->f_dev.d_rotational = dev_file_rotational(st.st_rdev) != 0;
+	else
+		f->f_dev.d_rotational = o->rotational == DEV_FILE_ROT_BACKING &&
+					dev_file_rotational(st.st_dev) == 1;
 	return 0;
 }
 

@@ -23,6 +23,9 @@ const struct rt_param_table stack_mem_table =
 	RT_PARAM_TABLE("mem", "RAM disk: no volatile cache, no timing (size default 64 MiB)",
 		       mem_rows, struct stack_mem_params);
 
+_Static_assert(sizeof(enum dev_file_rot) == sizeof(int), "rotational is an RT_PARAM_ENUM row");
+static const char *const file_rot_names[] = { "auto", "backing", NULL };
+
 #define FILE_P(field, type, unit, def, min, max, src, help) \
 	RT_PARAM(struct dev_file_opts, field, type, unit, 0, def, min, max, src, help)
 static const struct rt_param file_rows[] = {
@@ -38,6 +41,9 @@ static const struct rt_param file_rows[] = {
 	       "dev_file_open: 0 = 512 or the device's", "logical block size"),
 	FILE_P(exclusive, RT_PARAM_BOOL, "", 1, 0, 1, "mount's O_EXCL claim",
 	       "claim the file while open (O_EXCL, or a lock): busy if in use"),
+	RT_PARAM_ENUM_AS("rotational", struct dev_file_opts, rotational, file_rot_names, 2, 0,
+			 "dev_file_open (backing: as the kernel's loop driver)",
+			 "a regular file's seek flag: auto (not rotational) or its disk's"),
 };
 const struct rt_param_table stack_file_table =
 	RT_PARAM_TABLE("file", "a regular file or block device (model file:PATH)", file_rows,

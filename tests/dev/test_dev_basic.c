@@ -12,6 +12,7 @@
 
 #include "t.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_file.h"
 #include "ujbd/dev_req.h"
 #include "ujbd/dev_sim.h"
 #include "ujbd/rt.h"
@@ -600,6 +601,36 @@ static void test_file_exclusive(void)
 	unlink(path);
 }
 
+/* A regular file is not rotational unless asked to take its file system's
+ * disk's word (DEV_FILE_ROT_BACKING), which is sysfs's for that disk. */
+static void test_file_rotational(void)
+{
+	char path[300], dir[128], attr[160];
+	struct dev_file_opts o = { .create = true, .size = 1 << 20 };
+	struct dev *d;
+	int want = 0, c;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/rot", tmpdir);
+	T_EQ(dev_file_open(path, &o, &d), 0);
+	T_CHECK(!dev_rotational(d));
+	dev_close(d);
+	if (dev_file_sysfs_queue(path, dir, sizeof(dir)) == 0) {
+		snprintf(attr, sizeof(attr), "%s/rotational", dir);
+		f = fopen(attr, "r");
+		T_CHECK(f != NULL);
+		c = fgetc(f);
+		fclose(f);
+		want = c == '1';
+	} /* else tmpfs or the like: no disk, not rotational */
+	o.rotational = DEV_FILE_ROT_BACKING;
+	T_EQ(dev_file_open(path, &o, &d), 0);
+	T_EQ(dev_rotational(d), want);
+	dev_close(d);
+	unlink(path);
+	T_EQ(dev_file_sysfs_queue(path, dir, sizeof(dir)), -ENOENT);
+}
+
 /* A block device: size from BLKGETSIZE64, logical block size from
  * BLKSSZGET. Needs root and a free loop device, else SKIP. */
 static void test_file_blockdev(void)
@@ -680,6 +711,7 @@ int main(int argc, char **argv)
 	T_RUN(test_direct_hint_threads);
 	T_RUN(test_direct_hint_uring);
 	T_RUN(test_file_exclusive);
+	T_RUN(test_file_rotational);
 	T_RUN(test_file_blockdev);
 	T_RUN(test_poll_threads);
 	T_RUN(test_poll_uring);
