@@ -81,7 +81,7 @@ enum dev_file_rot {
 
 struct dev_file_opts {
 	bool read_only;
-	bool direct;          /* O_DIRECT (buffers must then be aligned) */
+	bool direct;          /* O_DIRECT (a misaligned buffer goes through an aligned copy) */
 	bool create;          /* create the file if missing (with size) */
 	uint64_t size;        /* create/extend a regular file to this size */
 	enum dev_file_engine engine;

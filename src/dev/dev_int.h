@@ -56,6 +56,9 @@ struct dev {
 	unsigned d_queue_depth;
 	bool d_rotational;
 	bool d_volatile_cache;
+	/* Memory alignment the backend needs of r_buf (O_DIRECT), 0 = none:
+	 * dev_submit passes a misaligned request through an aligned copy. */
+	uint32_t d_mem_align;
 
 	rt_mutex d_lock;
 	rt_cond d_work;              /* completion thread: something to do */

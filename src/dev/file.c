@@ -681,6 +681,7 @@ int dev_file_open(const char *path, const struct dev_file_opts *opts,
 	f->f_dev.d_ops = &dev_file_ops;
 	f->f_dev.d_queue_depth = f->f_qd;
 	f->f_dev.d_volatile_cache = true;
+	f->f_dev.d_mem_align = o->direct ? 4096 : 0; /* O_DIRECT: the page size covers any disk */
 	snprintf(f->f_dev.d_name, sizeof(f->f_dev.d_name), "file:%s", path);
 	rc = dev_file_claim(f, o);
 	if (rc < 0)

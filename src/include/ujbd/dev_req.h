@@ -71,7 +71,9 @@ struct dev_req {
 /*
  * Submit r. Returns 0 (r_done will be called exactly once) or a negative
  * errno (-EINVAL for a misaligned or out-of-range request, -ESHUTDOWN after
- * dev_close started), in which case r_done is not called.
+ * dev_close started, -ENOMEM), in which case r_done is not called. r_buf
+ * needs no alignment: a device that needs aligned memory (a file opened
+ * O_DIRECT) copies a misaligned buffer through an aligned one of its own.
  */
 int dev_submit(struct dev *d, struct dev_req *r);
 
