@@ -268,9 +268,11 @@ int lfs_alloc_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t parent, bool
 	int64_t bit = -1;
 	int rc;
 
-	if (dir && parent == LFS_ROOT_INO)
-		rc = group_spread(fs, &grp);
-	else
+	rc = dir && parent == LFS_ROOT_INO ? group_spread(fs, &grp) : -ENOSPC;
+	/* Orlov may find no group above average in both inodes and blocks (a
+	 * small file system: one group richer in each); ext3 then falls back
+	 * to the linear search, as for any other inode */
+	if (rc == -ENOSPC)
 		rc = group_near(fs, ino_group(fs, parent), &grp);
 	start = grp;
 	while (!rc) {
