@@ -14,12 +14,14 @@
 #include <string.h>
 
 #include "lab/fs.h"
+#include "lab/real.h"
 #include "lab/runner.h"
 #include "lab/scen.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
 #include "ujbd/dev_sim.h"
 #include "ujbd/param.h"
+#include "ujbd/stack.h"
 
 /* One group: its name, its table (NULL: none yet, or no parameters) and
  * what fills its defaults (NULL: the table's). */
@@ -33,6 +35,13 @@ struct lab_group {
 static void fs_defaults(void *p)
 {
 	lab_fs_params_default(p);
+}
+
+/* A real file's, as the lab opens it (real.h): O_DIRECT, its disk's flag. */
+static void file_defaults(void *p)
+{
+	rt_param_defaults(stack_file_params(), p);
+	(void)rt_param_parse(stack_file_params(), p, LAB_REAL_FILE_PARAMS, NULL, 0);
 }
 
 /*
@@ -50,10 +59,10 @@ static const struct lab_group extra_groups[] = {
 
 #define NEXTRA (sizeof(extra_groups) / sizeof(extra_groups[0]))
 
-/* Every disk model, every elevator, "queue", then the extra groups. */
+/* Every disk model, every elevator, "queue", "file", then the extra groups. */
 static size_t group_count(void)
 {
-	return dev_model_count() + blk_elevator_count() + 1 + NEXTRA;
+	return dev_model_count() + blk_elevator_count() + 2 + NEXTRA;
 }
 
 static bool group_at(size_t i, struct lab_group *g)
@@ -71,8 +80,10 @@ static bool group_at(size_t i, struct lab_group *g)
 		*g = (struct lab_group){ e->e_name, e->e_tunables, NULL, "no tunables" };
 	} else if (i == nm + ne) {
 		*g = (struct lab_group){ "queue", blk_queue_params(), NULL, "no parameters" };
-	} else if (i - nm - ne - 1 < NEXTRA) {
-		*g = extra_groups[i - nm - ne - 1];
+	} else if (i == nm + ne + 1) { /* --disk=file:PATH */
+		*g = (struct lab_group){ "file", stack_file_params(), file_defaults, "" };
+	} else if (i - nm - ne - 2 < NEXTRA) {
+		*g = extra_groups[i - nm - ne - 2];
 	} else {
 		return false;
 	}

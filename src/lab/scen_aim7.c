@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lab/real.h"
 #include "lab/scen.h"
 
 struct lab_aim7_params {
@@ -120,7 +121,7 @@ static void aim7_thread(void *arg)
 		else if (x < p->w_meta + p->w_sync)
 			t->rc = job_sync(t, t->jobs);
 		else
-			rt_cpu(p->cpu_job_ns);
+			lab_cpu_work(p->cpu_job_ns);
 		t->jobs += !t->rc;
 	}
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lab/real.h"
 #include "lab/workloads.h"
 #include "ujbd/rt.h"
 
@@ -116,8 +117,7 @@ static int rig_group(struct stack_spec *sp, const struct lab_ctx *c, const char 
 }
 
 /* The disk's size in bytes: its model's default with the scenario's and
- * the user's lists applied (a model outside the registry: the stack's
- * 256 MiB for a file it creates). */
+ * the user's lists applied; a real file's (lab_real_disk_bytes). */
 static int rig_disk_bytes(const struct lab_ctx *c, const char *model, const char *own,
 			  uint64_t *bytes, char *err, size_t n)
 {
@@ -126,6 +126,12 @@ static int rig_disk_bytes(const struct lab_ctx *c, const char *model, const char
 	void *p;
 	int rc;
 
+	if (strncmp(model, "file:", 5) == 0) {
+		rc = lab_real_disk_bytes(model + 5, bytes);
+		if (rc)
+			snprintf(err, n, "%s: %s", model, strerror(-rc));
+		return rc;
+	}
 	*bytes = 256ull << 20;
 	if (!m)
 		return 0;
@@ -166,6 +172,8 @@ static int rig_layout(const struct lab_ctx *c, const struct lab_rig_spec *rs, co
 		return -EINVAL;
 	}
 	sp->journal_nmap = (unsigned)nmap;
+	if (strncmp(model, "file:", 5) == 0)
+		sp->disks[0].size = bytes; /* a missing or empty file is created at it */
 	return 0;
 }
 
@@ -188,10 +196,11 @@ static int rig_spec(const struct lab_ctx *c, const struct lab_rig_spec *rs,
 	sp->journal = true;
 	sp->jopts = rs->jopts;
 	sp->jopts.format = true;
-	if (strncmp(model, "file:", 5) == 0)
-		model = "file";
 	rc = rig_layout(c, rs, model, sp, err, n);
-	rc = rc ? rc : rig_group(sp, c, model, rs->disk_params, err, n);
+	if (strncmp(model, "file:", 5) == 0)
+		rc = rc ? rc : rig_group(sp, c, "file", LAB_REAL_FILE_PARAMS, err, n);
+	else
+		rc = rc ? rc : rig_group(sp, c, model, rs->disk_params, err, n);
 	if (!rc)
 		rc = rig_group(sp, c, rs->elevator, rs->elevator_params, err, n);
 	if (!rc)

@@ -49,6 +49,11 @@ const struct rt_param_table stack_file_table =
 	RT_PARAM_TABLE("file", "a regular file or block device (model file:PATH)", file_rows,
 		       struct dev_file_opts);
 
+const struct rt_param_table *stack_file_params(void)
+{
+	return &stack_file_table;
+}
+
 void stack_spec_default(struct stack_spec *s)
 {
 	memset(s, 0, sizeof(*s));

@@ -43,7 +43,7 @@ grep -q "^ujbd lab: fsck: '$tmp/zero.img': " "$tmp/err" || bad "fsck message: $(
 "$UJBD" lab --params >"$tmp/params" || bad "--params exit $?"
 "$UJBD" lab --params --json >"$tmp/params.json" || bad "--params --json exit $?"
 jq -e . "$tmp/params.json" >/dev/null || bad "--params --json is not JSON"
-for g in hdd ssd cfq deadline noop queue fs jbd; do
+for g in hdd ssd cfq deadline noop queue file fs jbd; do
 	grep -q "^\[$g\]" "$tmp/params" || bad "--params lacks group $g"
 	jq -e --arg g "$g" 'has($g)' "$tmp/params.json" >/dev/null || bad "--params --json lacks $g"
 done

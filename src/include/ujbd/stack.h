@@ -156,6 +156,9 @@ bool stack_group_known(const char *group);
  * "queue"): for tools that make one --GROUP option each. NULL past the end. */
 size_t stack_group_count(void);
 const char *stack_group_at(size_t i);
+/* The "file" group's table (struct dev_file_opts: direct, rotational, ...),
+ * for tools that keep their own list of groups. */
+const struct rt_param_table *stack_file_params(void);
 /* Is model a disk a spec may name ("hdd", "mem", "file:PATH")? */
 bool stack_disk_known(const char *model);
 
