@@ -56,6 +56,8 @@ int lab_result_text(struct lab_result *r, const char *name, const char *text);
 double lab_result_get(const struct lab_result *r, const char *name);
 
 struct lab_summary; /* rows: */
+/* The run's context, for a summary whose words depend on it (a real disk: lab_real_path). */
+const struct lab_ctx *lab_summary_ctx(const struct lab_summary *s);
 void lab_summary_row(struct lab_summary *s, const char *what, const char *seed_figure,
 		     const char *lab_figure, double ratio, const char *goal, bool met,
 		     const char *why);
@@ -70,6 +72,9 @@ struct lab_scenario {
 	/* After all variants ran: fill the report's rows ("the seed's figure", "the lab's", the ratio
 	   that matters, one line on why). r[i] is s_variants[i]'s result, NULL if not run. */
 	void (*s_summary)(const struct lab_result *const *r, struct lab_summary *out);
+	/* On a real disk (--world=real --disk=file:PATH): one line on what the scenario measures
+	   there and which of its parameters are sim only; NULL: the same as in the sim. */
+	const char *s_real;
 };
 
 /* The registry: one row per scenario in src/lab/scenarios.c (adding a scenario = its file + a row). */

@@ -20,6 +20,8 @@
 #include "lab/real.h"
 #include "ujbd/dev.h"
 #include "ujbd/dev_file.h"
+#include "ujbd/param.h"
+#include "ujbd/stack.h"
 
 const char *lab_real_path(const struct lab_ctx *c)
 {
@@ -96,15 +98,27 @@ static void active_scheduler(const char *line, struct lab_real_disk *d)
 	d->rd_scheduler[n < max ? n : max] = '\0';
 }
 
-void lab_real_describe(const char *path, struct lab_real_disk *d)
+/* The file's options as the rig opens it: the lab's list, then the user's. */
+static bool real_direct(const struct lab_ctx *c)
+{
+	struct dev_file_opts o;
+
+	rt_param_defaults(stack_file_params(), &o);
+	(void)rt_param_parse(stack_file_params(), &o, LAB_REAL_FILE_PARAMS, NULL, 0);
+	(void)rt_param_parse(stack_file_params(), &o, lab_ctx_params(c, "file"), NULL, 0);
+	return o.direct;
+}
+
+void lab_real_describe(const struct lab_ctx *c, struct lab_real_disk *d)
 {
 	char dir[256], up[300], real[PATH_MAX], line[256];
-	const char *base;
+	const char *base, *path = lab_real_path(c);
 
 	memset(d, 0, sizeof(*d));
 	d->rd_rotational = -1;
+	d->rd_direct = real_direct(c);
 	d->rd_cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (dev_file_sysfs_queue(path, dir, sizeof(dir)) < 0)
+	if (!path || dev_file_sysfs_queue(path, dir, sizeof(dir)) < 0)
 		return;
 	snprintf(up, sizeof(up), "%s/..", dir);
 	if (realpath(up, real)) {

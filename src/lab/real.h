@@ -47,14 +47,16 @@ int lab_real_disk_bytes(const char *path, uint64_t *bytes);
  */
 void lab_cpu_work(uint64_t ns);
 
-/* What is underneath a real file: its disk (the sysfs name), the kernel's
- * I/O scheduler on it, its seek flag (-1: unknown), this machine's CPUs. */
+/* What is underneath the context's real file: its disk (the sysfs name),
+ * the kernel's I/O scheduler on it, its seek flag (-1: unknown), whether
+ * the lab opens it O_DIRECT (--file=direct=...), this machine's CPUs. */
 struct lab_real_disk {
 	char rd_dev[32];        /* "vda", "loop0"; "" when there is no disk */
 	char rd_scheduler[32];  /* the bracketed one: "mq-deadline", "bfq", "none" */
 	int rd_rotational;
+	bool rd_direct;
 	long rd_cpus;
 };
-void lab_real_describe(const char *path, struct lab_real_disk *d);
+void lab_real_describe(const struct lab_ctx *c, struct lab_real_disk *d);
 
 #endif /* UJBD_LAB_REAL_H */

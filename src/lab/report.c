@@ -10,13 +10,16 @@
  * Text layout, per scenario: a heading, one table with a row per metric and
  * a column per variant, the failed variants, the summary rows (what | seed's
  * figure | lab | ratio | goal | met? | why) and the texts (blktrace
- * excerpts, notes).
+ * excerpts, notes). On a real disk (--disk=file:PATH) what is underneath
+ * comes first, and each scenario's s_real under its heading (the JSON's
+ * "machine" and "real_world"; absent in the sim, whose bytes do not move).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lab/real.h"
 #include "lab/runner.h"
 
 #define NUM_FMT "%.9g"
@@ -61,12 +64,28 @@ static size_t metric_names(const struct lab_scen_run *sr, const char ***names)
 
 /* ---- text ------------------------------------------------------------------ */
 
-static void text_heading(FILE *f, const struct lab_scenario *sc)
+static void text_heading(FILE *f, const struct lab_scenario *sc, bool real)
 {
 	fprintf(f, "== %s", sc->s_name);
 	if (sc->s_seed && *sc->s_seed)
 		fprintf(f, " (seed %s)", sc->s_seed);
 	fprintf(f, ": %s\n", sc->s_help ? sc->s_help : "");
+	if (real && sc->s_real)
+		fprintf(f, "on a real disk: %s\n", sc->s_real);
+}
+
+/* What is underneath a real file, once, before the scenarios. */
+static void text_machine(FILE *f, const struct lab_ctx *c)
+{
+	struct lab_real_disk d;
+
+	lab_real_describe(c, &d);
+	fprintf(f, "real disk: %s on %s (the kernel's scheduler: %s; %s), %ld CPUs;\n"
+		"  ujbd's elevator above it, %s\n\n", lab_real_path(c),
+		d.rd_dev[0] ? d.rd_dev : "no block device", d.rd_scheduler[0] ? d.rd_scheduler : "-",
+		d.rd_rotational < 0 ? "seeks unknown" : d.rd_rotational ? "rotational" : "not rotational",
+		d.rd_cpus, d.rd_direct ? "O_DIRECT: each request goes down with its ioprio"
+				      : "through the page cache (--file=direct=0): the kernel sees writeback");
 }
 
 static int col_width(const struct lab_scen_run *sr, size_t k)
@@ -185,14 +204,18 @@ static void text_texts(FILE *f, const struct lab_scen_run *sr)
 
 int lab_report_text(FILE *f, const struct lab_run *run)
 {
+	bool real = lab_real_path(run->r_ctx) != NULL;
+
 	if (!run->r_n)
 		fprintf(f, "ujbd lab: no scenario to run\n");
+	if (real)
+		text_machine(f, run->r_ctx);
 	for (size_t i = 0; i < run->r_n; i++) {
 		const struct lab_scen_run *sr = &run->r_scen[i];
 
 		if (i)
 			fputc('\n', f);
-		text_heading(f, sr->sr_scen);
+		text_heading(f, sr->sr_scen, real);
 		text_metrics(f, sr);
 		text_failed(f, sr);
 		text_summary(f, sr->sr_sum);
@@ -279,7 +302,7 @@ static void json_summary(FILE *f, const struct lab_summary *s)
 	fputc(']', f);
 }
 
-static void json_scenario(FILE *f, const struct lab_scen_run *sr)
+static void json_scenario(FILE *f, const struct lab_scen_run *sr, bool real)
 {
 	bool first = true;
 
@@ -307,25 +330,47 @@ static void json_scenario(FILE *f, const struct lab_scen_run *sr)
 	}
 	fputs("}, ", f);
 	json_summary(f, sr->sr_sum);
+	if (real && sr->sr_scen->s_real) {
+		fputs(", \"real_world\": ", f);
+		json_str(f, sr->sr_scen->s_real);
+	}
 	fputc('}', f);
+}
+
+/* "machine": what is underneath a real file (real.h). */
+static void json_machine(FILE *f, const struct lab_ctx *c)
+{
+	struct lab_real_disk d;
+
+	lab_real_describe(c, &d);
+	fputs(", \"machine\": {\"device\": ", f);
+	json_str(f, d.rd_dev);
+	fputs(", \"scheduler\": ", f);
+	json_str(f, d.rd_scheduler);
+	fprintf(f, ", \"rotational\": %s, \"direct\": %s, \"cpus\": %ld}",
+		d.rd_rotational < 0 ? "null" : d.rd_rotational ? "true" : "false",
+		d.rd_direct ? "true" : "false", d.rd_cpus);
 }
 
 int lab_report_json(FILE *f, const struct lab_run *run)
 {
 	const struct lab_ctx *c = run->r_ctx;
+	bool real = lab_real_path(c) != NULL;
 	int rc;
 
 	fprintf(f, "{\"seed\": %llu, \"quick\": %s, \"world\": \"%s\", \"disk\": ",
 		(unsigned long long)lab_ctx_seed(c), lab_ctx_quick(c) ? "true" : "false",
 		lab_ctx_world(c) == RT_WORLD_SIM ? "sim" : "real");
 	json_str(f, lab_ctx_disk(c));
+	if (real)
+		json_machine(f, c);
 	fputs(", \"params\": ", f);
 	rc = lab_params_json(f, c);
 	fputs(", \"scenarios\": {", f);
 	for (size_t i = 0; i < run->r_n; i++) {
 		if (i)
 			fputs(", ", f);
-		json_scenario(f, &run->r_scen[i]);
+		json_scenario(f, &run->r_scen[i], real);
 	}
 	fputs("}}\n", f);
 	fflush(f);

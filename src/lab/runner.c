@@ -39,6 +39,7 @@ struct lab_result {
 };
 
 struct lab_summary {
+	const struct lab_ctx *s_ctx;
 	size_t s_n;
 	struct lab_summary_rowv s_rows[LAB_MAX_ROWS];
 };
@@ -379,6 +380,7 @@ void lab_summary_row(struct lab_summary *s, const char *what, const char *seed_f
 }
 
 size_t lab_summary_count(const struct lab_summary *s) { return s ? s->s_n : 0; }
+const struct lab_ctx *lab_summary_ctx(const struct lab_summary *s) { return s->s_ctx; }
 
 const struct lab_summary_rowv *lab_summary_at(const struct lab_summary *s, size_t i)
 {
@@ -672,6 +674,7 @@ size_t lab_run_all(struct lab_run *run)
 	for (size_t i = 0; i < run->r_n; i++) {
 		struct lab_scen_run *sr = &run->r_scen[i];
 
+		sr->sr_sum->s_ctx = run->r_ctx;
 		if (sr->sr_scen->s_summary)
 			sr->sr_scen->s_summary((const struct lab_result *const *)sr->sr_res,
 					       sr->sr_sum);

@@ -278,6 +278,8 @@ const struct lab_scenario lab_scen_aim7 = {
 	.s_seed = "002",
 	.s_help = "AIM7-like small metadata jobs, CPU-bound: needless commit-thread wakeups",
 	.s_variants = aim7_variants,
+	.s_real = "real threads on this machine's CPUs (the CPU-only job spins): a wakeup costs "
+		  "what it costs here, and the aim7 group's ncpus and wakeup_us are sim only",
 	.s_run = aim7_run,
 	.s_summary = aim7_summary,
 };

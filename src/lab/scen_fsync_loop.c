@@ -242,6 +242,8 @@ const struct lab_scenario lab_scen_fsync_loop = {
 	.s_seed = "004",
 	.s_help = "fopen/write/fsync/fclose x 1000: sync journal writes and implicit unplugging",
 	.s_variants = fl_variants,
+	.s_real = "ujbd's queue plugging above the kernel's scheduler (it plugs only when the "
+		  "file's disk says it is rotational); the excerpt is ujbd's queue, not the disk's",
 	.s_run = fl_run,
 	.s_summary = fl_summary,
 };

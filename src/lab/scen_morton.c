@@ -281,6 +281,8 @@ const struct lab_scenario lab_scen_morton = {
 	.s_seed = "000",
 	.s_help = "Andrew Morton's plan: linear read, tree read, O_DIRECT beside a copy loop",
 	.s_variants = morton_variants,
+	.s_real = "the same loads in real time beside the copy loop; seeks_s counts ujbd's "
+		  "dispatches (non-contiguous in the file), not the disk's",
 	.s_run = morton_run,
 	.s_summary = morton_summary,
 };

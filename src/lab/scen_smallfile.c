@@ -210,6 +210,8 @@ const struct lab_scenario lab_scen_smallfile = {
 	.s_seed = "003",
 	.s_help = "iozone and fs_mark small-file fsyncs: cfq's idle window vs the journal thread",
 	.s_variants = sf_variants,
+	.s_real = "ujbd's deadline and cfq above the kernel's scheduler; cfq idles only when the "
+		  "file's disk says it is rotational",
 	.s_run = sf_run,
 	.s_summary = sf_summary,
 };

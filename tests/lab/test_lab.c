@@ -50,6 +50,8 @@ static void self_summary(const struct lab_result *const *r, struct lab_summary *
 	lab_summary_row(out, "total base / fast", "2x", "lab <figure>", a / b, ">= 0.5x",
 			a / b >= 0.5, "because \"fast\" is faster & cheaper");
 	lab_summary_row(out, "no ratio", "-", "-", NAN, "-", false, "nothing to compare");
+	lab_summary_row(out, "the disk", "-", lab_ctx_disk(lab_summary_ctx(out)), NAN, "-", false,
+			"a summary sees the run's context");
 }
 
 static int other_run(const struct lab_ctx *c, const char *variant, struct lab_result *out)
@@ -59,9 +61,10 @@ static int other_run(const struct lab_ctx *c, const char *variant, struct lab_re
 
 static const struct lab_scenario self_scen = {
 	"selftest", "", "the runner's own test", self_variants, self_run, self_summary,
+	"the same numbers, no disk touched",
 };
 static const struct lab_scenario other_scen = {
-	"other", "000", "a second scenario", other_variants, other_run, NULL,
+	"other", "000", "a second scenario", other_variants, other_run, NULL, NULL,
 };
 static const struct lab_scenario *const table[] = { &self_scen, &other_scen };
 
@@ -144,18 +147,24 @@ static void t_select(void)
 	lab_ctx_free(c);
 }
 
-/* The JSON document (or the text) of a full run with seed into a string. */
-static char *report_of(uint64_t seed, bool json, size_t *failed)
+/* The JSON document (or the text) of a full run with seed into a string;
+ * file: a real disk's PATH (the real world), NULL for the sim. */
+static char *report_on(uint64_t seed, bool json, size_t *failed, const char *file)
 {
 	struct lab_ctx *c;
 	struct lab_run *run = NULL;
-	char *buf = NULL;
+	char *buf = NULL, disk[300];
 	size_t len = 0;
 	FILE *f;
 
 	if (lab_ctx_new(&c))
 		return NULL;
 	lab_ctx_set_seed(c, seed);
+	snprintf(disk, sizeof(disk), "file:%s", file ? file : "");
+	if (file && (lab_ctx_set_disk(c, disk) || (lab_ctx_set_world(c, RT_WORLD_REAL), 0))) {
+		lab_ctx_free(c);
+		return NULL;
+	}
 	if (lab_run_new_from(table, 2, c, NULL, NULL, &run, NULL, 0)) {
 		lab_ctx_free(c);
 		return NULL;
@@ -169,6 +178,11 @@ static char *report_of(uint64_t seed, bool json, size_t *failed)
 	lab_run_free(run);
 	lab_ctx_free(c);
 	return buf;
+}
+
+static char *report_of(uint64_t seed, bool json, size_t *failed)
+{
+	return report_on(seed, json, failed, NULL);
 }
 
 static void t_json(void)
@@ -190,7 +204,30 @@ static void t_json(void)
 	T_CHECK(strstr(a, "\"ratio\": null") != NULL);
 	T_CHECK(strstr(a, "sector_vs_time") == NULL); /* series stay out of the document */
 	T_CHECK(strstr(a, "\"other\": {\"variants\": {\"one\": {\"x\": 0}}") != NULL);
+	T_CHECK(strstr(a, "\"lab_figure\": \"hdd\"") != NULL); /* the summary saw the ctx */
+	T_CHECK(!strstr(a, "\"machine\"") && !strstr(a, "\"real_world\"")); /* sim: absent */
 	free(a), free(b), free(d);
+}
+
+/* On a real disk the report says what is underneath and what each scenario
+ * means there (its s_real), in JSON and in text. */
+static void t_real(void)
+{
+	size_t failed = 0;
+	char *j = report_on(1, true, &failed, "/nonexistent/lab.img");
+	char *t = report_on(1, false, &failed, "/nonexistent/lab.img");
+
+	T_CHECK(j && t);
+	T_CHECK(strstr(j, "\"world\": \"real\", \"disk\": \"file:/nonexistent/lab.img\", "
+			  "\"machine\": {\"device\": \"\", \"scheduler\": \"\", "
+			  "\"rotational\": null, \"direct\": true, \"cpus\": ") != NULL);
+	T_CHECK(strstr(j, "\"real_world\": \"the same numbers, no disk touched\"}") != NULL);
+	T_CHECK(strstr(j, "\"lab_figure\": \"file:/nonexistent/lab.img\"") != NULL);
+	T_CHECK(!strncmp(t, "real disk: /nonexistent/lab.img on no block device (", 52));
+	T_CHECK(strstr(t, "== selftest: the runner's own test\n"
+			  "on a real disk: the same numbers, no disk touched\n") != NULL);
+	T_CHECK(strstr(t, "== other (seed 000): a second scenario\nmetric") != NULL);
+	free(j), free(t);
 }
 
 static void t_text(void)
@@ -265,6 +302,7 @@ int main(int argc, char **argv)
 	T_RUN(t_select);
 	T_RUN(t_json);
 	T_RUN(t_text);
+	T_RUN(t_real);
 	T_RUN(t_dir);
 	return t_done(argv[0]);
 }
