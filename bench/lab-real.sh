@@ -176,20 +176,26 @@ umount "$MNT"
 # then SCEN VARIANT METRIC: the lab's figure (%.3g), or "-"
 then_v() {
 	jq -r --arg s "$1" --arg v "$2" --arg m "$3" '.scenarios[$s].variants[$v][$m] // "-"' \
-		"$WORK/then.json" 2>/dev/null | awk '$1 == "-" || $1 == "" { print "-"; next } { printf "%.3g\n", $1 }'
+		"$WORK/then.json" 2>/dev/null | awk "$FMT"'$1 == "-" || $1 == "" { print "-"; next } { print fmt($1) }'
 }
 # values NAME METRIC: one per repetition
 values() { for f in "$WORK/res/$1".*.json; do [ -e "$f" ] && jq -r --arg m "$2" '.[$m] // empty' "$f"; done; }
-# "median (min..max)" of numbers on stdin, %.3g
-med() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit }
+# numbers as the tables print them: 3 significant digits, no exponent
+FMT='function fmt(v) { return v >= 1000 ? sprintf("%.0f", v) : sprintf("%.3g", v) } '
+# "median (min..max)" of numbers on stdin
+med() { sort -g | awk "$FMT"'{ v[NR] = $1 } END { if (!NR) { print "-"; exit }
 	m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-	if (NR == 1) printf "%.3g\n", m; else printf "%.3g (%.3g..%.3g)\n", m, v[1], v[NR] }'; }
+	if (NR == 1) print fmt(m); else print fmt(m) " (" fmt(v[1]) ".." fmt(v[NR]) ")" }'; }
 # per-repetition ratios A / B of two names' METRIC, then med
 ratio() { paste <(values "$1" "$3") <(values "$2" "$3") | awk '$2 > 0 { print $1 / $2 }' | med; }
-then_ratio() { awk -v a="$(then_v "$1" "$2" "$4")" -v b="$(then_v "$1" "$3" "$4")" \
-	'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.3g\n", a / b; else print "-" }'; }
+then_ratio() {
+	jq -r --arg s "$1" --arg a "$2" --arg b "$3" --arg m "$4" \
+		'.scenarios[$s].variants as $v | if ($v[$a][$m] // 0) > 0 and ($v[$b][$m] // 0) > 0
+		 then $v[$a][$m] / $v[$b][$m] else "-" end' "$WORK/then.json" 2>/dev/null |
+		awk "$FMT"'$1 == "-" || $1 == "" { print "-"; next } { print fmt($1) }'
+}
 # line LABEL CELL...
-line() { printf '%-26s' "$1"; shift; for c in "$@"; do printf ' %-24s' "$c"; done; echo; }
+line() { printf '%-22s' "$1"; shift; for c in "$@"; do printf ' %-22s' "$c"; done; echo; }
 
 echo "then: $(jq -r '"ujbd lab, seed \(.seed), disk \(.disk)\(if .quick then ", --quick" else "" end)"' \
 	"$WORK/then.json" 2>/dev/null || echo "-"); now: median (min..max) of $REPS"
