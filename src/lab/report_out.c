@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lab/real.h"
 #include "lab/runner.h"
 
 #define NUM_FMT "%.9g"
@@ -624,6 +625,11 @@ static void html_scenario(FILE *f, const struct out *o, size_t si)
 		fprintf(f, "seed %s: ", sc->s_seed);
 	html_esc(f, sc->s_help ? sc->s_help : "");
 	fputs("</p>\n", f);
+	if (lab_real_path(o->o_run->r_ctx) && sc->s_real) {
+		fputs("<p>on a real disk: ", f);
+		html_esc(f, sc->s_real);
+		fputs("</p>\n", f);
+	}
 	html_metrics(f, sr);
 	for (size_t k = 0; k < sr->sr_nvariants; k++)
 		if (sr->sr_rc[k] < 0)
