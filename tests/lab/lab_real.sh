@@ -72,12 +72,13 @@ jq -e '[.scenarios.flush.variants[].flush_ms | length == 1] | all' "$tmp/all.jso
 jq -e '[.scenarios.flush.summary[].met] | all | not' "$tmp/all.json" >/dev/null \
 	|| bad "flush: a verdict from one point"
 
-# ---- the text report says what is underneath ----------------------------------
+# ---- the text report and report.html say what is underneath ---------------------
 # shellcheck disable=SC2086
 "$UJBD" lab --world=real --disk="file:$img" --quick --scenario=fsync-loop --variant=stock \
-	$direct >"$tmp/text" 2>/dev/null || bad "text run exit $?"
+	--out="$tmp/out.d" $direct >"$tmp/text" 2>/dev/null || bad "text run exit $?"
 head -n 1 "$tmp/text" | grep -q "^real disk: $img on " || bad "text: first line: $(head -n 1 "$tmp/text")"
 grep -q "^on a real disk: " "$tmp/text" || bad "text: no 'on a real disk:' line"
+grep -q "<p>on a real disk: " "$tmp/out.d/report.html" || bad "report.html: no 'on a real disk:'"
 
 # ---- a file too small: the variant fails and says why -------------------------
 truncate -s 64M "$tmp/small.img"
