@@ -23,8 +23,12 @@
 
 /* The size of a file the lab creates (sparse): the file system over all
  * of it, its 128 MiB journal inside where mke2fs puts it, and room for the
- * largest scenario's files (morton: ~420 MB). */
-#define LAB_REAL_FILE_BYTES (1ull << 30)
+ * largest scenario's files (morton: ~420 MB) several times over: blocks
+ * freed by a transaction not yet committed are not reused, the copy loop
+ * frees a tree per loop, and the fs model has no ext3-like retry after a
+ * commit (ext3_should_retry_alloc), so 1 GiB ran out (ENOSPC) at real
+ * speed. */
+#define LAB_REAL_FILE_BYTES (4ull << 30)
 
 /* The "file" group's list a scenario's file disk starts from; the user's
  * --file=LIST goes over it (--file=direct=0 puts the page cache back). */

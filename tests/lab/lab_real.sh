@@ -37,7 +37,7 @@ jq -e '.machine | (.device | type == "string") and (.scheduler | type == "string
 	and (.rotational | type == "boolean" or type == "null") and (.direct | type == "boolean")
 	and (.cpus | type == "number" and . > 0)' "$tmp/all.json" >/dev/null \
 	|| bad "machine: $(jq -c .machine "$tmp/all.json")"
-[ "$(stat -c %s "$img")" = $((1 << 30)) ] || bad "the file was not created at 1 GiB: $(stat -c %s "$img")"
+[ "$(stat -c %s "$img")" = $((4 << 30)) ] || bad "the file was not created at 4 GiB: $(stat -c %s "$img")"
 
 # every scenario of --list with every one of its variants, none failed
 "$UJBD" lab --list >"$tmp/list" || bad "--list exit $?"
