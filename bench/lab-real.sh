@@ -194,6 +194,8 @@ then_ratio() {
 		 then $v[$a][$m] / $v[$b][$m] else "-" end' "$WORK/then.json" 2>/dev/null |
 		awk "$FMT"'$1 == "-" || $1 == "" { print "-"; next } { print fmt($1) }'
 }
+# then_variants SCEN: the lab's variants of SCEN, in its order (none if it failed)
+then_variants() { jq -r --arg s "$1" '.scenarios[$s].variants // {} | keys_unsorted[]' "$WORK/then.json" 2>/dev/null; }
 # line LABEL CELL...
 line() { printf '%-22s' "$1"; shift; for c in "$@"; do printf ' %-22s' "$c"; done; echo; }
 
@@ -202,7 +204,7 @@ echo "then: $(jq -r '"ujbd lab, seed \(.seed), disk \(.disk)\(if .quick then ", 
 echo
 echo "== atime (seed 000): a strictatime reader (stat, open, read 4 KiB every 5 ms) beside a tree-copy loop, $ATIME_S s"
 line "" "fg max ms" "fg p99 ms" "fg avg ms" "copy MB/s"
-for v in be:4 rt:4 inherit; do
+for v in $(then_variants atime); do
 	line "then cfq $v" "$(then_v atime "$v" fg_latency_ms_max)" "$(then_v atime "$v" fg_latency_ms_p99)" \
 		"$(then_v atime "$v" fg_latency_ms_avg)" "$(then_v atime "$v" copy_mb_s)"
 done
@@ -217,7 +219,7 @@ echo "max fg latency be:4 / rt:4 (the seed: 3-4x): then $(then_ratio atime be:4 
 echo
 echo "== smallfile (seed 003): iozone $IOZ_N x 64 KiB with fsync, fs_mark $FSM_N x 64 KiB with fsync"
 line "" "iozone MB/s" "fs_mark files/s"
-for v in deadline cfq cfq+meta cfq+caller; do
+for v in $(then_variants smallfile); do
 	line "then $v" "$(then_v smallfile "$v" iozone_mb_s)" "$(then_v smallfile "$v" fsmark_files_s)"
 done
 for s in $SCHEDS; do
@@ -234,7 +236,7 @@ done
 echo
 echo "== fsync-loop (seed 004): fopen, write 4 KiB, fsync, fclose, $FL_N times"
 line "" "total ms" "ms / iteration"
-for v in stock sync-implicit sync-explicit; do
+for v in $(then_variants fsync-loop); do
 	line "then $v" "$(then_v fsync-loop "$v" total_ms)" "$(then_v fsync-loop "$v" ms_per_iteration)"
 done
 for s in $SCHEDS; do
