@@ -40,8 +40,10 @@
  * passed between threads but is used under the rules of the handle that got
  * it.
  *
- * Errors: 0 or a negative errno; ujbd_strerror() names them. Nothing here
- * prints or exits. After an I/O error on the journal the journal is aborted:
+ * Errors: 0 or a negative error: a system errno (EINVAL, EIO, ENOSPC of
+ * the host, ...) meaning what it always means, or one of the journal's own
+ * codes (enum ujbd_error, never equal to an errno value); ujbd_strerror()
+ * names both. Nothing here prints or exits. After an I/O error on the journal the journal is aborted:
  * new handles get -EROFS, no commit is acknowledged any more, and the error
  * is recorded in the journal superblock when that can still be written.
  */
@@ -324,14 +326,15 @@ uint64_t ujbd_data_blocks(const struct ujbd *j);
 /*
  * Start a handle that will modify at most nblocks journaled blocks. Waits
  * while the running transaction is locked or has no room, and for log space.
- * -ENOSPC if nblocks can never fit in one transaction; -EROFS if aborted.
+ * -UJBD_ETOOBIG if nblocks can never fit in one transaction; -EROFS if
+ * aborted.
  * Handles do not nest: a thread holding a handle must not start another,
  * nor call ujbd_sync, ujbd_wait_tid of its own transaction, ujbd_checkpoint
  * or ujbd_close (each would wait for the handle it holds).
  */
 int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out);
 /* Ask for more credits; -EAGAIN if the running transaction has no room
- * (stop and start a new handle), -ENOSPC if beyond any transaction. */
+ * (stop and start a new handle), -UJBD_ETOOBIG if beyond any transaction. */
 int ujbd_extend(struct ujbd_handle *h, unsigned nblocks);
 /* Make the commit of this handle's transaction synchronous: ujbd_stop
  * commits it and waits for it (with group-commit batching). */
@@ -350,7 +353,8 @@ int ujbd_stop(struct ujbd_handle *h);
  * this handle (reading it if not cached). If the block is being committed,
  * the committing transaction keeps a frozen copy and the handle modifies the
  * live buffer. Consumes one credit the first time a block joins the
- * transaction. The reference is released with ujbd_buf_put.
+ * transaction (-UJBD_ENOCREDIT when none is left). The reference is
+ * released with ujbd_buf_put.
  */
 int ujbd_get_write_access(struct ujbd_handle *h, uint64_t block,
 			  struct ujbd_buf **out);
@@ -425,8 +429,8 @@ ujbd_tid_t ujbd_running_tid(struct ujbd *j);
  * file system asks before reusing a block freed in tid (ext3 never reuses a
  * block its bitmap freed in a transaction not yet committed). */
 ujbd_tid_t ujbd_committed_tid(struct ujbd *j);
-/* Ask for tid to be committed (no wait). 0, or -ENOENT for an unknown tid
- * (already committed tids are fine: 0). */
+/* Ask for tid to be committed (no wait). 0, or -UJBD_ENOTID for a tid not
+ * handed out yet (already committed tids are fine: 0). */
 int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid);
 /* Wait until tid is committed (durable). Returns -EIO if its commit failed
  * or the journal aborted before it was durable. */
@@ -566,8 +570,26 @@ const char *ujbd_version(void);
 
 /* ---- errors ------------------------------------------------------------ */
 
-/* A description of a negative errno returned by ujbd (strerror's text for
- * system errnos, ujbd's own words for the journal's meanings). */
+/*
+ * The journal's own error codes, returned negated as errno values are.
+ * They start above 4095, the largest errno value Linux uses, so an error
+ * from the system (a missing file's ENOENT, a full host file system's
+ * ENOSPC) is never taken for one of these, nor the other way round.
+ */
+enum ujbd_error {
+	UJBD_ERROR_BASE = 4096,
+	/* More blocks than one transaction can ever hold (ujbd_start,
+	 * ujbd_extend, ujbd_write_atomic; revoke records past the limit). */
+	UJBD_ETOOBIG = UJBD_ERROR_BASE + 1,
+	/* The handle has used every credit it asked for: ujbd_extend it. */
+	UJBD_ENOCREDIT = UJBD_ERROR_BASE + 2,
+	/* No such transaction: the tid was never handed out. */
+	UJBD_ENOTID = UJBD_ERROR_BASE + 3,
+	UJBD_ERROR_LAST = UJBD_ENOTID
+};
+
+/* A description of a negative error returned by ujbd: the system's text
+ * (strerror) for an errno value, ujbd's words for enum ujbd_error. */
 const char *ujbd_strerror(int err);
 
 #ifdef __cplusplus

@@ -274,7 +274,7 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 
 	rt_mutex_lock(&j->j_state_lock);
 	if (!__tid_known(j, tid))
-		rc = -ENOENT;
+		rc = -UJBD_ENOTID;
 	else if ((j->j_flags & JBD_F_ABORTED) && !ujbd_tid_geq(j->j_commit_sequence, tid))
 		rc = -EIO;
 	/* An explicit request is an fsync about to wait: its commit's
@@ -307,9 +307,9 @@ int ujbd_wait_tid(struct ujbd *j, ujbd_tid_t tid)
 
 	fsync_counted.j = NULL;
 	rt_mutex_lock(&j->j_state_lock);
-	rc = __tid_known(j, tid) ? __wait_commit(j, tid, true) : -ENOENT;
+	rc = __tid_known(j, tid) ? __wait_commit(j, tid, true) : -UJBD_ENOTID;
 	rt_mutex_unlock(&j->j_state_lock);
-	if (rc != -ENOENT && !counted)
+	if (rc != -UJBD_ENOTID && !counted)
 		jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
 	return rc;
 }

@@ -89,7 +89,7 @@ int jbd_revoke_add(struct jbd_revoke_table *rt, uint64_t block)
 	if (rt->rt_slot[s] >= 0)
 		return 0; /* already revoked */
 	if (rt->rt_n == rt->rt_cap)
-		return -ENOSPC;
+		return -UJBD_ETOOBIG; /* more revokes than a transaction may log */
 	rt->rt_blocks[rt->rt_n] = block;
 	rt->rt_slot[s] = (int32_t)rt->rt_n;
 	rt->rt_n++;

@@ -108,14 +108,13 @@ int ujbd_async_commit_parse(const char *s, enum ujbd_async_commit *out)
 
 const char *ujbd_strerror(int err)
 {
+	/* errno values keep the system's words: the same EROFS, ENOSPC or
+	 * ENOENT may come from the host as well as from the journal */
 	switch (-err) {
 	case 0: return "success";
-	case EROFS: return "the journal was aborted after an I/O error";
-	case EUCLEAN: return "the journal needs recovery or checking, or is corrupt";
-	case ENOSPC: return "larger than any transaction or the journal can hold";
-	case EAGAIN: return "the running transaction has no room: stop and start a new handle";
-	case ENOENT: return "no such transaction";
-	case EOPNOTSUPP: return "journal feature not supported";
+	case UJBD_ETOOBIG: return "larger than any transaction can hold";
+	case UJBD_ENOCREDIT: return "the handle has used all its credits (extend it)";
+	case UJBD_ENOTID: return "no such transaction (tid not handed out yet)";
 	default: return strerror(err < 0 ? -err : err);
 	}
 }

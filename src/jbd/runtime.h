@@ -104,7 +104,7 @@ struct jbd_slot;
 
 /* Log blocks the commit copies into before it must wait for I/O. */
 #define JBD_RING_MAX 512u
-/* Revoke blocks one transaction may need (more: ujbd_revoke -ENOSPC). */
+/* Revoke blocks one transaction may need (more: ujbd_revoke -UJBD_ETOOBIG). */
 #define JBD_REVOKE_BLOCKS_MAX 8u
 /* Stopped handles kept for reuse. */
 #define JBD_HANDLES_CACHED 256u
@@ -537,7 +537,7 @@ void __jbd_wait_ckpt_io(struct ujbd *j, struct jbd_jh *jh);
 int jbd_revoke_table_init(struct jbd_revoke_table *rt, uint32_t cap);
 void jbd_revoke_table_release(struct jbd_revoke_table *rt);
 void jbd_revoke_table_clear(struct jbd_revoke_table *rt);
-/* Add a record (0, or -ENOSPC when full); after a cancel, a new record. */
+/* Add a record (0, or -UJBD_ETOOBIG when full); after a cancel, a new record. */
 int jbd_revoke_add(struct jbd_revoke_table *rt, uint64_t block);
 /* Cancel the record of block, if any (the block is journaled again). */
 bool jbd_revoke_cancel(struct jbd_revoke_table *rt, uint64_t block);

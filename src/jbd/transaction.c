@@ -322,7 +322,7 @@ static int __start_try(struct ujbd *j, uint32_t nblocks, struct jbd_txn **pre,
 	uint64_t t0;
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
-	ASSERT(nblocks <= j->j_max_txn); /* ujbd_start said -ENOSPC */
+	ASSERT(nblocks <= j->j_max_txn); /* ujbd_start said -UJBD_ETOOBIG */
 	if (j->j_flags & JBD_F_ABORTED)
 		return -EROFS;
 	/* The clock is read only on the slow paths: it is not free. */
@@ -559,7 +559,7 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 
 	*out = NULL;
 	if (nblocks > j->j_max_txn)
-		return -ENOSPC;
+		return -UJBD_ETOOBIG;
 	s = jbd_slot_self(j);
 	if (s && start_slot(j, s, nblocks, out) == 0) {
 		tl_handles++;
@@ -618,7 +618,7 @@ int ujbd_extend(struct ujbd_handle *h, unsigned nblocks)
 	int rc = 0;
 
 	if (h->h_requested + nblocks > j->j_max_txn)
-		return -ENOSPC;
+		return -UJBD_ETOOBIG;
 	rt_mutex_lock(&j->j_state_lock);
 	if (j->j_flags & JBD_F_ABORTED)
 		rc = -EROFS;
@@ -804,7 +804,7 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 		if (!*fg)
 			return 0;
 		if (h->h_buffer_credits == 0)
-			return -ENOSPC;
+			return -UJBD_ENOCREDIT;
 		/* not dirty until dirtied again (a slot's dirty may have
 		 * landed beside the forget) */
 		JH_SET(*(own ? &jh->b_dirty : &jh->b_next_dirty), false);
@@ -815,7 +815,7 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 		return 0;
 	}
 	if (h->h_buffer_credits == 0)
-		return -ENOSPC;
+		return -UJBD_ENOCREDIT;
 	jbd_revoke_cancel(t->t_revoke, b->b_blocknr);
 	if (!jh->b_transaction) {
 		JH_SET(jh->b_dirty, false);
@@ -1325,7 +1325,7 @@ int ujbd_write_atomic(struct ujbd *j, const struct ujbd_block *blocks, size_t n,
 	int rc, src;
 
 	if (n > j->j_max_txn)
-		return -ENOSPC;
+		return -UJBD_ETOOBIG;
 	rc = ujbd_start(j, (unsigned)n, &h);
 	if (rc)
 		return rc;

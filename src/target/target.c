@@ -20,6 +20,7 @@
 #include "rt/assert.h"
 #include "target/inuse.h"
 #include "target/target.h"
+#include "ujbd/ujbd.h"
 
 /* ---- failures ------------------------------------------------------------- */
 
@@ -98,6 +99,9 @@ static int fail(struct target *t, struct jbd_err *err, enum target_fail f,
  */
 int target_exit_status(int rc)
 {
+	/* the journal's own codes (ujbd.h) are all misuse: invalid input */
+	if (-rc > UJBD_ERROR_BASE && -rc <= UJBD_ERROR_LAST)
+		return 1;
 	switch (-rc) {
 	case 0: return 0;
 	case ENOENT: case ENOTDIR: case EISDIR: case ENOTBLK: case ENXIO: case ENODEV:

@@ -7,7 +7,7 @@
  *     -EROFS, ujbd_close returns the error;
  *   - s_errno is recorded in the superblock and the next ujbd_open reports
  *     the earlier error;
- *   - a handle larger than any transaction fails at start with -ENOSPC
+ *   - a handle larger than any transaction fails at start with -UJBD_ETOOBIG
  *     instead of hanging (an alarm turns a hang into a failure).
  * Every case runs in a sim world (deterministic: the Nth write is the same
  * write on every run), for every write and flush the commit path issues.
@@ -566,10 +566,10 @@ static void test_too_big_handle_enospc(void)
 	T_EQ(run_sim(5, big_main, &g), 0);
 	alarm(0);
 	T_EQ(g.line, 0);
-	T_EQ(g.err_huge, -ENOSPC);
-	T_EQ(g.err_max_plus, -ENOSPC);
+	T_EQ(g.err_huge, -UJBD_ETOOBIG);
+	T_EQ(g.err_max_plus, -UJBD_ETOOBIG);
 	T_EQ(g.err_max, 0);
-	T_EQ(g.err_extend, -ENOSPC);
+	T_EQ(g.err_extend, -UJBD_ETOOBIG);
 }
 
 int main(int argc, char **argv)

@@ -1,6 +1,6 @@
 /*
  * The journal runtime's handles on RAM devices, in the real world: credits,
- * -ENOSPC for impossible handles, extend, commit and checkpoint, close
+ * -UJBD_ETOOBIG for impossible handles, extend, commit and checkpoint, close
  * leaving s_start 0, tids that grow across opens, recovery after a hard
  * close, write_atomic, ujbd_read, option checks.
  */
@@ -56,19 +56,19 @@ static void t_credits(void)
 	T_EQ(ujbd_get_write_access(h, 1, &b[1]), 0); /* same block: no credit */
 	T_CHECK(b[0] == b[1]);
 	T_EQ(ujbd_get_write_access(h, 2, &b[2]), 0);
-	T_EQ(ujbd_get_write_access(h, 3, &b[3]), -ENOSPC);
+	T_EQ(ujbd_get_write_access(h, 3, &b[3]), -UJBD_ENOCREDIT);
 	T_EQ(ujbd_extend(h, 1), 0);
 	T_EQ(ujbd_get_write_access(h, 3, &b[3]), 0);
 	T_EQ(ujbd_dirty_metadata(h, b[0]), 0);
 	T_EQ(ujbd_dirty_metadata(h, b[3]), 0);
 	for (int i = 0; i < 4; i++)
 		ujbd_buf_put(b[i]);
-	/* The handle recorded its -ENOSPC: stop reports it. */
-	T_EQ(ujbd_stop(h), -ENOSPC);
+	/* The handle recorded its -UJBD_ENOCREDIT: stop reports it. */
+	T_EQ(ujbd_stop(h), -UJBD_ENOCREDIT);
 	/* Beyond any transaction: at once, no hang. */
-	T_EQ(ujbd_start(r.j, JBLOCKS, &h), -ENOSPC);
+	T_EQ(ujbd_start(r.j, JBLOCKS, &h), -UJBD_ETOOBIG);
 	T_EQ(ujbd_start(r.j, 1, &h), 0);
-	T_EQ(ujbd_extend(h, JBLOCKS), -ENOSPC);
+	T_EQ(ujbd_extend(h, JBLOCKS), -UJBD_ETOOBIG);
 	T_EQ(ujbd_get_write_access(h, DBLOCKS, &b[0]), -EINVAL);
 	T_EQ(ujbd_stop(h), 0);
 	T_EQ(ujbd_close(r.j), 0);

