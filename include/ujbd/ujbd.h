@@ -327,14 +327,17 @@ uint64_t ujbd_data_blocks(const struct ujbd *j);
  * Start a handle that will modify at most nblocks journaled blocks. Waits
  * while the running transaction is locked or has no room, and for log space.
  * -UJBD_ETOOBIG if nblocks can never fit in one transaction; -EROFS if
- * aborted.
+ * aborted; -EDEADLK if the calling thread already holds a handle in j.
  * Handles do not nest: a thread holding a handle must not start another,
- * nor call ujbd_sync, ujbd_wait_tid of its own transaction, ujbd_checkpoint
- * or ujbd_close (each would wait for the handle it holds).
+ * nor call ujbd_sync, ujbd_wait_tid of its own transaction (or a later
+ * one) or ujbd_checkpoint (each would wait for the handle it holds: they
+ * return -EDEADLK), nor ujbd_close (undefined). A failed start leaves
+ * nothing to stop (*out is NULL).
  */
 int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out);
 /* Ask for more credits; -EAGAIN if the running transaction has no room
- * (stop and start a new handle), -UJBD_ETOOBIG if beyond any transaction. */
+ * (stop and start a new handle), -UJBD_ETOOBIG if the handle would hold
+ * more than any transaction. A failed extend changes nothing. */
 int ujbd_extend(struct ujbd_handle *h, unsigned nblocks);
 /* Make the commit of this handle's transaction synchronous: ujbd_stop
  * commits it and waits for it (with group-commit batching). */
@@ -344,7 +347,11 @@ ujbd_tid_t ujbd_handle_tid(const struct ujbd_handle *h);
  * Stop the handle. A sync handle waits for its commit, first waiting up to
  * the adaptive batch window so other handles join (skipped when this thread
  * was also the last sync writer). Returns the handle's first error, or the
- * commit's error for a sync handle.
+ * commit's error for a sync handle. The handle is gone either way.
+ * Stopping a handle twice, or from another thread than the one that
+ * started it, is a programming error no return value can report: it
+ * aborts the program (an assertion), as does using a journal after
+ * ujbd_close; every other misuse is an error return.
  */
 int ujbd_stop(struct ujbd_handle *h);
 
@@ -433,11 +440,15 @@ ujbd_tid_t ujbd_committed_tid(struct ujbd *j);
  * handed out yet (already committed tids are fine: 0). */
 int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid);
 /* Wait until tid is committed (durable). Returns -EIO if its commit failed
- * or the journal aborted before it was durable. */
+ * or the journal aborted before it was durable; -UJBD_ENOTID for a tid not
+ * handed out; -EDEADLK when the calling thread holds a handle of tid or of
+ * an earlier transaction. */
 int ujbd_wait_tid(struct ujbd *j, ujbd_tid_t tid);
-/* Commit everything so far and wait. */
+/* Commit everything so far and wait; -EDEADLK from a thread holding a
+ * handle in j. */
 int ujbd_sync(struct ujbd *j);
-/* Checkpoint every committed transaction now and wait. */
+/* Checkpoint every committed transaction now and wait; -EDEADLK from a
+ * thread holding a handle in j. */
 int ujbd_checkpoint(struct ujbd *j);
 
 /* ---- the simple entry point -------------------------------------------- */

@@ -259,6 +259,9 @@ int ujbd_checkpoint(struct ujbd *j)
 	ujbd_tid_t last;
 	int rc;
 
+	/* a forced pass may have to commit the caller's own transaction */
+	if (jbd_thread_holds(j, NULL))
+		return -EDEADLK;
 	rt_mutex_lock(&j->j_state_lock);
 	last = j->j_commit_sequence;
 	rt_mutex_unlock(&j->j_state_lock);

@@ -303,9 +303,13 @@ int ujbd_wait_tid(struct ujbd *j, ujbd_tid_t tid)
 	uint64_t t0 = rt_now_ns();
 	/* this thread's commit_tid committed tid and counted the fsync */
 	bool counted = fsync_counted.j == j && fsync_counted.tid == tid;
+	ujbd_tid_t own;
 	int rc;
 
 	fsync_counted.j = NULL;
+	/* its own transaction, or a later one, waits for the caller's handle */
+	if (jbd_thread_holds(j, &own) && ujbd_tid_geq(tid, own))
+		return -EDEADLK;
 	rt_mutex_lock(&j->j_state_lock);
 	rc = __tid_known(j, tid) ? __wait_commit(j, tid, true) : -UJBD_ENOTID;
 	rt_mutex_unlock(&j->j_state_lock);
@@ -320,6 +324,8 @@ int ujbd_sync(struct ujbd *j)
 	ujbd_tid_t tid;
 	int rc;
 
+	if (jbd_thread_holds(j, NULL))
+		return -EDEADLK; /* the running transaction holds the caller's handle */
 	rt_mutex_lock(&j->j_state_lock);
 	tid = j->j_running ? j->j_running->t_tid
 	      : j->j_committing ? j->j_committing->t_tid : j->j_commit_sequence;

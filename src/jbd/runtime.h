@@ -382,6 +382,7 @@ struct ujbd_handle {
 	uint64_t h_start_ns;
 	struct ujbd_handle *h_next_free;  /* [j_state_lock] on j_free_handles */
 	struct jbd_slot *h_slot;          /* the slot it is embedded in, or NULL */
+	struct ujbd_handle *h_held_next;  /* owner: its thread's held handles */
 };
 
 /* ---- per-thread handle slots (slot.c) ---------------------------------- */
@@ -481,9 +482,6 @@ bool __jbd_inherit(struct ujbd *j, struct jbd_txn *t);
 
 /* ---- transaction.c ------------------------------------------------------ */
 
-/* Does the calling thread hold a handle (of any journal)? */
-bool jbd_thread_holds_handle(void);
-
 struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b);
 /* The journal head of block, or NULL. */
 struct jbd_jh *__jbd_jh_find(struct ujbd *j, uint64_t block);
@@ -502,6 +500,13 @@ void __jbd_list_add_cp(struct jbd_txn *t, struct jbd_jh *jh);
 void __jbd_list_del_d(struct jbd_txn *t, struct jbd_jh *jh);
 void __jbd_list_add_d(struct jbd_txn *t, struct jbd_jh *jh);
 uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t);
+
+/* The tid of the handle the calling thread holds in j, if it holds one
+ * (handles do not nest: waiting for that transaction would wait for the
+ * caller itself). No lock needed: the list is the thread's own. */
+bool jbd_thread_holds(const struct ujbd *j, ujbd_tid_t *tid);
+/* Does the calling thread hold a handle (of any journal)? */
+bool jbd_thread_holds_handle(void);
 
 /* ---- commit.c ------------------------------------------------------------- */
 

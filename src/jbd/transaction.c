@@ -17,7 +17,10 @@
  *
  * Handles do not nest: a thread holding a handle must not start another
  * (it could wait for log space that only its own open handle keeps from
- * being committed).
+ * being committed). Each thread keeps a list of the handles it holds, one
+ * per journal, so that a nested start, or an fsync or checkpoint that
+ * would wait for the caller's own transaction, is refused with -EDEADLK
+ * instead of hanging, and a handle stopped twice is caught.
  */
 #include <stdlib.h>
 
@@ -205,17 +208,58 @@ uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t)
 	return (n + j->j_rcap - 1) / j->j_rcap;
 }
 
-/* ---- starting a handle ---------------------------------------------------- */
+/* ---- the handles a thread holds ------------------------------------------ */
 
-/* Handles the calling thread holds (in any journal): an fsync of such a
- * thread must not commit on it (caller_commit), the commit would wait for
- * its own handle. */
-static _Thread_local unsigned tl_handles;
+/* One list per thread, through h_held_next; at most one entry per journal,
+ * so it is as long as the journals the thread works in at once. */
+static _Thread_local struct ujbd_handle *held_handles;
 
+static struct ujbd_handle *held_find(const struct ujbd *j)
+{
+	struct ujbd_handle *h = held_handles;
+
+	while (h && h->h_journal != j)
+		h = h->h_held_next;
+	return h;
+}
+
+bool jbd_thread_holds(const struct ujbd *j, ujbd_tid_t *tid)
+{
+	struct ujbd_handle *h = held_find(j);
+
+	if (h && tid)
+		*tid = h->h_transaction->t_tid;
+	return h != NULL;
+}
+
+/* In any journal: an fsync of such a thread must not commit on it
+ * (caller_commit), the commit could wait for its own handle. */
 bool jbd_thread_holds_handle(void)
 {
-	return tl_handles != 0;
+	return held_handles != NULL;
 }
+
+static void held_push(struct ujbd_handle *h)
+{
+	ASSERT(held_find(h->h_journal) == NULL); /* ujbd_start said -EDEADLK */
+	h->h_held_next = held_handles;
+	held_handles = h;
+}
+
+/* A handle leaves its thread's list. Misuse that cannot be reported as an
+ * error is an assertion: a handle stopped twice, or by another thread. */
+static void held_drop(struct ujbd_handle *h)
+{
+	struct ujbd_handle **pp = &held_handles;
+
+	while (*pp && *pp != h)
+		pp = &(*pp)->h_held_next;
+	ASSERT(*pp == h && "handle stopped twice, or not by its thread");
+	*pp = h->h_held_next;
+	h->h_held_next = NULL;
+}
+
+/* ---- starting a handle ---------------------------------------------------- */
 
 /* Stopped handles are kept for reuse (up to JBD_HANDLES_CACHED): the CPU
  * path should not pay malloc and free per handle. Lock held. */
@@ -560,9 +604,11 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 	*out = NULL;
 	if (nblocks > j->j_max_txn)
 		return -UJBD_ETOOBIG;
+	if (held_find(j))
+		return -EDEADLK; /* handles do not nest */
 	s = jbd_slot_self(j);
 	if (s && start_slot(j, s, nblocks, out) == 0) {
-		tl_handles++;
+		held_push(*out);
 		return 0;
 	}
 	rt_mutex_lock(&j->j_state_lock);
@@ -606,7 +652,7 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 	free(pre);
 	if (rc)
 		return rc;
-	tl_handles++;
+	held_push(h);
 	*out = h;
 	return 0;
 }
@@ -617,7 +663,7 @@ int ujbd_extend(struct ujbd_handle *h, unsigned nblocks)
 	struct jbd_txn *t = h->h_transaction;
 	int rc = 0;
 
-	if (h->h_requested + nblocks > j->j_max_txn)
+	if ((uint64_t)h->h_requested + nblocks > j->j_max_txn) /* no wrap */
 		return -UJBD_ETOOBIG;
 	rt_mutex_lock(&j->j_state_lock);
 	if (j->j_flags & JBD_F_ABORTED)
@@ -693,8 +739,7 @@ int ujbd_stop(struct ujbd_handle *h)
 	bool sync = h->h_sync;
 	uint64_t t0 = sync ? rt_now_ns() : 0, now;
 
-	ASSERT(tl_handles > 0); /* stopped by the thread that started it */
-	tl_handles--;
+	held_drop(h);
 	if (s && !sync && !hooked(j))
 		return stop_slot(j, h);
 	stop_batch(j, h);

@@ -86,6 +86,68 @@ static void t_own_codes(void)
 	rig_free(&r);
 }
 
+/* ---- item 7: argument checks ----------------------------------------------- */
+
+static void t_extend_overflow(void)
+{
+	struct ujbd_handle *h;
+	struct rig r;
+
+	T_EQ(edge_open(&r, 64), 0);
+	T_EQ(ujbd_start(r.j, 2, &h), 0);
+	T_EQ(ujbd_extend(h, UINT32_MAX), -UJBD_ETOOBIG); /* the sum wrapped: 0 */
+	T_EQ(ujbd_extend(h, UINT32_MAX - 1), -UJBD_ETOOBIG);
+	T_EQ(ujbd_extend(h, 1), 0);
+	T_EQ(ujbd_stop(h), 0);
+	rig_free(&r);
+}
+
+static void t_nested_handle(void)
+{
+	struct ujbd_handle *h, *h2;
+	struct rig r;
+
+	T_EQ(edge_open(&r, 64), 0);
+	T_EQ(ujbd_start(r.j, 2, &h), 0);
+	T_EQ(ujbd_start(r.j, 1, &h2), -EDEADLK);
+	T_CHECK(h2 == NULL);
+	/* each would wait for the handle this thread holds */
+	T_EQ(ujbd_sync(r.j), -EDEADLK);
+	T_EQ(ujbd_wait_tid(r.j, ujbd_handle_tid(h)), -EDEADLK);
+	T_EQ(ujbd_checkpoint(r.j), -EDEADLK);
+	T_EQ(ujbd_stop(h), 0);
+	/* and all is well after the stop */
+	T_EQ(ujbd_start(r.j, 1, &h2), 0);
+	T_EQ(ujbd_stop(h2), 0);
+	T_EQ(ujbd_sync(r.j), 0);
+	rig_free(&r);
+}
+
+/* Still an assertion (ujbd.h): a handle stopped twice. */
+static void t_stop_twice_aborts(void)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	T_CHECK(pid >= 0);
+	if (pid == 0) {
+		struct ujbd_handle *h;
+		struct rig r;
+
+		/* keep the assertion's report out of the test's output */
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(2);
+		if (edge_open(&r, 64) || ujbd_start(r.j, 1, &h) || ujbd_stop(h))
+			_exit(3);
+		(void)ujbd_stop(h);
+		_exit(0);
+	}
+	T_EQ(waitpid(pid, &st, 0), pid);
+	T_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -96,6 +158,9 @@ int main(int argc, char **argv)
 	}
 	T_RUN(t_strerror);
 	T_RUN(t_own_codes);
+	T_RUN(t_extend_overflow);
+	T_RUN(t_nested_handle);
+	T_RUN(t_stop_twice_aborts);
 	rmdir(tmpdir);
 	return t_done(argv[0]);
 }
