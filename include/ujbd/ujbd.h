@@ -458,8 +458,19 @@ struct ujbd_block {
 	const void *data; /* one block */
 };
 #define UJBD_DURABLE 1u /* return only once the update is durable */
-/* Write these blocks atomically (journaled as metadata), in one handle;
- * durable on return with UJBD_DURABLE, else at the next commit. */
+/*
+ * Write these blocks atomically (journaled as metadata), in one handle;
+ * durable on return with UJBD_DURABLE, else at the next commit. n = 0 does
+ * nothing.
+ * Errors, each leaving every block as it was (nothing of the set is in the
+ * log or at home, now or after a crash): -EINVAL for a NULL set, NULL data,
+ * a block beyond the data device, or a block named twice (all checked
+ * before anything starts); -UJBD_ETOOBIG for more blocks than a
+ * transaction holds; -EDEADLK if the calling thread holds a handle in j;
+ * -EROFS on an aborted journal; -ENOMEM. With UJBD_DURABLE, a failed
+ * commit (-EIO, ...) means the set may or may not be durable: the journal
+ * is aborted then, and recovery decides.
+ */
 int ujbd_write_atomic(struct ujbd *j, const struct ujbd_block *blocks,
 		      size_t n, unsigned flags);
 

@@ -358,6 +358,17 @@ void buf_put(struct ujbd_buf *b)
 	rt_mutex_unlock(&c->c_lock);
 }
 
+void buf_invalidate(struct ujbd_buf *b)
+{
+	struct buf_cache *c = b->b_cache;
+
+	rt_mutex_lock(&c->c_lock);
+	ASSERT(__atomic_load_n(&b->b_count, __ATOMIC_RELAXED) > 0); /* the caller's */
+	if (__atomic_load_n(&b->b_count, __ATOMIC_ACQUIRE) == 1 && !(b->b_state & BUF_READING))
+		b->b_state &= ~BUF_UPTODATE;
+	rt_mutex_unlock(&c->c_lock);
+}
+
 void buf_set_uptodate(struct ujbd_buf *b)
 {
 	struct buf_cache *c = b->b_cache;

@@ -99,6 +99,10 @@ void buf_put(struct ujbd_buf *b);
 /* The buffer's data is now the block's newest contents (written by a
  * caller that had it zero-filled or filled it itself). */
 void buf_set_uptodate(struct ujbd_buf *b);
+/* Forget the buffer's data if the caller holds its only reference (and
+ * no read is in flight): the next buf_get reads the block again. For a
+ * buffer zero-filled (BUF_GET_ZERO) for a write that did not happen. */
+void buf_invalidate(struct ujbd_buf *b);
 uint32_t buf_block_size(const struct buf_cache *c);
 void buf_cache_stats(struct buf_cache *c, struct buf_stats *out);
 

@@ -887,9 +887,19 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 	return 0;
 }
 
-static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
+/* What a write access does with the block's old contents. */
+enum access_mode {
+	ACC_READ,      /* get_write_access: read it if not cached */
+	ACC_CREATE,    /* get_create_access: zero it */
+	ACC_OVERWRITE, /* write_atomic: not read, left as cached (a block not
+			* cached is zero-filled by the cache); the caller
+			* overwrites all of it before dirtying */
+};
+
+static int get_access(struct ujbd_handle *h, uint64_t block, enum access_mode mode,
 		      struct ujbd_buf **out)
 {
+	bool create = mode == ACC_CREATE;
 	struct ujbd *j = h->h_journal;
 	struct ujbd_buf *b, *put = NULL;
 	struct jbd_jh *jh;
@@ -911,7 +921,7 @@ static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
 		buf_hold(b);
 	} else {
 		rt_mutex_unlock(&j->j_state_lock);
-		rc = buf_get_waited(j->j_cache, block, create ? BUF_GET_ZERO : BUF_GET_READ,
+		rc = buf_get_waited(j->j_cache, block, mode == ACC_READ ? BUF_GET_READ : BUF_GET_ZERO,
 				    &b, &waited);
 		if (rc)
 			return rc;
@@ -944,12 +954,12 @@ static int get_access(struct ujbd_handle *h, uint64_t block, bool create,
 
 int ujbd_get_write_access(struct ujbd_handle *h, uint64_t block, struct ujbd_buf **out)
 {
-	return get_access(h, block, false, out);
+	return get_access(h, block, ACC_READ, out);
 }
 
 int ujbd_get_create_access(struct ujbd_handle *h, uint64_t block, struct ujbd_buf **out)
 {
-	return get_access(h, block, true, out);
+	return get_access(h, block, ACC_CREATE, out);
 }
 
 int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
@@ -1362,29 +1372,138 @@ void ujbd_buf_put(struct ujbd_buf *b)
 
 /* ---- the simple entry point ------------------------------------------- */
 
+/* Two entries naming one block? Small sets pairwise, larger ones sorted. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int atomic_dups(const struct ujbd_block *blocks, size_t n)
+{
+	uint64_t *v;
+	int rc = 0;
+
+	if (n <= 32) {
+		for (size_t i = 1; i < n; i++)
+			for (size_t k = 0; k < i; k++)
+				if (blocks[i].block == blocks[k].block)
+					return -EINVAL;
+		return 0;
+	}
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = blocks[i].block;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 1; i < n && !rc; i++)
+		if (v[i] == v[i - 1])
+			rc = -EINVAL;
+	free(v);
+	return rc;
+}
+
+/* The whole set, checked before anything starts: a call that fails must
+ * change nothing, so no block may be refused half way. */
+static int atomic_check(struct ujbd *j, const struct ujbd_block *blocks, size_t n)
+{
+	int rc;
+
+	if (n && !blocks)
+		return -EINVAL;
+	if (n > j->j_max_txn)
+		return -UJBD_ETOOBIG;
+	for (size_t i = 0; i < n; i++) {
+		if (!blocks[i].data)
+			return -EINVAL;
+		rc = check_block(j, blocks[i].block);
+		if (rc)
+			return rc;
+	}
+	return atomic_dups(blocks, n);
+}
+
+/*
+ * The access phase failed (no memory; an abort): give back what this
+ * handle took. A block it joined to the transaction, that nobody dirtied
+ * and nobody else holds, leaves it again (its credit back), and a buffer
+ * the cache had to zero-fill for it forgets those zeros, so the next read
+ * sees the block as it is. Whatever else joined stays joined and clean:
+ * a clean buffer is never logged.
+ */
+static void atomic_undo(struct ujbd_handle *h, struct ujbd_buf **bufs, size_t n)
+{
+	struct ujbd *j = h->h_journal;
+	struct jbd_txn *t = h->h_transaction;
+
+	rt_mutex_lock(&j->j_state_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct jbd_jh *jh = bufs[i]->b_jh;
+
+		if (!jh || jh->b_transaction != t || jh->b_join_seq != h->h_seq ||
+		    JH_GET(jh->b_dirty) || jh->b_forget || jh->b_cp_transaction ||
+		    jh->b_data_transaction || jh->b_data_next || jh->b_ckpt_busy ||
+		    __atomic_load_n(&bufs[i]->b_count, __ATOMIC_ACQUIRE) != 2)
+			continue; /* 2: the head's reference and ours */
+		__retire(j, t, jh);
+		h->h_buffer_credits++;
+		buf_invalidate(bufs[i]);
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+}
+
+/* Copy the set into the buffers (every one the handle's now) and dirty
+ * them: only an abort can fail here, and an aborted journal commits
+ * nothing. */
+static int atomic_fill(struct ujbd_handle *h, const struct ujbd_block *blocks,
+		       struct ujbd_buf **bufs, size_t n)
+{
+	struct ujbd *j = h->h_journal;
+	int rc = 0;
+
+	rt_mutex_lock(&j->j_state_lock);
+	for (size_t i = 0; i < n; i++)
+		memcpy(bufs[i]->b_data, blocks[i].data, j->j_blocksize);
+	rt_mutex_unlock(&j->j_state_lock);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = ujbd_dirty_metadata(h, bufs[i]);
+	return rc;
+}
+
 int ujbd_write_atomic(struct ujbd *j, const struct ujbd_block *blocks, size_t n,
 		      unsigned flags)
 {
+	struct ujbd_buf *few[16], **bufs = few;
 	struct ujbd_handle *h;
-	struct ujbd_buf *b;
-	int rc, src;
+	size_t got = 0;
+	int rc = atomic_check(j, blocks, n), src;
 
-	if (n > j->j_max_txn)
-		return -UJBD_ETOOBIG;
-	rc = ujbd_start(j, (unsigned)n, &h);
+	if (!rc && n > 16 && !(bufs = calloc(n, sizeof(*bufs))))
+		rc = -ENOMEM;
+	if (!rc)
+		rc = ujbd_start(j, (unsigned)n, &h);
 	if (rc)
-		return rc;
+		goto out;
 	ujbd_handle_set_sync(h, flags & UJBD_DURABLE);
-	for (size_t i = 0; i < n && !rc; i++) {
-		rc = ujbd_get_create_access(h, blocks[i].block, &b);
+	/* every block the handle's first, then the bytes: an error on the
+	 * way leaves the set out of the transaction */
+	for (; got < n; got++) {
+		rc = get_access(h, blocks[got].block, ACC_OVERWRITE, &bufs[got]);
 		if (rc)
 			break;
-		rt_mutex_lock(&j->j_state_lock);
-		memcpy(b->b_data, blocks[i].data, j->j_blocksize);
-		rt_mutex_unlock(&j->j_state_lock);
-		rc = ujbd_dirty_metadata(h, b);
-		buf_put(b);
 	}
+	if (rc)
+		atomic_undo(h, bufs, got);
+	else
+		rc = atomic_fill(h, blocks, bufs, n);
+	for (size_t i = 0; i < got; i++)
+		buf_put(bufs[i]);
 	src = ujbd_stop(h);
-	return rc ? rc : src;
+	rc = rc ? rc : src;
+out:
+	if (bufs != few)
+		free(bufs);
+	return rc;
 }

@@ -148,6 +148,81 @@ static void t_stop_twice_aborts(void)
 	T_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 }
 
+static bool block_is(struct rig *r, uint64_t block, int byte)
+{
+	uint8_t buf[BS], want[BS];
+
+	memset(want, byte, BS);
+	return rig_data(r, block, buf) == 0 && memcmp(buf, want, BS) == 0;
+}
+
+/* ---- item 1: a failed write_atomic changes nothing ---------------------- */
+
+/* Commit everything, write it home, then look at the data device. */
+static int settle(struct rig *r)
+{
+	int rc = ujbd_sync(r->j);
+
+	return rc ? rc : ujbd_checkpoint(r->j);
+}
+
+static void t_atomic_out_of_range(void)
+{
+	static uint8_t a[BS], b[BS], c[BS];
+	struct ujbd_block set[3] = { { 20, a }, { 21, b }, { DBLOCKS, c } };
+	struct rig r;
+
+	memset(a, 'a', BS);
+	memset(b, 'b', BS);
+	memset(c, 'c', BS);
+	T_EQ(edge_open(&r, DBLOCKS), 0);
+	T_EQ(ujbd_write_atomic(r.j, set, 3, UJBD_DURABLE), -EINVAL);
+	T_EQ(ujbd_write_atomic(r.j, set, 3, 0), -EINVAL);
+	T_EQ(settle(&r), 0);
+	T_CHECK(block_is(&r, 20, 0) && block_is(&r, 21, 0));
+	/* nothing in the log either: a crash and a recovery bring nothing */
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	struct ujbd_opts o;
+	rig_opts(&o, false);
+	T_EQ(rig_open(&r, &o), 0);
+	T_CHECK(block_is(&r, 20, 0) && block_is(&r, 21, 0));
+	/* the valid part alone works */
+	T_EQ(ujbd_write_atomic(r.j, set, 2, UJBD_DURABLE), 0);
+	T_EQ(settle(&r), 0);
+	T_CHECK(block_is(&r, 20, 'a') && block_is(&r, 21, 'b'));
+	rig_free(&r);
+}
+
+static void t_atomic_bad_sets(void)
+{
+	static uint8_t a[BS], b[BS];
+	struct ujbd_block dup[3] = { { 30, a }, { 31, b }, { 30, b } };
+	struct ujbd_block null_data[2] = { { 32, a }, { 33, NULL } };
+	struct rig r;
+
+	memset(a, 'a', BS);
+	memset(b, 'b', BS);
+	T_EQ(edge_open(&r, DBLOCKS), 0);
+	T_EQ(ujbd_write_atomic(r.j, dup, 3, UJBD_DURABLE), -EINVAL);
+	T_EQ(ujbd_write_atomic(r.j, null_data, 2, UJBD_DURABLE), -EINVAL); /* crashed */
+	T_EQ(ujbd_write_atomic(r.j, NULL, 1, 0), -EINVAL);
+	T_EQ(ujbd_write_atomic(r.j, NULL, 0, UJBD_DURABLE), 0); /* nothing to do */
+	T_EQ(settle(&r), 0);
+	for (uint64_t blk = 30; blk < 34; blk++)
+		T_CHECK(block_is(&r, blk, 0));
+	/* a set larger than any transaction: the journal's own code */
+	size_t n = DBLOCKS / 2;
+	struct ujbd_block *big = calloc(n, sizeof(*big));
+	T_CHECK(big != NULL);
+	for (size_t i = 0; i < n; i++)
+		big[i] = (struct ujbd_block){ i, a };
+	int rc = ujbd_write_atomic(r.j, big, n, 0);
+	free(big);
+	T_EQ(rc, -UJBD_ETOOBIG);
+	rig_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -161,6 +236,8 @@ int main(int argc, char **argv)
 	T_RUN(t_extend_overflow);
 	T_RUN(t_nested_handle);
 	T_RUN(t_stop_twice_aborts);
+	T_RUN(t_atomic_out_of_range);
+	T_RUN(t_atomic_bad_sets);
 	rmdir(tmpdir);
 	return t_done(argv[0]);
 }
