@@ -53,6 +53,12 @@ int jbd_loc_offset(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off);
 /* The same, and in *run how many journal blocks from lblk on lie one after
  * the other on j_dev (to the end of lblk's extent): one read covers them. */
 int jbd_loc_run(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off, uint64_t *run);
+/* Whether data-device block `block` lies on a block of the journal (only
+ * when the data device is the journal's: an ext4 internal journal, a
+ * standalone journal whose data is its own file). Such a block is never
+ * data: writing it would overwrite the log, and recovery refuses a log
+ * that names one. */
+bool jbd_loc_on_journal(const struct jbd_loc *loc, uint64_t block);
 
 /* A one-line description of what went wrong, for the tools to print. */
 struct jbd_err {

@@ -223,8 +223,9 @@ struct jbd_write_result {
  * in the journal's tag format), flush, then the commit block and a flush.
  * The superblock is updated (s_start, s_sequence, REVOKE feature) before the
  * commit block is written. -ENOSPC if it does not fit in the free log,
- * -EINVAL for a target beyond the data device or needing 64BIT, -EUCLEAN if
- * the log is corrupt.
+ * -EINVAL for a target beyond the data device or needing 64BIT,
+ * -UJBD_EINJOURNAL (ujbd.h) for a target (or revoke) inside the journal,
+ * -EUCLEAN if the log is corrupt. Nothing is written on any of these.
  */
 int jbd_write_txn(struct jbd_journal *j, const struct jbd_txn_desc *t,
 		  struct jbd_write_result *r, struct jbd_err *err);

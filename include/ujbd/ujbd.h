@@ -271,8 +271,10 @@ void ujbd_opts_jbd2(struct ujbd_opts *opts);
  * superblock: they only ever grow, across closes and opens.
  * Errors: -EUCLEAN (corrupt journal, or an earlier abort recorded in
  * s_errno: the journal must be recovered or checked first), -EOPNOTSUPP
- * (unknown features), -EIO, -ENOMEM, -EINVAL (bad options). err, if not
- * NULL, gets a one-line description.
+ * (unknown features), -EIO, -ENOMEM, -EINVAL (bad options; or a data
+ * device that is the journal's own with no block outside the journal,
+ * checked before any format). err, if not NULL, gets a one-line
+ * description.
  */
 int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
 	      struct ujbd **out, struct jbd_err *err);
@@ -281,7 +283,10 @@ int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
  * internal journal; data device = itself; the ext4 needs_recovery flag is set
  * while open and cleared at close), or a standalone journal file with its data
  * device in data_path. journal_path, if not NULL, names an external journal
- * device for an ext4 TARGET. With clear_error, an ext4 TARGET whose journal
+ * device for an ext4 TARGET. data_path may name the journal file itself:
+ * the journal is then its first s_maxlen blocks (format_opts.blocks when
+ * formatting) and the data the blocks after them; a journal that fills the
+ * file is refused (-EINVAL). With clear_error, an ext4 TARGET whose journal
  * records an abort (s_errno) is first marked "with errors" in its ext4
  * superblock (the next e2fsck is a full check), as the kernel does at mount.
  * Every file opened is claimed until close (a block device O_EXCL, a
@@ -361,12 +366,15 @@ int ujbd_stop(struct ujbd_handle *h);
  * the committing transaction keeps a frozen copy and the handle modifies the
  * live buffer. Consumes one credit the first time a block joins the
  * transaction (-UJBD_ENOCREDIT when none is left). The reference is
- * released with ujbd_buf_put.
+ * released with ujbd_buf_put. -EINVAL for a block beyond the data device,
+ * -UJBD_EINJOURNAL for a block inside the journal (when the data device is
+ * the journal's: ext4's internal journal, a standalone journal that is its
+ * own data file); a refused block leaves the handle as it was.
  */
 int ujbd_get_write_access(struct ujbd_handle *h, uint64_t block,
 			  struct ujbd_buf **out);
 /* As above, for a block whose old contents do not matter: no read; the
- * buffer is zero-filled. */
+ * buffer is zero-filled. The same errors. */
 int ujbd_get_create_access(struct ujbd_handle *h, uint64_t block,
 			   struct ujbd_buf **out);
 /* The buffer changed: it goes to the journal with this transaction. */
@@ -374,11 +382,12 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b);
 /*
  * The block is freed: older journaled copies must not be replayed (a revoke
  * record), and it is no longer written back. -EINVAL for a block this very
- * handle journaled (forget it instead). A transaction holds a fixed number
- * of revoke records (what its reserved revoke blocks hold); once three
- * quarters are used it is committed and new handles go to the next one, so
- * a handle may revoke up to a quarter of that (a few hundred blocks with
- * 1 KiB blocks, thousands with 4 KiB) before -ENOSPC.
+ * handle journaled (forget it instead), or beyond the data device;
+ * -UJBD_EINJOURNAL for a block inside the journal. A transaction holds a
+ * fixed number of revoke records (what its reserved revoke blocks hold);
+ * once three quarters are used it is committed and new handles go to the
+ * next one, so a handle may revoke up to a quarter of that (a few hundred
+ * blocks with 1 KiB blocks, thousands with 4 KiB) before -UJBD_ETOOBIG.
  */
 int ujbd_revoke(struct ujbd_handle *h, uint64_t block);
 /* Drop this transaction's interest in a buffer it journaled (the block was
@@ -390,9 +399,10 @@ int ujbd_forget(struct ujbd_handle *h, struct ujbd_buf *b);
  * ordered_journal_bytes, journaled with the transaction and written home by
  * the checkpoint, on a credit of the transaction, not of the handle);
  * JOURNAL journals it as metadata (consumes a credit). data: one block,
- * copied. -ENOSPC (ORDERED): the block goes home and an older copy of it in
- * the log needs a revoke record, but the transaction has no room for one
- * more (stop the handle, commit, write it again).
+ * copied. The errors of ujbd_get_write_access (a block beyond the device or
+ * inside the journal); -UJBD_ETOOBIG (ORDERED): the block goes home and an
+ * older copy of it in the log needs a revoke record, but the transaction
+ * has no room for one more (stop the handle, commit, write it again).
  */
 int ujbd_write_data(struct ujbd_handle *h, uint64_t block, const void *data);
 
@@ -465,7 +475,8 @@ struct ujbd_block {
  * Errors, each leaving every block as it was (nothing of the set is in the
  * log or at home, now or after a crash): -EINVAL for a NULL set, NULL data,
  * a block beyond the data device, or a block named twice (all checked
- * before anything starts); -UJBD_ETOOBIG for more blocks than a
+ * before anything starts); -UJBD_EINJOURNAL for a block inside the
+ * journal; -UJBD_ETOOBIG for more blocks than a
  * transaction holds; -EDEADLK if the calling thread holds a handle in j;
  * -EROFS on an aborted journal; -ENOMEM. With UJBD_DURABLE, a failed
  * commit (-EIO, ...) means the set may or may not be durable: the journal
@@ -607,7 +618,10 @@ enum ujbd_error {
 	UJBD_ENOCREDIT = UJBD_ERROR_BASE + 2,
 	/* No such transaction: the tid was never handed out. */
 	UJBD_ENOTID = UJBD_ERROR_BASE + 3,
-	UJBD_ERROR_LAST = UJBD_ENOTID
+	/* The block lies inside the journal (its data device is the
+	 * journal's): never data. */
+	UJBD_EINJOURNAL = UJBD_ERROR_BASE + 4,
+	UJBD_ERROR_LAST = UJBD_EINJOURNAL
 };
 
 /* A description of a negative error returned by ujbd: the system's text

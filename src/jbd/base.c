@@ -60,3 +60,18 @@ int jbd_loc_run(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off, uint64_
 		*run = loc->j_len - lblk;
 	return 0;
 }
+
+bool jbd_loc_on_journal(const struct jbd_loc *loc, uint64_t block)
+{
+	uint64_t lo = block * loc->j_blocksize, hi = lo + loc->j_blocksize;
+
+	if (loc->j_data != loc->j_dev)
+		return false;
+	for (size_t i = 0; i < loc->j_nmap; i++) {
+		uint64_t a = loc->j_map[i].pblk * loc->j_blocksize;
+		uint64_t b = a + loc->j_map[i].len * loc->j_blocksize;
+		if (lo < b && a < hi)
+			return true;
+	}
+	return false;
+}

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "jbd/base.h"
+#include "ujbd/ujbd.h"
 
 /* Where the transaction goes and how big it is. */
 struct wplan {
@@ -43,6 +44,10 @@ static int check_targets(const struct jbd_journal *j, const struct jbd_txn_desc 
 			return jbd_err_set(err, -EINVAL,
 					   "%s %llu needs the 64bit journal feature", what,
 					   (unsigned long long)b);
+		/* the log would replay it over itself; recovery refuses it */
+		if (jbd_loc_on_journal(&j->j_loc, b))
+			return jbd_err_set(err, -UJBD_EINJOURNAL, "%s %llu is inside the journal",
+					   what, (unsigned long long)b);
 	}
 	return 0;
 }

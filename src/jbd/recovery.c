@@ -89,22 +89,6 @@ static bool revoked(const struct revoke_table *rt, uint64_t block, uint32_t tid)
 	return e && jbd_tid_geq(e->tid, tid);
 }
 
-/* Whether data block target (of the data device) lies on a journal block. */
-static bool on_journal(const struct jbd_loc *loc, uint64_t target)
-{
-	uint64_t lo = target * loc->j_blocksize, hi = lo + loc->j_blocksize;
-
-	if (loc->j_data != loc->j_dev)
-		return false;
-	for (size_t i = 0; i < loc->j_nmap; i++) {
-		uint64_t a = loc->j_map[i].pblk * loc->j_blocksize;
-		uint64_t b = a + loc->j_map[i].len * loc->j_blocksize;
-		if (lo < b && a < hi)
-			return true;
-	}
-	return false;
-}
-
 /* Every tag of every replayed transaction must name a block of the data
  * device that is not part of the journal. */
 static int validate_tags(const struct jbd_journal *j, const struct jbd_scan *sc,
@@ -122,7 +106,7 @@ static int validate_tags(const struct jbd_journal *j, const struct jbd_scan *sc,
 						   t->tid, t->tags[k].journal_block,
 						   (unsigned long long)b,
 						   (unsigned long long)j->j_loc.j_data_blocks);
-			if (on_journal(&j->j_loc, b))
+			if (jbd_loc_on_journal(&j->j_loc, b))
 				return jbd_err_set(err, -EUCLEAN,
 						   "transaction %u: tag at journal block %u names block %llu inside the journal",
 						   t->tid, t->tags[k].journal_block,

@@ -115,6 +115,7 @@ const char *ujbd_strerror(int err)
 	case UJBD_ETOOBIG: return "larger than any transaction can hold";
 	case UJBD_ENOCREDIT: return "the handle has used all its credits (extend it)";
 	case UJBD_ENOTID: return "no such transaction (tid not handed out yet)";
+	case UJBD_EINJOURNAL: return "the block lies inside the journal";
 	default: return strerror(err < 0 ? -err : err);
 	}
 }
@@ -214,6 +215,35 @@ static int open_check_sb(struct ujbd *j, struct jbd_err *err)
 		jbd_put_be32(&sb->s_feature_incompat, inc);
 		jbd_fmt_from_sb(sb, &j->j_jnl.j_fmt);
 	}
+	return 0;
+}
+
+/*
+ * Where the journal lies on the data device, when it is the journal's
+ * own: the span of data blocks that may be journal blocks (check_block
+ * looks no further for the others), and a refusal when no block of the
+ * device is left for data (a standalone journal given its own file as
+ * data device, and filling it).
+ */
+static int open_data_span(struct ujbd *j, const struct jbd_loc *loc, struct jbd_err *err)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, inside = 0;
+
+	if (loc->j_data != loc->j_dev || !loc->j_nmap)
+		return 0;
+	for (size_t i = 0; i < loc->j_nmap; i++) {
+		uint64_t a = loc->j_map[i].pblk, b = a + loc->j_map[i].len;
+		lo = a < lo ? a : lo;
+		hi = b > hi ? b : hi;
+		if (a < j->j_data_blocks)
+			inside += (b < j->j_data_blocks ? b : j->j_data_blocks) - a;
+	}
+	j->j_in_jnl_lo = lo;
+	j->j_in_jnl_hi = hi;
+	if (inside >= j->j_data_blocks)
+		return jbd_err_set(err, -EINVAL,
+				   "no data block outside the journal: the data device is the journal's own and the journal covers all of its %llu blocks",
+				   (unsigned long long)j->j_data_blocks);
 	return 0;
 }
 
@@ -485,15 +515,17 @@ int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
 	 * (ujbd_open_path turns it off for ext4's journals) */
 	j->j_async = j->j_opts.async_commit != UJBD_ASYNC_COMMIT_OFF;
 	rc = opts_check(loc, &j->j_opts, err);
-	if (!rc && j->j_opts.format)
-		rc = open_format(loc, &j->j_opts, err);
-	if (!rc)
-		rc = jbd_journal_load(loc, &j->j_jnl, err);
 	if (rc)
 		goto fail;
 	j->j_blocksize = loc->j_blocksize;
 	j->j_data_blocks = loc->j_data_blocks;
-	rc = open_check_sb(j, err);
+	rc = open_data_span(j, loc, err); /* before a format destroys anything */
+	if (!rc && j->j_opts.format)
+		rc = open_format(loc, &j->j_opts, err);
+	if (!rc)
+		rc = jbd_journal_load(loc, &j->j_jnl, err);
+	if (!rc)
+		rc = open_check_sb(j, err);
 	if (!rc)
 		rc = open_geometry(j, err);
 	if (rc)

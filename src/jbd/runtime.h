@@ -263,6 +263,9 @@ struct ujbd {
 	struct jbd_journal j_jnl;         /* loc, fmt, j_first/j_last; j_sb [j_state_lock] */
 	uint32_t j_blocksize;             /* const */
 	uint64_t j_data_blocks;           /* const */
+	/* data blocks [lo, hi) span every journal block on the data device
+	 * (lo == hi: none there): a block outside needs no map lookup */
+	uint64_t j_in_jnl_lo, j_in_jnl_hi; /* const */
 	struct blk_queue *j_jq, *j_dq;    /* const: journal and data queues */
 	bool j_own_jq, j_own_dq;          /* const: created here */
 	struct buf_cache *j_cache;        /* const */

@@ -789,6 +789,12 @@ static int check_block(const struct ujbd *j, uint64_t block)
 		return -EINVAL;
 	if (block > UINT32_MAX && !j->j_jnl.j_fmt.f_64bit)
 		return -EINVAL;
+	/* a block of the journal itself is never data: logged or written
+	 * home, it would overwrite the log, and the next recovery would
+	 * refuse the whole journal */
+	if (block >= j->j_in_jnl_lo && block < j->j_in_jnl_hi &&
+	    jbd_loc_on_journal(&j->j_jnl.j_loc, block))
+		return -UJBD_EINJOURNAL;
 	return 0;
 }
 

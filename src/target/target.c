@@ -185,6 +185,25 @@ static bool same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+/*
+ * A journal whose data device is its own file: the journal is its first
+ * s_maxlen blocks (create_blocks when formatting), the blocks after it are
+ * data. The map stops at the journal's end, so that the journal layer
+ * refuses only the journal's own blocks as data (and a journal that fills
+ * the file at open).
+ */
+static void same_file_map(struct target *t, const struct target_req *r)
+{
+	uint64_t len = r->create_bs ? r->create_blocks : 0;
+	struct jbd2_sb sb;
+
+	if (!len && t->loc.j_sb_block == 0 && dev_pread(t->jdev, &sb, sizeof(sb), 0) == 0 &&
+	    jbd_get_be32(sb.s_header.h_magic) == JBD2_MAGIC)
+		len = jbd_get_be32(sb.s_maxlen);
+	if (len && len < t->ident.len)
+		t->ident.len = t->loc.j_len = len;
+}
+
 /* Open the data device of a standalone journal or a journal device. */
 static int open_data(struct target *t, const struct target_req *r, struct jbd_err *err)
 {
@@ -195,6 +214,7 @@ static int open_data(struct target *t, const struct target_req *r, struct jbd_er
 	if (same_file(t->data_path, t->journal_path)) {
 		t->ddev = NULL;
 		t->loc.j_data = t->jdev;
+		same_file_map(t, r);
 	} else {
 		rc = open_dev(t, t->data_path, r->writable, 0, &t->ddev, err);
 		if (rc)

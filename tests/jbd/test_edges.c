@@ -223,6 +223,180 @@ static void t_atomic_bad_sets(void)
 	rig_free(&r);
 }
 
+static void tpath(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+/* ---- item 2: blocks inside the journal ------------------------------------ */
+
+/* A journal in two extents of the data's own device, as an ext4 internal
+ * journal lies: journal blocks [0, 128) at device blocks [200, 328), the
+ * rest at [600, 728). */
+static int shared_rig(struct rig *r, struct jbd_extent ext[2], bool format)
+{
+	struct ujbd_opts o;
+	struct dev *d;
+	int rc = dev_mem_new((uint64_t)1024 * BS, 512, &d);
+
+	if (rc)
+		return rc;
+	memset(r, 0, sizeof(*r));
+	r->jd = r->dd = d;
+	r->bs = BS;
+	r->jblocks = JBLOCKS;
+	r->dblocks = 1024;
+	ext[0] = (struct jbd_extent){ 0, 200, 128 };
+	ext[1] = (struct jbd_extent){ 128, 600, 128 };
+	r->loc = (struct jbd_loc){ .j_dev = d, .j_blocksize = BS, .j_map = ext, .j_nmap = 2,
+				   .j_len = JBLOCKS, .j_sb_block = 0, .j_data = d,
+				   .j_data_blocks = 1024 };
+	if (format) {
+		/* format on a scratch device, then lay each journal block where
+		 * the map puts it */
+		struct jbd_format_opts fo = { .blocksize = BS, .blocks = JBLOCKS,
+					      .csum = JBD_CSUM_KIND_V3, .uuid = { 9, 9, 9 } };
+		uint8_t blk[BS];
+		struct dev *s;
+		uint64_t off;
+
+		rc = dev_mem_new((uint64_t)JBLOCKS * BS, 512, &s);
+		if (rc)
+			return rc;
+		rc = jbd_format(s, &fo, NULL);
+		for (uint64_t i = 0; !rc && i < JBLOCKS; i++) {
+			rc = dev_pread(s, blk, BS, i * BS);
+			if (!rc)
+				rc = jbd_loc_offset(&r->loc, i, &off);
+			if (!rc)
+				rc = dev_pwrite(d, blk, BS, off, 0);
+		}
+		dev_close(s);
+		if (rc)
+			return rc;
+	}
+	rig_opts(&o, false);
+	return rig_open(r, &o);
+}
+
+static void t_journal_blocks_refused(void)
+{
+	static uint8_t a[BS];
+	struct jbd_extent ext[2];
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	struct rig r;
+
+	memset(a, 'a', BS);
+	T_EQ(shared_rig(&r, ext, true), 0);
+	T_EQ(ujbd_start(r.j, 4, &h), 0);
+	T_EQ(ujbd_get_write_access(h, 210, &b), -UJBD_EINJOURNAL);
+	T_EQ(ujbd_get_create_access(h, 600, &b), -UJBD_EINJOURNAL);
+	T_EQ(ujbd_get_create_access(h, 727, &b), -UJBD_EINJOURNAL);
+	T_EQ(ujbd_write_data(h, 327, a), -UJBD_EINJOURNAL);
+	T_EQ(ujbd_revoke(h, 200), -UJBD_EINJOURNAL);
+	/* the blocks around the extents are data */
+	T_EQ(ujbd_get_create_access(h, 199, &b), 0);
+	memset(ujbd_buf_data(b), 'x', BS);
+	T_EQ(ujbd_dirty_metadata(h, b), 0);
+	ujbd_buf_put(b);
+	T_EQ(ujbd_get_create_access(h, 328, &b), 0);
+	memset(ujbd_buf_data(b), 'y', BS);
+	T_EQ(ujbd_dirty_metadata(h, b), 0);
+	ujbd_buf_put(b);
+	T_EQ(ujbd_stop(h), 0); /* a refused block is not the handle's error */
+	struct ujbd_block set[2] = { { 5, a }, { 650, a } };
+	T_EQ(ujbd_write_atomic(r.j, set, 2, UJBD_DURABLE), -UJBD_EINJOURNAL);
+	T_EQ(ujbd_write_atomic(r.j, set, 1, UJBD_DURABLE), 0);
+	/* A crash now: the next open replays the log (it used to refuse the
+	 * whole journal when a tag named a block of its own). */
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	struct ujbd_opts o;
+	rig_opts(&o, false);
+	T_EQ(rig_open(&r, &o), 0);
+	T_CHECK(block_is(&r, 5, 'a') && block_is(&r, 199, 'x') && block_is(&r, 328, 'y'));
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	dev_close(r.jd);
+}
+
+/* The offline writer (ujbd write) refuses such a block too. */
+static void t_write_txn_refuses_journal_block(void)
+{
+	static uint8_t a[BS];
+	struct jbd_extent ext[2];
+	struct jbd_journal jj;
+	struct jbd_write_result wr;
+	struct jbd_err err;
+	struct rig r;
+
+	memset(a, 'a', BS);
+	T_EQ(shared_rig(&r, ext, true), 0);
+	T_EQ(ujbd_close(r.j), 0);
+	r.j = NULL;
+	T_EQ(jbd_journal_load(&r.loc, &jj, &err), 0);
+	struct jbd_write_block wb[2] = { { 3, a }, { 302, a } };
+	struct jbd_txn_desc d = { .blocks = wb, .nblocks = 2 };
+	T_EQ(jbd_write_txn(&jj, &d, &wr, &err), -UJBD_EINJOURNAL);
+	T_CHECK(strstr(err.msg, "302") && strstr(err.msg, "inside the journal"));
+	d.nblocks = 1;
+	T_EQ(jbd_write_txn(&jj, &d, &wr, &err), 0);
+	dev_close(r.jd);
+}
+
+/* A standalone journal whose data path is its own file. */
+static void t_same_file_layout(void)
+{
+	char jp[128];
+	struct ujbd_opts o;
+	struct ujbd *j;
+	struct jbd_err err;
+	struct ujbd_handle *h;
+	struct ujbd_buf *b;
+	static uint8_t a[BS];
+	int fd;
+
+	memset(a, 'a', BS);
+	tpath(jp, sizeof(jp), "same.img");
+	unlink(jp);
+	/* a journal that fills its file leaves no data block: refused */
+	rig_opts(&o, true);
+	o.format_opts.blocksize = BS;
+	o.format_opts.blocks = 128;
+	T_EQ(ujbd_open_path(jp, jp, NULL, &o, &j, &err), -EINVAL);
+	T_CHECK(strstr(err.msg, "no data block") != NULL);
+	/* a file larger than its journal: the blocks after it are data */
+	fd = open(jp, O_RDWR | O_CREAT, 0644);
+	T_CHECK(fd >= 0);
+	T_EQ(ftruncate(fd, 512 * BS), 0);
+	close(fd);
+	T_EQ(ujbd_open_path(jp, jp, NULL, &o, &j, &err), 0);
+	T_EQ(ujbd_data_blocks(j), 512);
+	T_EQ(ujbd_start(j, 2, &h), 0);
+	T_EQ(ujbd_get_create_access(h, 100, &b), -UJBD_EINJOURNAL);
+	T_EQ(ujbd_get_create_access(h, 300, &b), 0);
+	memcpy(ujbd_buf_data(b), a, BS);
+	T_EQ(ujbd_dirty_metadata(h, b), 0);
+	ujbd_buf_put(b);
+	ujbd_handle_set_sync(h, true);
+	T_EQ(ujbd_stop(h), 0);
+	ujbd_close_hard(j);
+	/* recovery at the next open replays block 300 */
+	o.format = false;
+	T_EQ(ujbd_open_path(jp, jp, NULL, &o, &j, &err), 0);
+	uint8_t buf[BS];
+	T_EQ(ujbd_read(j, 300, buf), 0);
+	T_CHECK(memcmp(buf, a, BS) == 0);
+	T_EQ(ujbd_close(j), 0);
+	fd = open(jp, O_RDONLY);
+	T_CHECK(fd >= 0);
+	T_EQ(pread(fd, buf, BS, 300 * BS), BS);
+	close(fd);
+	T_CHECK(memcmp(buf, a, BS) == 0);
+	unlink(jp);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -238,6 +412,9 @@ int main(int argc, char **argv)
 	T_RUN(t_stop_twice_aborts);
 	T_RUN(t_atomic_out_of_range);
 	T_RUN(t_atomic_bad_sets);
+	T_RUN(t_journal_blocks_refused);
+	T_RUN(t_write_txn_refuses_journal_block);
+	T_RUN(t_same_file_layout);
 	rmdir(tmpdir);
 	return t_done(argv[0]);
 }

@@ -8,6 +8,7 @@
 
 #include "t.h"
 #include "ujbd/jbd_log.h"
+#include "ujbd/ujbd.h"
 
 #define DATA_BLOCKS 64u
 
@@ -647,7 +648,14 @@ static void test_extent_map(void)
 	T_EQ(res.replayed_blocks, 24);
 	for (int i = 0; i < 12; i++)
 		T_EQ(data_byte(&r, t[i]), f[i]);
-	/* a tag naming a block of the journal itself is refused */
+	/* a tag naming a block of the journal itself: the writer refuses it
+	 * (nothing written), and recovery refuses a log that holds one
+	 * (written here by a writer that takes the data to be elsewhere) */
+	T_EQ(txn(&r, bad, f, 1, NULL, 0, 1, NULL), -UJBD_EINJOURNAL);
+	T_EQ(reload(&r), 0);
+	T_EQ(recover(&r, false, &res, &err), 0);
+	T_EQ(res.replayed_blocks, 0);
+	r.j.j_loc.j_data = NULL;
 	T_EQ(txn(&r, bad, f, 1, NULL, 0, 1, NULL), 0);
 	T_EQ(reload(&r), 0);
 	T_EQ(recover(&r, false, &res, &err), -EUCLEAN);

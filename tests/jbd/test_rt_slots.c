@@ -1071,7 +1071,7 @@ static void simd_worker(void *arg)
 	struct simw *w = arg;
 
 	for (uint32_t k = 1; k <= 40 && !w->rc; k++) {
-		w->rc = rig_write(w->j, 120 + w->id % 4, 1, k, k % 8 == 0, NULL);
+		w->rc = rig_write(w->j, 620 + w->id % 4, 1, k, k % 8 == 0, NULL); /* past the journal */
 		rt_cpu(2 * RT_NS_PER_US);
 	}
 }
@@ -1110,7 +1110,7 @@ static void simd_main(void *arg)
 		}
 	}
 	if (!d->rc)
-		d->rc = rig_write(r.j, 130, 1, 1, true, NULL);
+		d->rc = rig_write(r.j, 630, 1, 1, true, NULL);
 	if (!d->rc)
 		d->rc = ujbd_stats(r.j, &st);
 	d->commits = st.ts_tid;

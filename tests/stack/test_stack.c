@@ -122,7 +122,8 @@ static int journal_writes(struct stack *s, void *arg)
 		if (rc)
 			return rc;
 		ujbd_handle_set_sync(h, true);
-		rc = ujbd_get_write_access(h, 100 + (uint64_t)i * 1000, &b);
+		/* past the journal's 1024 blocks at the start of the disk */
+		rc = ujbd_get_write_access(h, 2000 + (uint64_t)i * 1000, &b);
 		if (!rc) {
 			memset(ujbd_buf_data(b), i + 1, 4096);
 			rc = ujbd_dirty_metadata(h, b);
@@ -219,7 +220,7 @@ static int two_disks(struct stack *s, void *arg)
 		stack_loc(s)->j_dev == stack_dev(s, 1) && stack_loc(s)->j_data == stack_dev(s, 0);
 	rc = stack_journal_close(s, false);
 	if (!rc)
-		rc = count_nonzero(stack_dev(s, 0), 10000, &t->dbytes_nonzero);
+		rc = count_nonzero(stack_dev(s, 0), 12000, &t->dbytes_nonzero);
 	if (!rc)
 		rc = count_nonzero(stack_dev(s, 1), 64, &t->jbytes_nonzero);
 	if (!rc)

@@ -104,8 +104,8 @@ struct stack_spec {
 	unsigned journal_disk, data_disk;   /* indexes into disks (0, 0) */
 	/* The journal region on journal_disk, in journal blocks: it starts at
 	 * journal_start; journal_blocks 0 = to the end of the disk. The data
-	 * device's blocks are all of data_disk (the caller keeps data out of
-	 * the journal region when they share a disk). */
+	 * device's blocks are all of data_disk (when they share a disk, the
+	 * journal refuses a data block in its region: UJBD_EINJOURNAL). */
 	uint64_t journal_start, journal_blocks;
 	/* Or a journal in pieces (an internal journal that skips the block
 	 * groups' metadata): journal_nmap > 0 uses journal_map[0..nmap), its
