@@ -260,7 +260,10 @@ struct jbd_format_opts {
 /*
  * Write a fresh v2 superblock at journal block 0 of d (REVOKE set, the
  * chosen checksum and 64BIT features, s_first 1, s_start 0), zero the log
- * area, flush. d must hold blocks * blocksize bytes.
+ * area, flush. d must hold blocks * blocksize bytes. The uuid is used as
+ * given (ujbd_open's format draws a random one for a zero uuid). -EINVAL,
+ * with nothing written, for a bad block size or length, an unknown
+ * checksum kind, or async commit without checksums.
  */
 int jbd_format(struct dev *d, const struct jbd_format_opts *o, struct jbd_err *err);
 /* The same for a journal that starts at device block `first` (in journal

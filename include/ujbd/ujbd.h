@@ -251,7 +251,11 @@ struct ujbd_opts {
 	bool clear_error;
 	/* Format the journal at open (destroys its contents). */
 	bool format;
-	struct jbd_format_opts format_opts; /* with format: size, csum, ... */
+	/* With format: size, checksums, ... (jbd_log.h; bad values: -EINVAL,
+	 * nothing written). An all-zero uuid gets a random one (version 4):
+	 * from getrandom in the real world, from the world's seeded PRNG in
+	 * the sim world (a sim run stays a function of its seed). */
+	struct jbd_format_opts format_opts;
 };
 
 /* Fill opts with the defaults above. */

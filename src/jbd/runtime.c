@@ -174,10 +174,13 @@ static int open_format(const struct jbd_loc *loc, const struct ujbd_opts *o,
 	if (f.blocksize != loc->j_blocksize || f.blocks > loc->j_len)
 		return jbd_err_set(err, -EINVAL, "format options do not match the journal location");
 	if (!memcmp(f.uuid, zero, 16)) {
-		for (int i = 0; i < 16; i += 8) {
-			uint64_t r = rt_rand();
-			memcpy(f.uuid + i, &r, 8);
-		}
+		/* The uuid seeds every checksum: two journals sharing one
+		 * would take each other's stale blocks for their own. */
+		int rc = rt_random_bytes(f.uuid, sizeof(f.uuid));
+		if (rc)
+			return jbd_err_set(err, rc, "no random uuid for the journal: %s", strerror(-rc));
+		f.uuid[6] = (uint8_t)((f.uuid[6] & 0x0F) | 0x40); /* RFC 4122 version 4 */
+		f.uuid[8] = (uint8_t)((f.uuid[8] & 0x3F) | 0x80); /* and variant */
 	}
 	return jbd_format_loc(loc, &f, err);
 }

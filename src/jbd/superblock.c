@@ -214,6 +214,12 @@ int jbd_format_loc(const struct jbd_loc *loc, const struct jbd_format_opts *o,
 	if (bs < JBD2_MIN_BLOCKSIZE || bs > JBD2_MAX_BLOCKSIZE || (bs & (bs - 1)) ||
 	    bs != loc->j_blocksize)
 		return jbd_err_set(err, -EINVAL, "invalid block size %u", bs);
+	/* an unknown kind used to give a journal without checksums */
+	if ((unsigned)o->csum > JBD_CSUM_KIND_V3)
+		return jbd_err_set(err, -EINVAL, "unknown checksum kind %u", (unsigned)o->csum);
+	/* only the checksums catch a log torn by an async commit */
+	if (o->async_commit && o->csum == JBD_CSUM_KIND_NONE)
+		return jbd_err_set(err, -EINVAL, "async commit needs a checksummed journal");
 	if (o->blocks < JBD_FORMAT_MIN_BLOCKS || o->blocks > UINT32_MAX)
 		return jbd_err_set(err, -EINVAL, "journal of %llu blocks: need %u to %u",
 				   (unsigned long long)o->blocks, JBD_FORMAT_MIN_BLOCKS,

@@ -4,7 +4,13 @@
  *
  * Each world owns one generator (rt_rand) and, in sim, a second one for the
  * scheduler. Code that wants a private stream uses struct rt_prng directly.
+ * A real world is seeded from the kernel (getrandom) unless its creator
+ * chose a seed; identifiers (rt_random_bytes) come from the kernel there.
  */
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+
 #include "rt/rt_int.h"
 
 uint64_t rt_splitmix64(uint64_t *x)
@@ -70,6 +76,40 @@ uint64_t rt_rand(void)
 	r = rt_prng_next(&w->w_prng);
 	rt_world_unlock(w);
 	return r;
+}
+
+/* The kernel's randomness: 0 or -errno. */
+int rt_getrandom(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int rt_random_bytes(void *buf, size_t len)
+{
+	struct rt_world *w = rt_cur_world();
+	uint8_t *p = buf;
+
+	if (w->w_kind == RT_WORLD_REAL)
+		return rt_getrandom(buf, len);
+	rt_world_lock(w);
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t r = rt_prng_next(&w->w_prng);
+		memcpy(p + i, &r, len - i < 8 ? len - i : 8);
+	}
+	rt_world_unlock(w);
+	return 0;
 }
 
 uint64_t rt_rand_below(uint64_t n)

@@ -157,5 +157,7 @@ void __rt_exit_callbacks(void);
 
 /* prng.c */
 uint64_t rt_splitmix64(uint64_t *x);
+/* len bytes from the kernel's getrandom: 0 or -errno. */
+int rt_getrandom(void *buf, size_t len);
 
 #endif

@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "rt/rt_int.h"
 
@@ -44,10 +46,19 @@ static int rt_world_setup(struct rt_world *w, const struct rt_world_opts *opts)
 	w->w_opts = *opts;
 	w->w_kind = opts->kind;
 	w->w_hash = RT_FNV_OFFSET;
-	rt_prng_init(&w->w_prng, opts->seed);
+	/* A real world nobody gave a seed draws one: with a fixed one, every
+	 * program would draw the same numbers (and make the same "random"
+	 * identifiers). Without the kernel's randomness, the clock. */
+	if (w->w_kind == RT_WORLD_REAL && w->w_opts.seed == 0 &&
+	    rt_getrandom(&w->w_opts.seed, sizeof(w->w_opts.seed)) < 0) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		w->w_opts.seed = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid();
+	}
+	rt_prng_init(&w->w_prng, w->w_opts.seed);
 	/* The scheduler draws from its own stream so that the values rt_rand()
 	 * returns do not depend on how many scheduling decisions came first. */
-	x = opts->seed ^ 0x5ced5ced5ced5cedull;
+	x = w->w_opts.seed ^ 0x5ced5ced5ced5cedull;
 	rt_prng_init(&w->w_sched_prng, rt_splitmix64(&x));
 	rc = pthread_mutex_init(&w->w_lock, NULL);
 	if (rc)
@@ -63,6 +74,34 @@ static int rt_world_setup(struct rt_world *w, const struct rt_world_opts *opts)
 	return 0;
 }
 
+/* fork: the child would go on drawing the parent's numbers (two children,
+ * the same "random" values): it takes a seed of its own. The world's lock
+ * is held across the fork so that the child's copy is not locked by a
+ * thread it does not have. */
+static void rt_default_prefork(void)
+{
+	rt_world_lock(&rt_default);
+}
+
+static void rt_default_postfork_parent(void)
+{
+	rt_world_unlock(&rt_default);
+}
+
+static void rt_default_postfork_child(void)
+{
+	uint64_t seed;
+
+	if (rt_getrandom(&seed, sizeof(seed)) == 0) {
+		rt_default.w_opts.seed = seed;
+		rt_prng_init(&rt_default.w_prng, seed);
+	} else {
+		rt_prng_next(&rt_default.w_prng); /* at least not the parent's next */
+		rt_default.w_prng.s[0] ^= (uint64_t)getpid() * 0x9e3779b97f4a7c15ull;
+	}
+	rt_world_unlock(&rt_default);
+}
+
 static void rt_default_init(void)
 {
 	struct rt_world_opts o = { .kind = RT_WORLD_REAL, .seed = 0 };
@@ -70,6 +109,9 @@ static void rt_default_init(void)
 
 	ASSERT(rc == 0);
 	rt_default.w_static = true;
+	rc = pthread_atfork(rt_default_prefork, rt_default_postfork_parent,
+			    rt_default_postfork_child);
+	ASSERT(rc == 0);
 }
 
 struct rt_world *rt_default_world(void)

@@ -397,6 +397,79 @@ static void t_same_file_layout(void)
 	unlink(jp);
 }
 
+/* ---- item 6: random UUIDs and seeds, checked format options ----------- */
+
+/* In a child (a fresh process, as every program starts): format a RAM
+ * journal through ujbd_open and send its UUID and one rt_rand() back. */
+static int child_uuid(uint8_t uuid[16], uint64_t *rnd)
+{
+	int p[2];
+	pid_t pid;
+	int st;
+
+	if (pipe(p))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct ujbd_opts o;
+		struct jbd2_sb sb;
+		struct rig r;
+		uint8_t out[24] = { 0 };
+		uint64_t x = rt_rand();
+
+		ujbd_opts_default(&o);
+		o.format = true;
+		if (rig_devs(&r, BS, JBLOCKS, 64, NULL, NULL) || rig_open(&r, &o) ||
+		    rig_sb(&r, &sb))
+			_exit(1);
+		memcpy(out, sb.s_uuid, 16);
+		memcpy(out + 16, &x, 8);
+		_exit(write(p[1], out, 24) == 24 ? 0 : 1);
+	}
+	close(p[1]);
+	uint8_t in[24];
+	ssize_t n = read(p[0], in, 24);
+	close(p[0]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) || n != 24)
+		return -EIO;
+	memcpy(uuid, in, 16);
+	memcpy(rnd, in + 16, 8);
+	return 0;
+}
+
+static void t_format_uuid_random(void)
+{
+	uint8_t u1[16], u2[16], zero[16] = { 0 };
+	uint64_t r1, r2;
+
+	T_EQ(child_uuid(u1, &r1), 0);
+	T_EQ(child_uuid(u2, &r2), 0);
+	T_CHECK(memcmp(u1, zero, 16) != 0);
+	T_CHECK(memcmp(u1, u2, 16) != 0); /* two programs, two journals */
+	T_CHECK(r1 != r2);                /* the real world's seed */
+}
+
+static void t_format_opts_checked(void)
+{
+	struct ujbd_opts o;
+	struct rig r;
+
+	T_EQ(rig_devs(&r, BS, JBLOCKS, 64, NULL, NULL), 0);
+	rig_opts(&o, true);
+	o.format_opts.csum = (enum jbd_csum_kind)7;
+	T_EQ(ujbd_open(&r.loc, &o, &r.j, &r.err), -EINVAL);
+	T_CHECK(strstr(r.err.msg, "checksum") != NULL);
+	rig_opts(&o, true);
+	o.format_opts.blocks = 8; /* below JBD_FORMAT_MIN_BLOCKS */
+	T_EQ(ujbd_open(&r.loc, &o, &r.j, &r.err), -EINVAL);
+	rig_opts(&o, true);
+	T_EQ(ujbd_open(&r.loc, &o, &r.j, &r.err), 0);
+	rig_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -415,6 +488,8 @@ int main(int argc, char **argv)
 	T_RUN(t_journal_blocks_refused);
 	T_RUN(t_write_txn_refuses_journal_block);
 	T_RUN(t_same_file_layout);
+	T_RUN(t_format_uuid_random);
+	T_RUN(t_format_opts_checked);
 	rmdir(tmpdir);
 	return t_done(argv[0]);
 }

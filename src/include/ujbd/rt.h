@@ -61,7 +61,11 @@ enum rt_world_kind {
 
 struct rt_world_opts {
 	enum rt_world_kind kind;
-	uint64_t seed;     /* seeds the world's PRNG (and the sim scheduler) */
+	/* Seeds the world's PRNG (and the sim scheduler): a sim world is a
+	 * function of it. A real world given 0 (and the default world, always)
+	 * is seeded from getrandom instead, so two programs never draw the
+	 * same numbers. */
+	uint64_t seed;
 	unsigned ncpus;    /* sim: virtual CPUs for rt_cpu(); 0 means 2 */
 	/* sim: called for each scheduling event (context switch, time jump,
 	 * rt_event()); may be NULL. Must not call rt_* functions. what is
@@ -277,6 +281,11 @@ const char *rt_ioprio_str(uint16_t ioprio, char *buf, size_t len);
 uint64_t rt_rand(void);
 /* Uniform in [0, n), n > 0, without modulo bias. */
 uint64_t rt_rand_below(uint64_t n);
+/* len random bytes for identifiers (UUIDs): from the kernel (getrandom) in
+ * the real world, unpredictable; from the world's PRNG in the sim world,
+ * so that a sim run stays a function of its seed. 0, or -errno when the
+ * kernel has none to give (nothing else is used in its place). */
+int rt_random_bytes(void *buf, size_t len);
 
 /* A standalone PRNG for code that wants its own stream (fault injection,
  * workloads): same generator, caller-owned state, no locking. */
