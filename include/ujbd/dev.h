@@ -171,10 +171,13 @@ void dev_rec_reset(struct dev *rec);
 
 struct dev_fault_opts {
 	uint64_t seed;
-	/* Fail the Nth request of that kind (1-based; 0 = never) with -EIO,
-	 * and every later one if `sticky`. */
+	/* Fail the Nth request of that kind (1-based; 0 = never) with
+	 * fail_errno, and every later one if `sticky`. */
 	uint64_t fail_read_nth, fail_write_nth, fail_flush_nth;
 	bool sticky;
+	/* The negative errno failed requests complete with; 0 = -EIO (-ENOSPC:
+	 * the host file system under a file is full). */
+	int fail_errno;
 	/* Each request of that kind fails with this probability (0..1). */
 	double read_error_rate, write_error_rate, flush_error_rate;
 	/* The Nth write transfers only a seeded prefix (whole blocks). */

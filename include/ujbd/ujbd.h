@@ -43,9 +43,15 @@
  * Errors: 0 or a negative error: a system errno (EINVAL, EIO, ENOSPC of
  * the host, ...) meaning what it always means, or one of the journal's own
  * codes (enum ujbd_error, never equal to an errno value); ujbd_strerror()
- * names both. Nothing here prints or exits. After an I/O error on the journal the journal is aborted:
- * new handles get -EROFS, no commit is acknowledged any more, and the error
- * is recorded in the journal superblock when that can still be written.
+ * names both. Nothing here prints or exits.
+ *
+ * Abort: after an I/O error on the journal (or on the data it orders) the
+ * journal is aborted: new handles get -EROFS, no commit is acknowledged
+ * any more, and the error is recorded in the journal superblock (s_errno,
+ * written with a cache flush) before any caller is told of the abort: a
+ * call that returns the abort's error returns only once that write was
+ * done or failed, so a program that exits at once leaves the record on
+ * disk, and the next open refuses the journal until it was checked.
  */
 #ifndef UJBD_UJBD_H
 #define UJBD_UJBD_H

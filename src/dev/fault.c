@@ -3,8 +3,8 @@
  * submission, in submission order, from counters and a PRNG seeded by the
  * options, so the same sequence of requests meets the same faults.
  *
- *   - fail the Nth read, write or flush (1-based) with -EIO, and with
- *     `sticky` every later one of that kind too;
+ *   - fail the Nth read, write or flush (1-based) with -EIO (or the
+ *     errno asked for), and with `sticky` every later one of that kind too;
  *   - fail each read, write or flush with a given probability;
  *   - the Nth write transfers only a seeded prefix of whole blocks (the
  *     request completes with r_result = the bytes written, which dev_pwrite
@@ -112,7 +112,7 @@ static int fault_submit(struct dev *d, struct dev_req *r)
 	if (act == FA_FAIL || act == FA_LOSE_CACHE || (act == FA_SHORT && len == 0)) {
 		if (act == FA_LOSE_CACHE)
 			dev_sim_power_cut(f->f_inner); /* -EINVAL off a sim: nothing to lose */
-		r->r_result = act == FA_FAIL ? -EIO : 0;
+		r->r_result = act == FA_FAIL ? (f->f_opts.fail_errno ? f->f_opts.fail_errno : -EIO) : 0;
 		dev_core_complete(d, r);
 		return 0;
 	}
@@ -160,7 +160,8 @@ int dev_fault_new(struct dev *inner, const struct dev_fault_opts *opts,
 		return -EINVAL;
 	if (!(opts->read_error_rate >= 0 && opts->read_error_rate <= 1) ||
 	    !(opts->write_error_rate >= 0 && opts->write_error_rate <= 1) ||
-	    !(opts->flush_error_rate >= 0 && opts->flush_error_rate <= 1))
+	    !(opts->flush_error_rate >= 0 && opts->flush_error_rate <= 1) ||
+	    opts->fail_errno > 0 || opts->fail_errno < -4095)
 		return -EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (!f)

@@ -277,7 +277,7 @@ int ujbd_checkpoint(struct ujbd *j)
 			break;
 	}
 	rt_mutex_unlock(&j->j_checkpoint_mutex);
-	return rc < 0 ? rc : 0;
+	return jbd_abort_told(j, rc < 0 ? rc : 0);
 }
 
 /* ---- the checkpoint thread ----------------------------------------------- */

@@ -294,6 +294,7 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 		if ((j->j_flags & JBD_F_ABORTED) && !ujbd_tid_geq(j->j_commit_sequence, tid))
 			rc = -EIO;
 	}
+	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
 }
@@ -312,6 +313,7 @@ int ujbd_wait_tid(struct ujbd *j, ujbd_tid_t tid)
 		return -EDEADLK;
 	rt_mutex_lock(&j->j_state_lock);
 	rc = __tid_known(j, tid) ? __wait_commit(j, tid, true) : -UJBD_ENOTID;
+	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	if (rc != -UJBD_ENOTID && !counted)
 		jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
@@ -333,6 +335,7 @@ int ujbd_sync(struct ujbd *j)
 	rc = __wait_commit(j, tid, true);
 	if (!rc && (j->j_flags & JBD_F_ABORTED))
 		rc = j->j_errno;
+	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
 	return rc;

@@ -143,7 +143,10 @@ int jbd_update_tail(struct ujbd *j, bool empty)
 	rt_mutex_lock(&j->j_state_lock);
 	if (rc) {
 		__jbd_abort(j, rc);
-		goto out;
+		rt_mutex_unlock(&j->j_state_lock);
+		rt_mutex_unlock(&j->j_sb_mutex);
+		jbd_abort_write_sb(j); /* s_errno, or the try */
+		return rc;
 	}
 	old_tail = j->j_tail;
 	ASSERT(!j->j_running || ujbd_tid_geq(j->j_running->t_tid, seq));
@@ -184,11 +187,36 @@ void __jbd_abort(struct ujbd *j, int err)
 
 void jbd_abort_write_sb(struct ujbd *j)
 {
+	ASSERT(j->j_flags & JBD_F_ABORTED);
 	rt_mutex_lock(&j->j_sb_mutex);
 	rt_mutex_lock(&j->j_state_lock);
 	/* Keep the durable tail: recovery must still replay what committed. */
 	__sb_fill(j, j->j_sb_empty ? 0 : j->j_tail, j->j_tail_sequence);
 	rt_mutex_unlock(&j->j_state_lock);
 	(void)sb_io(j); /* best effort: the device may be what failed */
+	rt_mutex_lock(&j->j_state_lock);
+	j->j_abort_recorded = true;
+	rt_cond_broadcast(&j->j_wait_done_commit); /* __jbd_abort_told */
+	rt_mutex_unlock(&j->j_state_lock);
 	rt_mutex_unlock(&j->j_sb_mutex);
+}
+
+int __jbd_abort_told(struct ujbd *j, int rc)
+{
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	if (!rc || !(j->j_flags & JBD_F_ABORTED))
+		return rc;
+	while (!j->j_abort_recorded && !(j->j_flags & JBD_F_HARD))
+		rt_cond_wait(&j->j_wait_done_commit, &j->j_state_lock);
+	return rc;
+}
+
+int jbd_abort_told(struct ujbd *j, int rc)
+{
+	if (!rc || !__atomic_load_n(&j->j_aborted, __ATOMIC_ACQUIRE))
+		return rc;
+	rt_mutex_lock(&j->j_state_lock);
+	rc = __jbd_abort_told(j, rc);
+	rt_mutex_unlock(&j->j_state_lock);
+	return rc;
 }

@@ -285,6 +285,7 @@ struct ujbd {
 
 	uint32_t j_flags;                 /* [j_state_lock] JBD_F_*; set atomically (hard_stop reads it unlocked) */
 	int j_errno;                      /* [j_state_lock] first error (negative) */
+	bool j_abort_recorded;            /* [j_state_lock] its s_errno write was tried */
 	struct jbd_txn *j_running;        /* [j_state_lock] */
 	struct jbd_txn *j_committing;     /* [j_state_lock] */
 	struct jbd_txn *j_cp_first, *j_cp_last; /* [j_state_lock] checkpoint list */
@@ -436,10 +437,21 @@ void jbd_memo_put(struct jbd_slot *s, uint64_t seq, uint64_t block, struct jbd_j
 /* ---- log.c: log space, tail, abort ------------------------------------- */
 
 /* Abort: record err (first only), wake everyone; j_state_lock held. The
- * superblock's s_errno is written later by jbd_abort_write_sb. */
+ * thread that aborts then calls jbd_abort_write_sb, with no lock held:
+ * until that write was tried, nobody is told of the abort. */
 void __jbd_abort(struct ujbd *j, int err);
-/* Write s_errno (best effort); no lock held. */
+/* Write s_errno (or try: the device may be what failed), then mark the
+ * abort recorded and wake those waiting to report it; no lock held. */
 void jbd_abort_write_sb(struct ujbd *j);
+/*
+ * rc is about to be returned to a caller of the API: if the journal is
+ * aborted, first wait until the abort is recorded (jbd_abort_write_sb
+ * tried its write), so that a program that exits as soon as it learns of
+ * the failure leaves s_errno on disk. rc unchanged. j_state_lock held
+ * (dropped while waiting); the jbd_ form takes it.
+ */
+int __jbd_abort_told(struct ujbd *j, int rc);
+int jbd_abort_told(struct ujbd *j, int rc);
 /*
  * Move the on-disk tail to the oldest transaction still needed (the oldest
  * on the checkpoint list, else the committing one once it logs, else the

@@ -548,7 +548,7 @@ static int stop_slot(struct ujbd *j, struct ujbd_handle *h)
 	s->s_busy = false;
 	slot_leave(j, s);
 	if (!rc && aborted(j))
-		rc = -EIO;
+		rc = jbd_abort_told(j, -EIO);
 	return rc;
 }
 
@@ -647,6 +647,7 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 			  0, 0, 0);
 	} else {
 		__handle_push(j, h);
+		rc = __jbd_abort_told(j, rc);
 	}
 	rt_mutex_unlock(&j->j_state_lock);
 	free(pre);
@@ -680,6 +681,7 @@ int ujbd_extend(struct ujbd_handle *h, unsigned nblocks)
 	}
 	JBD_TRACE(&j->j_tracer, jbd2_handle_extend, t->t_tid, 0, 0, h->h_buffer_credits,
 		  nblocks, 0, 0);
+	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
 }
@@ -775,6 +777,7 @@ int ujbd_stop(struct ujbd_handle *h)
 		if (!rc)
 			rc = wrc;
 	}
+	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	if (sync) /* what the caller waited, batch window included */
 		jbd_stats_fsync(&j->j_stats, rt_now_ns() - t0);
@@ -946,6 +949,7 @@ static int get_access(struct ujbd_handle *h, uint64_t block, enum access_mode mo
 			  0, 0, 0, 0, 0);
 	if (rc && b->b_jh)
 		__jbd_jh_maybe_free(j, b->b_jh, &put);
+	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	buf_put(put);
 	if (rc) {
@@ -994,6 +998,7 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
 		rc = -EINVAL; /* no write access in this transaction */
 	}
 	ASSERT(rc || jh->jh_buf == b);
+	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
 }
@@ -1070,6 +1075,7 @@ int ujbd_forget(struct ujbd_handle *h, struct ujbd_buf *b)
 		rc = -EROFS;
 	else if (b->b_jh)
 		__forget(j, h, b->b_jh);
+	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
 }
@@ -1110,6 +1116,7 @@ int ujbd_revoke(struct ujbd_handle *h, uint64_t block)
 		__jbd_request_commit(j, t->t_tid);
 	}
 out:
+	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	buf_put(b);
 	if (rc && rc != -EROFS && !h->h_err)
@@ -1339,6 +1346,7 @@ int ujbd_write_data(struct ujbd_handle *h, uint64_t block, const void *data)
 		;
 	if (b->b_jh)
 		__jbd_jh_maybe_free(j, b->b_jh, &put);
+	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	buf_put(put);
 	buf_put(b);

@@ -5,8 +5,9 @@
  *     wait_tid returns -EIO (also when a later flush succeeds: the failure
  *     is not forgiven), no commit is acknowledged after it, new handles get
  *     -EROFS, ujbd_close returns the error;
- *   - s_errno is recorded in the superblock and the next ujbd_open reports
- *     the earlier error;
+ *   - s_errno is recorded in the superblock before anyone is told of the
+ *     abort (checked the moment the failure is returned), and the next
+ *     ujbd_open reports the earlier error;
  *   - a handle larger than any transaction fails at start with -UJBD_ETOOBIG
  *     instead of hanging (an alarm turns a hang into a failure).
  * Every case runs in a sim world (deterministic: the Nth write is the same
@@ -145,6 +146,16 @@ static int ab_handle(struct ujbd *j, uint64_t first, unsigned n, uint64_t data,
 	}
 	err2 = ujbd_stop(h);
 	return err < 0 ? err : err2;
+}
+
+/* s_errno as on the journal device now. */
+static int32_t ab_sb_errno(struct ab *a)
+{
+	struct jbd2_sb sb;
+
+	if (dev_pread(a->jdev, &sb, sizeof(sb), 0) < 0)
+		return INT32_MIN;
+	return (int32_t)jbd_get_be32(sb.s_errno);
 }
 
 static void ab_close_devices(struct ab *a)
@@ -297,11 +308,14 @@ static void abort_main(void *arg)
 	A_CHECK(a, ujbd_tid_gt(t2, t1));
 	err = ujbd_commit_tid(a->j, t2);
 	A_CHECK(a, err == 0 || err == -EIO || err == -EROFS);
+	/* told of the abort: it is on disk already (unless every write fails) */
+	A_CHECK(a, err == 0 || k->sticky || ab_sb_errno(a) != 0);
 	err = ujbd_wait_tid(a->j, t2);
 	if (sb)
 		A_CHECK(a, err == 0 || err == -EIO);
 	else
 		A_CHECK(a, err == -EIO);
+	A_CHECK(a, err == 0 || k->sticky || ab_sb_errno(a) != 0);
 	A_CHECK(a, ujbd_wait_tid(a->j, t2) == err);
 	A_CHECK(a, ujbd_wait_tid(a->j, t1) == 0);   /* T1 stays acknowledged */
 	/* aborted: nothing new, nothing acknowledged */

@@ -470,6 +470,101 @@ static void t_format_opts_checked(void)
 	rig_free(&r);
 }
 
+/* ---- item 5: the abort is on disk before anyone learns of it ------------ */
+
+/* Files for a journal (formatted) and its data; the journal behind a
+ * fault device failing its `nth` write (once) with fail_errno. */
+static int file_journal(const char *jp, const char *dp, uint64_t nth, int fail_errno,
+			struct rig *r)
+{
+	struct dev_file_opts fo = { .create = true };
+	struct dev_fault_opts fault = { .fail_write_nth = nth, .fail_errno = fail_errno };
+	struct dev *jf, *jd, *dd;
+	int rc;
+
+	struct jbd_format_opts f = { .blocksize = BS, .blocks = JBLOCKS, .csum = JBD_CSUM_KIND_V3,
+				     .uuid = { 5, 5, 5 } };
+
+	fo.size = (uint64_t)JBLOCKS * BS;
+	rc = dev_file_open(jp, &fo, &jf);
+	if (rc)
+		return rc;
+	/* formatted before the fault device counts */
+	rc = jbd_format(jf, &f, NULL);
+	if (!rc)
+		rc = dev_fault_new(jf, &fault, &jd);
+	if (rc) {
+		dev_close(jf);
+		return rc;
+	}
+	fo.size = (uint64_t)64 * BS;
+	rc = dev_file_open(dp, &fo, &dd);
+	if (rc) {
+		dev_close(jd);
+		return rc;
+	}
+	rc = rig_devs(r, BS, JBLOCKS, 64, jd, dd);
+	return rc;
+}
+
+static int32_t sb_errno_of(const char *jp)
+{
+	struct jbd2_sb sb;
+	int fd = open(jp, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : pread(fd, &sb, sizeof(sb), 0);
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)sizeof(sb) ? (int32_t)jbd_get_be32(sb.s_errno) : INT32_MIN;
+}
+
+/* The child: a durable write whose log write fails, then exit at once. */
+static int exit_at_once_child(const char *jp, const char *dp)
+{
+	static uint8_t a[BS];
+	struct ujbd_block set[1] = { { 7, a } };
+	struct ujbd_opts o;
+	struct rig r;
+	int rc;
+
+	/* writes: the superblock's s_start (the log was empty), the log
+	 * blocks, the commit block: fail the log blocks */
+	rc = file_journal(jp, dp, 2, 0, &r);
+	rig_opts(&o, false);
+	if (!rc)
+		rc = rig_open(&r, &o);
+	if (!rc)
+		rc = ujbd_write_atomic(r.j, set, 1, UJBD_DURABLE);
+	_exit(rc == -EIO ? 0 : 10);
+}
+
+static void t_abort_recorded_before_exit(void)
+{
+	char jp[128], dp[128];
+	int zero = 0;
+
+	tpath(jp, sizeof(jp), "exit.jnl");
+	tpath(dp, sizeof(dp), "exit.data");
+	for (int run = 0; run < 16; run++) {
+		pid_t pid;
+		int st;
+
+		unlink(jp);
+		unlink(dp);
+		fflush(NULL);
+		pid = fork();
+		T_CHECK(pid >= 0);
+		if (pid == 0)
+			exit_at_once_child(jp, dp);
+		T_EQ(waitpid(pid, &st, 0), pid);
+		T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		zero += sb_errno_of(jp) == 0;
+	}
+	unlink(jp);
+	unlink(dp);
+	T_EQ(zero, 0); /* of 16 runs, s_errno still 0 on disk after the exit */
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -490,6 +585,7 @@ int main(int argc, char **argv)
 	T_RUN(t_same_file_layout);
 	T_RUN(t_format_uuid_random);
 	T_RUN(t_format_opts_checked);
+	T_RUN(t_abort_recorded_before_exit);
 	rmdir(tmpdir);
 	return t_done(argv[0]);
 }
