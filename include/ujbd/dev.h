@@ -61,6 +61,12 @@ unsigned dev_queue_depth(const struct dev *d);   /* requests it takes at once */
 bool dev_rotational(const struct dev *d);
 bool dev_volatile_cache(const struct dev *d);
 const char *dev_name(const struct dev *d);       /* "file:PATH", "hdd", ... */
+/* Is the device still what was opened? A regular file must not have been
+ * unlinked (its link count) nor replaced (its path names another inode,
+ * or nothing): -ESTALE then, else 0. Two system calls for a file; 0 at
+ * once for everything else (block devices, RAM, sim; wrappers ask the
+ * device they wrap). */
+int dev_check(struct dev *d);
 /* Drain in-flight requests, stop the device's threads, free it. */
 void dev_close(struct dev *d);
 

@@ -45,8 +45,9 @@
  * codes (enum ujbd_error, never equal to an errno value); ujbd_strerror()
  * names both. Nothing here prints or exits.
  *
- * Abort: after an I/O error on the journal (or on the data it orders) the
- * journal is aborted: new handles get -EROFS, no commit is acknowledged
+ * Abort: after an I/O error on the journal (or on the data it orders), or
+ * when a file under it was unlinked or replaced (-UJBD_EGONE, checked at
+ * each commit), the journal is aborted: new handles get -EROFS, no commit is acknowledged
  * any more, and the error is recorded in the journal superblock (s_errno,
  * written with a cache flush) before any caller is told of the abort: a
  * call that returns the abort's error returns only once that write was
@@ -459,8 +460,10 @@ ujbd_tid_t ujbd_committed_tid(struct ujbd *j);
 /* Ask for tid to be committed (no wait). 0, or -UJBD_ENOTID for a tid not
  * handed out yet (already committed tids are fine: 0). */
 int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid);
-/* Wait until tid is committed (durable). Returns -EIO if its commit failed
- * or the journal aborted before it was durable; -UJBD_ENOTID for a tid not
+/* Wait until tid is committed (durable). If its commit failed or the
+ * journal aborted before it was durable, returns the error that aborted
+ * the journal: -EIO, -ENOSPC (the host file system under a journal file is
+ * full), -UJBD_EGONE (a file under the journal was unlinked or replaced); -UJBD_ENOTID for a tid not
  * handed out; -EDEADLK when the calling thread holds a handle of tid or of
  * an earlier transaction. */
 int ujbd_wait_tid(struct ujbd *j, ujbd_tid_t tid);
@@ -631,7 +634,11 @@ enum ujbd_error {
 	/* The block lies inside the journal (its data device is the
 	 * journal's): never data. */
 	UJBD_EINJOURNAL = UJBD_ERROR_BASE + 4,
-	UJBD_ERROR_LAST = UJBD_EINJOURNAL
+	/* A file under the journal (its journal file, its data file) was
+	 * unlinked or replaced while open: the journal aborted (checked at
+	 * every commit), since nothing written to it could be found again. */
+	UJBD_EGONE = UJBD_ERROR_BASE + 5,
+	UJBD_ERROR_LAST = UJBD_EGONE
 };
 
 /* A description of a negative error returned by ujbd: the system's text

@@ -318,6 +318,11 @@ bool dev_rotational(const struct dev *d) { return d->d_rotational; }
 bool dev_volatile_cache(const struct dev *d) { return d->d_volatile_cache; }
 const char *dev_name(const struct dev *d) { return d->d_name; }
 
+int dev_check(struct dev *d)
+{
+	return d->d_ops->o_check ? d->d_ops->o_check(d) : 0;
+}
+
 int dev_sim_power_cut(struct dev *d)
 {
 	if (!d->d_ops->o_power_cut)

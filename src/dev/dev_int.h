@@ -43,6 +43,8 @@ struct dev_ops {
 	void (*o_close)(struct dev *d);
 	/* Optional: drop the volatile cache (sim devices; wrappers forward). */
 	int (*o_power_cut)(struct dev *d);
+	/* Optional: dev_check (files; wrappers forward). */
+	int (*o_check)(struct dev *d);
 	/* Optional: run r now on the calling thread (a polled request) and
 	 * return its r_result. A backend that has it can poll. */
 	int64_t (*o_exec)(struct dev *d, struct dev_req *r);

@@ -144,10 +144,16 @@ static int fault_power_cut(struct dev *d)
 	return dev_sim_power_cut(((struct dev_fault *)d)->f_inner);
 }
 
+static int fault_check(struct dev *d)
+{
+	return dev_check(((struct dev_fault *)d)->f_inner);
+}
+
 static const struct dev_ops dev_fault_ops = {
 	.o_submit = fault_submit,
 	.o_close = fault_close,
 	.o_power_cut = fault_power_cut,
+	.o_check = fault_check,
 };
 
 int dev_fault_new(struct dev *inner, const struct dev_fault_opts *opts,

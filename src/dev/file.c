@@ -49,6 +49,11 @@ struct dev_file {
 	int f_dfd;                   /* O_DIRECT, for DEV_REQ_DIRECT; or -1 */
 	uint32_t f_dio_align;        /* offsets, lengths and buffers of f_dfd */
 	bool f_dio_off;              /* a direct request failed EINVAL: no more */
+	/* a regular file: its absolute path and identity at open (dev_check) */
+	bool f_regular;
+	char *f_path;
+	dev_t f_st_dev;
+	ino_t f_st_ino;
 	bool f_read_only;
 	bool f_uring;                /* which engine */
 	unsigned f_qd;
@@ -472,13 +477,32 @@ static void dev_file_close(struct dev *d)
 	if (f->f_dfd >= 0)
 		close(f->f_dfd);
 	close(f->f_fd);
+	free(f->f_path);
 	free(f);
+}
+
+/* A file unlinked, or another one renamed over its path, takes every write
+ * that follows with it (nobody will ever find them): the journal asks at
+ * each commit. */
+static int dev_file_check(struct dev *d)
+{
+	struct dev_file *f = (struct dev_file *)d;
+	struct stat st;
+
+	if (!f->f_path)
+		return 0; /* a block device */
+	if (fstat(f->f_fd, &st) == 0 && st.st_nlink == 0)
+		return -ESTALE;
+	if (stat(f->f_path, &st) < 0 || st.st_dev != f->f_st_dev || st.st_ino != f->f_st_ino)
+		return -ESTALE;
+	return 0;
 }
 
 static const struct dev_ops dev_file_ops = {
 	.o_submit = dev_file_submit,
 	.o_exec = dev_file_exec,
 	.o_close = dev_file_close,
+	.o_check = dev_file_check,
 };
 
 const char *dev_file_engine_name(const struct dev *d)
@@ -553,6 +577,9 @@ static int dev_file_geometry(struct dev_file *f, const struct dev_file_opts *o)
 		else if (bs < (uint32_t)lbs)
 			return -EINVAL;
 	} else if (S_ISREG(st.st_mode)) {
+		f->f_regular = true;
+		f->f_st_dev = st.st_dev;
+		f->f_st_ino = st.st_ino;
 		size = (uint64_t)st.st_size;
 		if (o->size > size) {
 			if (o->read_only)
@@ -690,6 +717,11 @@ int dev_file_open(const char *path, const struct dev_file_opts *opts,
 	if (rc < 0)
 		goto out_fd;
 	f->f_dfd = dev_file_open_direct(f, path, o);
+	/* the absolute path: a chdir must not make the file look replaced */
+	if (f->f_regular && !(f->f_path = realpath(path, NULL))) {
+		rc = errno == ENOMEM ? -ENOMEM : -errno;
+		goto out_fd;
+	}
 	rc = rt_mutex_init(&f->f_lock, "dev_file");
 	if (rc < 0)
 		goto out_fd;
@@ -717,6 +749,7 @@ out_fd:
 	if (f->f_dfd >= 0)
 		close(f->f_dfd);
 	close(f->f_fd);
+	free(f->f_path);
 	free(f);
 	return rc;
 }

@@ -168,10 +168,16 @@ static int rec_power_cut(struct dev *d)
 	return dev_sim_power_cut(((struct dev_rec *)d)->r_inner);
 }
 
+static int rec_check(struct dev *d)
+{
+	return dev_check(((struct dev_rec *)d)->r_inner);
+}
+
 static const struct dev_ops dev_rec_ops = {
 	.o_submit = rec_submit,
 	.o_close = rec_close,
 	.o_power_cut = rec_power_cut,
+	.o_check = rec_check,
 };
 
 int dev_rec_new(struct dev *inner, struct dev **out)

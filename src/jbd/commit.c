@@ -233,7 +233,7 @@ static int __wait_commit(struct ujbd *j, ujbd_tid_t tid, bool may_commit)
 	__note_waiter(j, tid);
 	while (!ujbd_tid_geq(j->j_commit_sequence, tid)) {
 		if (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)) {
-			rc = -EIO;
+			rc = jbd_abort_errno(j);
 			break;
 		}
 		if (may_commit && __caller_commit(j, tid)) {
@@ -276,7 +276,7 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 	if (!__tid_known(j, tid))
 		rc = -UJBD_ENOTID;
 	else if ((j->j_flags & JBD_F_ABORTED) && !ujbd_tid_geq(j->j_commit_sequence, tid))
-		rc = -EIO;
+		rc = jbd_abort_errno(j);
 	/* An explicit request is an fsync about to wait: its commit's
 	 * journal writes are SYNC under UJBD_SYNC_FSYNC_ONLY (the waiter may
 	 * come only after the commit has chosen its flags). */
@@ -292,7 +292,7 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 		fsync_counted.j = j;
 		fsync_counted.tid = tid;
 		if ((j->j_flags & JBD_F_ABORTED) && !ujbd_tid_geq(j->j_commit_sequence, tid))
-			rc = -EIO;
+			rc = jbd_abort_errno(j);
 	}
 	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
@@ -1202,6 +1202,19 @@ static void commit_end_io(struct blk_bio *b)
 	rt_mutex_unlock(&j->j_state_lock);
 }
 
+/* The files under the journal are still its own: a journal file unlinked
+ * or replaced while open (renamed over) would take this commit and every
+ * later one with it, acknowledged and lost, so the commit aborts instead.
+ * Checked just before the commit block: two system calls per file. */
+static int commit_check_files(struct ujbd *j)
+{
+	const struct jbd_loc *loc = &j->j_jnl.j_loc;
+
+	if (dev_check(loc->j_dev) || (loc->j_data != loc->j_dev && dev_check(loc->j_data)))
+		return -UJBD_EGONE;
+	return 0;
+}
+
 /* Commit the running transaction. Lock held on entry and on return. */
 static void __commit(struct ujbd *j, bool caller)
 {
@@ -1229,6 +1242,8 @@ static void __commit(struct ujbd *j, bool caller)
 	rc = phase_data(j, &c);
 	if (!rc)
 		rc = hard_stop(j) ? -ESHUTDOWN : phase_log(j, &c);
+	if (!rc)
+		rc = commit_check_files(j);
 	if (!rc)
 		rc = phase_commit_block(j, &c);
 	if (rc) {

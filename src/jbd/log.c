@@ -81,8 +81,10 @@ static void __sb_fill(struct ujbd *j, uint32_t start, ujbd_tid_t seq)
 	jbd_put_be32(&sb->s_sequence, seq);
 	if (start == 0 && jbd_sb_is_v2(sb))
 		jbd_put_be32(&sb->s_head, j->j_head);
+	/* s_errno is for e2fsck and the kernel: an errno value (the journal's
+	 * own codes are recorded as the I/O error they amount to) */
 	if (j->j_errno)
-		jbd_put_be32(&sb->s_errno, (uint32_t)j->j_errno);
+		jbd_put_be32(&sb->s_errno, (uint32_t)(j->j_errno < -4095 ? -EIO : j->j_errno));
 	jbd_sb_csum_set(sb);
 	/* Pair check: what we write must pass what we demand on reading. */
 	rc = jbd_sb_check(sb, j->j_jnl.j_loc.j_len, j->j_blocksize,
@@ -170,10 +172,12 @@ void __jbd_abort(struct ujbd *j, int err)
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	if (j->j_flags & JBD_F_ABORTED)
 		return;
+	/* as it is: a full host file system is ENOSPC, not an I/O error;
+	 * first, so that whoever sees the flags unlocked sees it too */
+	__atomic_store_n(&j->j_errno, err, __ATOMIC_RELEASE);
 	__atomic_or_fetch(&j->j_flags, JBD_F_ABORTED, __ATOMIC_RELEASE); /* hard_stop reads it unlocked */
 	__atomic_store_n(&j->j_aborted, true, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&j->j_open, NULL, __ATOMIC_SEQ_CST);
-	j->j_errno = err == -EIO || err == -ENOSPC || err == -EROFS ? -EIO : err;
 	rt_cond_broadcast(&j->j_wait_done_commit);
 	rt_cond_broadcast(&j->j_wait_transaction_locked);
 	rt_cond_broadcast(&j->j_wait_space);

@@ -116,6 +116,7 @@ const char *ujbd_strerror(int err)
 	case UJBD_ENOCREDIT: return "the handle has used all its credits (extend it)";
 	case UJBD_ENOTID: return "no such transaction (tid not handed out yet)";
 	case UJBD_EINJOURNAL: return "the block lies inside the journal";
+	case UJBD_EGONE: return "a file under the journal was unlinked or replaced while open";
 	default: return strerror(err < 0 ? -err : err);
 	}
 }

@@ -452,6 +452,16 @@ void jbd_abort_write_sb(struct ujbd *j);
  */
 int __jbd_abort_told(struct ujbd *j, int rc);
 int jbd_abort_told(struct ujbd *j, int rc);
+/* What a commit or stop of an aborted journal (or one stopped hard)
+ * returns: the error that aborted it (-EIO, a host's -ENOSPC,
+ * -UJBD_EGONE, ...), -EIO if none. j_errno is written once, before
+ * JBD_F_ABORTED (release), so it may be read without the lock. */
+static inline int jbd_abort_errno(const struct ujbd *j)
+{
+	int e = __atomic_load_n(&j->j_errno, __ATOMIC_ACQUIRE);
+
+	return e ? e : -EIO;
+}
 /*
  * Move the on-disk tail to the oldest transaction still needed (the oldest
  * on the checkpoint list, else the committing one once it logs, else the

@@ -548,7 +548,7 @@ static int stop_slot(struct ujbd *j, struct ujbd_handle *h)
 	s->s_busy = false;
 	slot_leave(j, s);
 	if (!rc && aborted(j))
-		rc = jbd_abort_told(j, -EIO);
+		rc = jbd_abort_told(j, jbd_abort_errno(j));
 	return rc;
 }
 
@@ -764,7 +764,7 @@ int ujbd_stop(struct ujbd_handle *h)
 	if (h->h_sync)
 		t->t_synchronous_commit = true;
 	if (!rc && (j->j_flags & JBD_F_ABORTED))
-		rc = -EIO;
+		rc = jbd_abort_errno(j);
 	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, tid, 0, 0, now - h->h_start_ns, h->h_sync,
 		  h->h_requested, h->h_dirtied);
 	if (s)

@@ -99,7 +99,10 @@ static int fail(struct target *t, struct jbd_err *err, enum target_fail f,
  */
 int target_exit_status(int rc)
 {
-	/* the journal's own codes (ujbd.h) are all misuse: invalid input */
+	/* the journal's own codes (ujbd.h) are misuse, invalid input; but a
+	 * file that vanished under the journal is the system's doing */
+	if (-rc == UJBD_EGONE)
+		return 3;
 	if (-rc > UJBD_ERROR_BASE && -rc <= UJBD_ERROR_LAST)
 		return 1;
 	switch (-rc) {

@@ -565,6 +565,80 @@ static void t_abort_recorded_before_exit(void)
 	T_EQ(zero, 0); /* of 16 runs, s_errno still 0 on disk after the exit */
 }
 
+/* The journal file's host file system is full: ENOSPC, on disk too. */
+static void t_host_enospc(void)
+{
+	char jp[128], dp[128];
+	static uint8_t a[BS];
+	struct ujbd_block set[1] = { { 7, a } };
+	struct ujbd_opts o;
+	struct rig r;
+
+	tpath(jp, sizeof(jp), "nospc.jnl");
+	tpath(dp, sizeof(dp), "nospc.data");
+	unlink(jp);
+	unlink(dp);
+	T_EQ(file_journal(jp, dp, 2, -ENOSPC, &r), 0);
+	rig_opts(&o, false);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(ujbd_write_atomic(r.j, set, 1, UJBD_DURABLE), -ENOSPC);
+	T_EQ(sb_errno_of(jp), -ENOSPC);
+	T_EQ(ujbd_close(r.j), -ENOSPC);
+	r.j = NULL;
+	rig_free(&r);
+	unlink(jp);
+	unlink(dp);
+}
+
+/* A journal file unlinked, or replaced by a rename, while open. */
+static void gone_case(bool replace)
+{
+	char jp[128], dp[128], other[128];
+	static uint8_t a[BS];
+	struct ujbd_block set[1] = { { 7, a } };
+	struct ujbd_opts o;
+	struct ujbd *j;
+	struct jbd_err err;
+
+	tpath(jp, sizeof(jp), "gone.jnl");
+	tpath(dp, sizeof(dp), "gone.data");
+	tpath(other, sizeof(other), "other.jnl");
+	unlink(jp);
+	unlink(dp);
+	int fd = open(dp, O_RDWR | O_CREAT, 0644);
+	T_CHECK(fd >= 0 && ftruncate(fd, 64 * BS) == 0);
+	close(fd);
+	rig_opts(&o, true);
+	o.format_opts.blocksize = BS;
+	o.format_opts.blocks = JBLOCKS;
+	T_EQ(ujbd_open_path(jp, dp, NULL, &o, &j, &err), 0);
+	T_EQ(ujbd_write_atomic(j, set, 1, UJBD_DURABLE), 0);
+	if (replace) {
+		fd = open(other, O_RDWR | O_CREAT, 0644);
+		T_CHECK(fd >= 0);
+		close(fd);
+		T_EQ(rename(other, jp), 0);
+	} else {
+		T_EQ(unlink(jp), 0);
+	}
+	set[0].block = 8;
+	T_EQ(ujbd_write_atomic(j, set, 1, UJBD_DURABLE), -UJBD_EGONE);
+	T_EQ(ujbd_write_atomic(j, set, 1, 0), -EROFS);
+	T_EQ(ujbd_close(j), -UJBD_EGONE);
+	unlink(jp);
+	unlink(dp);
+}
+
+static void t_journal_unlinked(void)
+{
+	gone_case(false);
+}
+
+static void t_journal_replaced(void)
+{
+	gone_case(true);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -586,6 +660,9 @@ int main(int argc, char **argv)
 	T_RUN(t_format_uuid_random);
 	T_RUN(t_format_opts_checked);
 	T_RUN(t_abort_recorded_before_exit);
+	T_RUN(t_host_enospc);
+	T_RUN(t_journal_unlinked);
+	T_RUN(t_journal_replaced);
 	rmdir(tmpdir);
 	return t_done(argv[0]);
 }
