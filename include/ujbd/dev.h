@@ -118,7 +118,9 @@ int dev_mem_new(uint64_t size, uint32_t block_size, struct dev **out);
  * dev_rec_new wraps inner and records, in completion order, every write
  * (with its data and flags) and every flush, as dm-log-writes does. Each
  * entry also notes which entries had completed when it was submitted, so the
- * durable image can be computed exactly.
+ * durable image can be computed exactly. Failed requests are recorded too
+ * (never durable); after a failed flush, the writes it would have made
+ * durable stay non-durable for good (a cache that dropped them).
  */
 enum dev_rec_kind { DEV_REC_WRITE = 1, DEV_REC_FLUSH = 2 };
 
@@ -191,6 +193,13 @@ struct dev_fault_opts {
 	/* The Nth flush reports success but the inner device's cache is lost
 	 * (dev_sim_power_cut on a sim device; a no-op on others). */
 	uint64_t lose_cache_flush_nth;
+	/* A write with PREFLUSH counts as a flush too, first (its preflush):
+	 * a flush fault may hit it, and then the write fails with it, nothing
+	 * written. Off: it counts as a write only. */
+	bool count_preflush;
+	/* A FAILED flush also loses the inner device's cache (as a disk, or a
+	 * page cache, that drops what it could not write back). */
+	bool failed_flush_drops_cache;
 };
 int dev_fault_new(struct dev *inner, const struct dev_fault_opts *opts,
 		  struct dev **out);

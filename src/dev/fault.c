@@ -10,7 +10,10 @@
  *     request completes with r_result = the bytes written, which dev_pwrite
  *     turns into -EIO);
  *   - the Nth flush reports success while the inner device's cache is lost
- *     (dev_sim_power_cut on a sim device; nothing on the others).
+ *     (dev_sim_power_cut on a sim device; nothing on the others);
+ *   - with count_preflush a write's PREFLUSH counts as a flush (a flush
+ *     fault then fails the whole write), and with failed_flush_drops_cache
+ *     a failed flush also loses the inner device's cache.
  *
  * A failed request never reaches the inner device. A write with PREFLUSH
  * counts as a write. Injected failures still complete on the completion
@@ -38,7 +41,7 @@ struct fault_req {
 	struct dev_fault *fr_dev;
 };
 
-enum fault_action { FA_PASS, FA_FAIL, FA_SHORT, FA_LOSE_CACHE };
+enum fault_action { FA_PASS, FA_FAIL, FA_FAIL_FLUSH, FA_SHORT, FA_LOSE_CACHE };
 
 static bool fault_nth(uint64_t nth, uint64_t count, bool sticky)
 {
@@ -52,12 +55,28 @@ static bool fault_draw(struct dev_fault *f, double rate)
 	return (double)(rt_prng_next(&f->f_prng) >> 11) * 0x1p-53 < rate;
 }
 
+/* A flush (or a write's preflush, with count_preflush): counted, failed? */
+static bool __fault_flush(struct dev_fault *f)
+{
+	const struct dev_fault_opts *o = &f->f_opts;
+	struct dev_fault_counts *c = &f->f_cnt;
+
+	c->flushes++;
+	if (fault_nth(o->fail_flush_nth, c->flushes, o->sticky) ||
+	    fault_draw(f, o->flush_error_rate))
+		return c->flush_errors++, true;
+	return false;
+}
+
 /* Count r and decide what happens to it. [f_lock] */
 static enum fault_action __fault_decide(struct dev_fault *f, const struct dev_req *r)
 {
 	const struct dev_fault_opts *o = &f->f_opts;
 	struct dev_fault_counts *c = &f->f_cnt;
 
+	if (r->r_op == DEV_OP_WRITE && o->count_preflush && (r->r_flags & DEV_REQ_PREFLUSH) &&
+	    __fault_flush(f))
+		return FA_FAIL_FLUSH;
 	switch (r->r_op) {
 	case DEV_OP_READ:
 		c->reads++;
@@ -74,10 +93,8 @@ static enum fault_action __fault_decide(struct dev_fault *f, const struct dev_re
 			return c->short_writes++, FA_SHORT;
 		return FA_PASS;
 	default:
-		c->flushes++;
-		if (fault_nth(o->fail_flush_nth, c->flushes, o->sticky) ||
-		    fault_draw(f, o->flush_error_rate))
-			return c->flush_errors++, FA_FAIL;
+		if (__fault_flush(f))
+			return FA_FAIL_FLUSH;
 		if (o->lose_cache_flush_nth && c->flushes == o->lose_cache_flush_nth)
 			return c->lost_caches++, FA_LOSE_CACHE;
 		return FA_PASS;
@@ -109,10 +126,14 @@ static int fault_submit(struct dev *d, struct dev_req *r)
 		len = (uint32_t)rt_prng_below(&f->f_prng, r->r_len / bs) * bs;
 	rt_mutex_unlock(&f->f_lock);
 
-	if (act == FA_FAIL || act == FA_LOSE_CACHE || (act == FA_SHORT && len == 0)) {
-		if (act == FA_LOSE_CACHE)
+	if (act == FA_FAIL || act == FA_FAIL_FLUSH || act == FA_LOSE_CACHE ||
+	    (act == FA_SHORT && len == 0)) {
+		bool failed = act == FA_FAIL || act == FA_FAIL_FLUSH;
+
+		if (act == FA_LOSE_CACHE ||
+		    (act == FA_FAIL_FLUSH && f->f_opts.failed_flush_drops_cache))
 			dev_sim_power_cut(f->f_inner); /* -EINVAL off a sim: nothing to lose */
-		r->r_result = act == FA_FAIL ? (f->f_opts.fail_errno ? f->f_opts.fail_errno : -EIO) : 0;
+		r->r_result = failed ? (f->f_opts.fail_errno ? f->f_opts.fail_errno : -EIO) : 0;
 		dev_core_complete(d, r);
 		return 0;
 	}

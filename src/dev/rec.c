@@ -12,7 +12,11 @@
  *     makes durable every write at log index < its done_before (the writes
  *     that had completed before it was issued; never the ones in flight);
  *   - a completed FUA write is durable itself;
- *   - nothing else is guaranteed; failed requests never count.
+ *   - nothing else is guaranteed; failed requests never count;
+ *   - a FAILED flush (or PREFLUSH write) leaves what was in the cache
+ *     undefined, as a disk or a page cache that drops what it could not
+ *     write back does: the writes it would have covered are never durable
+ *     by a later flush, only possibly there (chosen like pending writes).
  * So "durable at point p" is the prefix [0, P) with P the largest
  * done_before of a flush-like entry among the first p, plus the FUA writes.
  * Images apply writes in log order, so a later write over the same blocks
@@ -36,6 +40,7 @@
 struct rec_entry {
 	struct dev_rec_entry e; /* data owned by the log */
 	uint64_t done_before;   /* entries completed at submission (absolute) */
+	bool unsure;            /* pending when a flush failed: never durable */
 };
 
 struct dev_rec {
@@ -59,6 +64,25 @@ struct rec_req {
 };
 
 /* ---- recording -------------------------------------------------------- */
+
+static size_t rec_durable_prefix(const struct dev_rec *rc, size_t point);
+static bool rec_written(const struct rec_entry *e);
+
+/* Flush f failed: the writes it was to cover that no earlier flush did
+ * (completed before it was submitted, not FUA) may never reach the media,
+ * whatever flushes come later. [r_lock] */
+static void rec_flush_failed(struct dev_rec *rc, const struct rec_entry *f)
+{
+	size_t prefix = rec_durable_prefix(rc, rc->r_n - 1);
+	size_t cover = f->done_before > rc->r_base ? (size_t)(f->done_before - rc->r_base) : 0;
+
+	for (size_t i = prefix; i < cover && i < rc->r_n; i++) {
+		struct rec_entry *e = &rc->r_log[i];
+
+		if (rec_written(e) && !(e->e.flags & DEV_REQ_FUA))
+			e->unsure = true;
+	}
+}
 
 static int rec_append(struct dev_rec *rc, const struct rec_req *rr, int64_t result)
 {
@@ -85,6 +109,8 @@ static int rec_append(struct dev_rec *rc, const struct rec_req *rr, int64_t resu
 		.done_before = rr->rr_done_before,
 	};
 	rc->r_n++;
+	if (result < 0 && (o->r_op == DEV_OP_FLUSH || (o->r_flags & DEV_REQ_PREFLUSH)))
+		rec_flush_failed(rc, e);
 	return 0;
 }
 
@@ -303,7 +329,7 @@ static bool rec_written(const struct rec_entry *e)
 
 static bool rec_durable(const struct rec_entry *e, size_t i, size_t prefix)
 {
-	return rec_written(e) && (i < prefix || (e->e.flags & DEV_REQ_FUA));
+	return rec_written(e) && !e->unsure && (i < prefix || (e->e.flags & DEV_REQ_FUA));
 }
 
 size_t dev_rec_pending_writes(const struct dev *d, size_t point)

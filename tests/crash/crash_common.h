@@ -1504,6 +1504,9 @@ CR_FN void cr_env(struct cr_cfg *cfg)
 		cfg->fault_write_nth = strtoull(s, NULL, 0);
 }
 
+/* Run the test of an entry of a CR_WORKLOADS_ list (crash_configs.h). */
+#define CR_T_RUN(fn, ...) T_RUN(fn);
+
 /* A T_RUN body for one configuration. */
 #define CR_TEST(fn, ...)                                                         \
 	static void fn(void)                                                     \

@@ -7,21 +7,9 @@
  * be caught by the checksums, never replayed silently.
  */
 #include "crash_common.h"
+#include "crash_configs.h"
 
-/* v3 checksums and async commit */
-CR_TEST(journal_v3_async, .seed = 11, .mode = UJBD_DATA_JOURNAL,
-	.csum = JBD_CSUM_KIND_V3, .async_commit = true, .ops = 48)
-/* COMPAT_CHECKSUM (v1) journal, synchronous commits */
-CR_TEST(journal_v1, .seed = 12, .mode = UJBD_DATA_JOURNAL,
-	.csum = JBD_CSUM_KIND_V1, .ops = 48)
-/* no checksums, a simulated SSD under the recorder, four threads */
-CR_TEST(journal_nocsum_ssd, .seed = 13, .mode = UJBD_DATA_JOURNAL,
-	.csum = JBD_CSUM_KIND_NONE, .sim_ssd = true, .threads = 4, .ops = 32)
-/* the fsyncs commit on their own threads (caller_commit), four of them
- * on a simulated SSD, async commit */
-CR_TEST(journal_v3_async_caller, .seed = 15, .mode = UJBD_DATA_JOURNAL,
-	.csum = JBD_CSUM_KIND_V3, .async_commit = true, .caller_commit = true,
-	.sim_ssd = true, .threads = 3, .ops = 12)
+CR_WORKLOADS_JOURNAL(CR_TEST)
 
 /* Same seed, same run: what makes a (seed, crash point) a reproducer. */
 static void journal_deterministic(void)
@@ -48,10 +36,7 @@ static void journal_deterministic(void)
 int main(int argc, char **argv)
 {
 	(void)argc;
-	T_RUN(journal_v3_async);
-	T_RUN(journal_v1);
-	T_RUN(journal_nocsum_ssd);
-	T_RUN(journal_v3_async_caller);
+	CR_WORKLOADS_JOURNAL(CR_T_RUN)
 	T_RUN(journal_deterministic);
 	return t_done(argv[0]);
 }

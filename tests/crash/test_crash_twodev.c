@@ -56,9 +56,9 @@
  * crash_common.h.
  */
 #include "crash_common.h"
+#include "crash_configs.h"
 
 #define TW_MAX_SAMPLES 4096
-#define TW_SLOW_US 2000  /* a slow data SSD's page program (the default: 200) */
 #define TW_MIXES 6   /* seeded mixes per joint point, besides none/all */
 
 struct tw_sample {
@@ -601,47 +601,11 @@ out:
 		T_CHECK(res.points > 10);                                     \
 	}
 
-/* ordered data on its own (slow) device: the commit flushes it first */
-TW_TEST(twodev_ordered_v3, TW_SLOW_US, .seed = 31, .mode = UJBD_DATA_ORDERED,
-	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 32)
-/* writeback: metadata still atomic across the two devices */
-TW_TEST(twodev_writeback_v3_ssd, 0, .seed = 34, .mode = UJBD_DATA_WRITEBACK,
-	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 32)
-/* no checksums, four threads */
-TW_TEST(twodev_ordered_nocsum, TW_SLOW_US, .seed = 32, .mode = UJBD_DATA_ORDERED,
-	.csum = JBD_CSUM_KIND_NONE, .sim_ssd = true, .threads = 4, .ops = 32)
-/* data journaled: the checkpoint flushes the data device before the tail moves */
-TW_TEST(twodev_journal_v2, 0, .seed = 33, .mode = UJBD_DATA_JOURNAL,
-	.csum = JBD_CSUM_KIND_V2, .sim_ssd = true, .ops = 32)
-
-/* the 45th journal write fails: abort mid-run (after a checkpoint moved the
- * tail); nothing acknowledged after it, and every crash image still
- * recovers to an acknowledged state */
-TW_TEST(twodev_abort_ordered, TW_SLOW_US, .seed = 35, .mode = UJBD_DATA_ORDERED,
-	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 32, .fault_write_nth = 45)
-TW_TEST(twodev_abort_journal, 0, .seed = 36, .mode = UJBD_DATA_JOURNAL,
-	.csum = JBD_CSUM_KIND_V2, .sim_ssd = true, .ops = 32, .fault_write_nth = 45)
-/* ujbd's defaults (issue 14), room for 2 journaled data blocks a
- * transaction: small ones commit async without touching the data device,
- * larger ones flush it first; and the defaults with the 20th journal write
- * failing (async commits write the journal less often: 33 writes in all) */
-TW_TEST(twodev_ordered_defaults_2k, TW_SLOW_US, .seed = 37, .mode = UJBD_DATA_ORDERED,
-	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 32, .defaults = true,
-	.ordered_kib = 2)
-TW_TEST(twodev_abort_defaults, TW_SLOW_US, .seed = 38, .mode = UJBD_DATA_ORDERED,
-	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 32, .defaults = true,
-	.fault_write_nth = 20)
+CR_WORKLOADS_TWODEV(TW_TEST)
 
 int main(int argc, char **argv)
 {
 	(void)argc;
-	T_RUN(twodev_ordered_v3);
-	T_RUN(twodev_ordered_nocsum);
-	T_RUN(twodev_journal_v2);
-	T_RUN(twodev_writeback_v3_ssd);
-	T_RUN(twodev_abort_ordered);
-	T_RUN(twodev_abort_journal);
-	T_RUN(twodev_ordered_defaults_2k);
-	T_RUN(twodev_abort_defaults);
+	CR_WORKLOADS_TWODEV(CR_T_RUN)
 	return t_done(argv[0]);
 }

@@ -6,16 +6,13 @@
  * replayed over metadata journaled after it.
  */
 #include "crash_common.h"
+#include "crash_configs.h"
 
-CR_TEST(writeback_v2, .seed = 21, .mode = UJBD_DATA_WRITEBACK,
-	.csum = JBD_CSUM_KIND_V2, .ops = 14)
-CR_TEST(writeback_v3_ssd, .seed = 22, .mode = UJBD_DATA_WRITEBACK,
-	.csum = JBD_CSUM_KIND_V3, .sim_ssd = true, .ops = 18)
+CR_WORKLOADS_WRITEBACK(CR_TEST)
 
 int main(int argc, char **argv)
 {
 	(void)argc;
-	T_RUN(writeback_v2);
-	T_RUN(writeback_v3_ssd);
+	CR_WORKLOADS_WRITEBACK(CR_T_RUN)
 	return t_done(argv[0]);
 }

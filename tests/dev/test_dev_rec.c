@@ -452,6 +452,79 @@ static void test_rec_over_fault(void)
 	dev_close(rec);
 }
 
+/*
+ * A failed flush: what it was to cover is never durable after it, not even
+ * under a later flush that succeeds (a cache that dropped those writes);
+ * only possibly there. With count_preflush a PREFLUSH write is a flush
+ * too, and its failure fails the write.
+ */
+static void test_rec_failed_flush(void)
+{
+	struct dev_fault_opts o = { .fail_flush_nth = 1, .count_preflush = true };
+	struct dev *f = faulty(&o), *rec;
+	struct dev_fault_counts c;
+	uint64_t all = ~0ull;
+	struct dev_crash_policy every = { .mode = DEV_CRASH_SUBSET, .subset_bits = &all,
+					  .subset_nbits = 64 };
+
+	T_CHECK(f);
+	T_EQ(dev_rec_new(f, &rec), 0);
+	T_EQ(wr(rec, 0, 1, 0), 0);
+	T_EQ(dev_flush(rec), -EIO);              /* the 1st flush fails */
+	T_EQ(wr(rec, 1, 2, 0), 0);
+	T_EQ(dev_flush(rec), 0);                 /* covers block 1 only */
+	check_image(rec, 4, NULL, (unsigned[4]){ 0, 2, 0, 0 });
+	T_EQ(dev_rec_pending_writes(rec, 4), 1); /* block 0: possibly */
+	check_image(rec, 4, &every, (unsigned[4]){ 1, 2, 0, 0 });
+	dev_close(rec);
+
+	o.fail_flush_nth = 2;
+	f = faulty(&o);
+	T_CHECK(f);
+	T_EQ(dev_rec_new(f, &rec), 0);
+	T_EQ(wr(rec, 0, 1, DEV_REQ_PREFLUSH), 0);   /* flush 1 */
+	T_EQ(wr(rec, 1, 2, 0), 0);
+	T_EQ(wr(rec, 2, 3, DEV_REQ_PREFLUSH), -EIO); /* flush 2 fails: not written */
+	T_EQ(dev_flush(rec), 0);
+	check_image(rec, 4, NULL, (unsigned[4]){ 0, 0, 0, 0 });
+	check_image(rec, 4, &every, (unsigned[4]){ 1, 2, 0, 0 });
+	dev_fault_counts(f, &c);
+	T_EQ(c.flushes, 3);
+	T_EQ(c.flush_errors, 1);
+	T_EQ(c.writes, 2);
+	dev_close(rec);
+}
+
+/* failed_flush_drops_cache: the sim disk loses what it had not written. */
+static void drop_body(void *arg)
+{
+	int *after = arg;
+	struct dev_fault_opts o = { .fail_flush_nth = 2, .failed_flush_drops_cache = true };
+	struct dev *hdd, *f;
+
+	*after = -1;
+	if (dev_sim_hdd_new(NULL, &hdd) < 0 || dev_fault_new(hdd, &o, &f) < 0)
+		return;
+	wr(f, 10, 1, 0);
+	dev_flush(f);
+	wr(f, 20, 2, 0);
+	if (dev_flush(f) == -EIO)
+		*after = holds(f, 20, 2) * 2 + holds(f, 10, 1);
+	dev_close(f);
+}
+
+static void test_fault_failed_flush_drops_cache(void)
+{
+	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = 1 };
+	int after = 0;
+	rt_world *w;
+
+	T_EQ(rt_world_new(&wo, &w), 0);
+	rt_world_run(w, "test", drop_body, &after);
+	rt_world_free(w);
+	T_EQ(after, 1); /* block 20 lost, block 10 kept */
+}
+
 /* The Nth flush "succeeds" but the sim disk's cache is gone. */
 struct lose {
 	int rc_flush, after;
@@ -519,6 +592,8 @@ int main(int argc, char **argv)
 	T_RUN(test_fault_short_write);
 	T_RUN(test_rec_over_fault);
 	T_RUN(test_fault_lose_cache);
+	T_RUN(test_rec_failed_flush);
+	T_RUN(test_fault_failed_flush_drops_cache);
 	T_RUN(test_bad_args);
 	return t_done(argv[0]);
 }
