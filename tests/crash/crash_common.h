@@ -105,6 +105,7 @@ struct cr_event {
 struct cr_ack {
 	uint32_t rtid;   /* every tid <= rtid is durable ... */
 	size_t count;    /* ... at any crash point >= count */
+	size_t dcount;   /* two-device runs: the data recorder's count then */
 };
 
 /* One run's configuration. */
@@ -174,6 +175,11 @@ struct cr {
 	/* two-device runs: the options of the two queues ujbd makes (a
 	 * trace_fn sees every completion); NULL: the defaults */
 	const struct blk_queue_opts *blk_opts;
+	/* the I/O-error sweep (test_crash_faults): every error the workload
+	 * meets is handed here instead of failing the run (it is called on the
+	 * thread that met it, without the model lock) */
+	void (*on_error)(struct cr *c, const char *what, int err);
+	void *on_error_arg;
 	/* per-block event index for the checker */
 	size_t *bev_start, *bev_n;
 	size_t *bev;
@@ -246,6 +252,10 @@ static inline int cr_event_add(struct cr *c, uint32_t b, uint32_t rtid,
 
 CR_FN void cr_fail_wl(struct cr *c, const char *what, int err, uint32_t b)
 {
+	if (c->on_error) {
+		c->on_error(c, what, err);
+		return;
+	}
 	rt_mutex_lock(&c->lock);
 	if (c->cfg->fault_write_nth && (err == -EROFS || err == -EIO)) {
 		c->aborted = true;   /* the injected fault: expected */
@@ -260,11 +270,11 @@ CR_FN void cr_fail_wl(struct cr *c, const char *what, int err, uint32_t b)
 /* tid acknowledged durable now. */
 CR_FN void cr_ack(struct cr *c, ujbd_tid_t tid)
 {
-	size_t n = dev_rec_count(c->rec);
+	size_t n = dev_rec_count(c->rec), dn = c->drec ? dev_rec_count(c->drec) : 0;
 
 	rt_mutex_lock(&c->lock);
 	if (c->nacks < CR_MAX_ACKS)
-		c->acks[c->nacks++] = (struct cr_ack){ tid - c->tid0 + 1, n };
+		c->acks[c->nacks++] = (struct cr_ack){ tid - c->tid0 + 1, n, dn };
 	if (tid - c->tid0 + 1 > c->acked_max && tid - c->tid0 + 1 < 0x80000000u)
 		c->acked_max = tid - c->tid0 + 1;
 	c->res->commits_acked++;
@@ -603,6 +613,47 @@ CR_FN int cr_new_inner(const struct cr_cfg *cfg, uint32_t nblk, struct dev **out
 		return dev_sim_ssd_new(&p, out);
 	}
 	return dev_mem_new((uint64_t)nblk * CR_BS, 512, out);
+}
+
+/* Two-device runs: the data device, the journal's kind of disk, or an SSD
+ * whose pages take program_us to program (0: as the journal's). */
+CR_FN int cr_new_data(const struct cr_cfg *cfg, unsigned program_us, struct dev **out)
+{
+	struct dev_ssd_params p;
+
+	if (!program_us)
+		return cr_new_inner(cfg, CR_NDATA, out);
+	dev_ssd_defaults(&p);
+	p.size = (uint64_t)CR_NDATA * CR_BS;
+	p.block_size = 512;
+	p.cache_bytes = 64 * 1024;
+	p.program_us = program_us;
+	return dev_sim_ssd_new(&p, out);
+}
+
+/* Two-device runs: the journal formatted on jdev (all of it; before any
+ * fault wrapper, so that it counts only the runtime's I/O), the initial
+ * data written to ddev and flushed; both snapshotted. */
+CR_FN int cr_prepare_two(const struct cr_cfg *cfg, struct dev *jdev, struct dev *ddev,
+			 uint8_t *snap_j, uint8_t *snap_d)
+{
+	struct jbd_format_opts fo = { .blocksize = CR_BS, .blocks = cfg->jlen,
+		.csum = cfg->csum, .async_commit = cr_async(cfg),
+		.sequence = cfg->first_tid };
+	int err;
+
+	for (unsigned i = 0; i < 16; i++)
+		fo.uuid[i] = (uint8_t)(cfg->seed * 17 + i + 3);
+	for (uint32_t b = 0; b < CR_NDATA; b++)
+		cr_fill(snap_d + (size_t)b * CR_BS, b, 0, 0);
+	err = jbd_format(jdev, &fo, NULL);
+	if (err == 0)
+		err = dev_pread(jdev, snap_j, cfg->jlen * CR_BS, 0);
+	if (err == 0)
+		err = dev_pwrite(ddev, snap_d, CR_NDATA * CR_BS, 0, 0);
+	if (err == 0)
+		err = dev_flush(ddev);
+	return err;
 }
 
 CR_FN void cr_opts(const struct cr_cfg *cfg, struct ujbd_opts *o)

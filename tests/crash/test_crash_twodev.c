@@ -117,29 +117,12 @@ static void tw_trace(void *arg, const struct blk_trace_event *ev)
 	rt_mutex_unlock(&w->c.lock);
 }
 
-/* A formatted journal on the journal recorder, initial data on the data
+/* A formatted journal on the journal device, initial data on the data
  * recorder; both flushed, snapshotted, logs reset. */
 static int tw_prepare(struct tw *w)
 {
-	const struct cr_cfg *cfg = w->c.cfg;
-	struct jbd_format_opts fo = { .blocksize = CR_BS, .blocks = cfg->jlen,
-		.csum = cfg->csum, .async_commit = cr_async(cfg),
-		.sequence = cfg->first_tid };
-	int err;
+	int err = cr_prepare_two(w->c.cfg, w->jinner, w->c.drec, w->snap_j, w->snap_d);
 
-	for (unsigned i = 0; i < 16; i++)
-		fo.uuid[i] = (uint8_t)(cfg->seed * 17 + i + 3);
-	for (uint32_t b = 0; b < CR_NDATA; b++)
-		cr_fill(w->snap_d + (size_t)b * CR_BS, b, 0, 0);
-	/* the journal device is formatted before its fault wrapper and
-	 * recorder exist (so the fault counts only the runtime's writes) */
-	err = jbd_format(w->jinner, &fo, NULL);
-	if (err == 0)
-		err = dev_pread(w->jinner, w->snap_j, cfg->jlen * CR_BS, 0);
-	if (err == 0)
-		err = dev_pwrite(w->c.drec, w->snap_d, CR_NDATA * CR_BS, 0, 0);
-	if (err == 0)
-		err = dev_flush(w->c.drec);
 	dev_rec_reset(w->c.rec);
 	dev_rec_reset(w->c.drec);
 	return err;
@@ -460,23 +443,6 @@ struct tw_arg {
 	char msg[400];
 };
 
-/* The data device: the journal's kind of SSD, or one whose pages take
- * data_program_us to program (a flush waits for every program in flight,
- * so it then outlasts the journal's flush and commit block). */
-static int tw_new_data(const struct tw_arg *a, struct dev **out)
-{
-	struct dev_ssd_params p;
-
-	if (!a->data_program_us)
-		return cr_new_inner(a->cfg, CR_NDATA, out);
-	dev_ssd_defaults(&p);
-	p.size = (uint64_t)CR_NDATA * CR_BS;
-	p.block_size = 512;
-	p.cache_bytes = 64 * 1024;
-	p.program_us = a->data_program_us;
-	return dev_sim_ssd_new(&p, out);
-}
-
 static void tw_main(void *arg)
 {
 	struct tw_arg *a = arg;
@@ -500,7 +466,7 @@ static void tw_main(void *arg)
 		goto out;
 	}
 	err = cr_new_inner(a->cfg, a->cfg->jlen, &ji);
-	if (err == 0 && (err = tw_new_data(a, &di)) == 0 &&
+	if (err == 0 && (err = cr_new_data(a->cfg, a->data_program_us, &di)) == 0 &&
 	    (err = dev_rec_new(di, &w->c.drec)) < 0)
 		dev_close(di);
 	w->jinner = ji;
