@@ -168,6 +168,7 @@ struct blk_queue {
 	rt_cond q_rq_wait;        /* a request became free */
 
 	struct dev *q_dev;
+	uint64_t q_write_errors;  /* atomic: blk_write_errors (written under q_lock) */
 	struct blk_queue_opts q_opts;
 	uint32_t q_block_size;
 	uint64_t q_nr_sectors;    /* device size */

@@ -313,6 +313,11 @@ void blk_stats_classes(struct blk_queue *q, struct blk_stat out[3])
 	rt_mutex_unlock(&q->q_lock);
 }
 
+uint64_t blk_write_errors(const struct blk_queue *q)
+{
+	return __atomic_load_n(&q->q_write_errors, __ATOMIC_ACQUIRE);
+}
+
 void blk_queue_stats(struct blk_queue *q, struct blk_queue_stats *out)
 {
 	rt_mutex_lock(&q->q_lock);

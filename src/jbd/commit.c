@@ -370,6 +370,7 @@ struct commit_ctx {
 	uint32_t run_slot, run_n, runs;
 	uint64_t run_off;      /* device byte offset of the run's first block */
 	bool async;            /* async commit (phase_commit_block) */
+	uint64_t werr0;        /* jbd_write_errors when the commit began */
 	bool caller;           /* run by an fsync (caller_commit), not kjournald */
 	/* The last write in flight, whose completion ends the commit
 	 * (run_submit_last); last_err its result. [j_state_lock] */
@@ -995,6 +996,40 @@ static int commit_async_end(struct ujbd *j, struct commit_ctx *c)
 	return rc ? rc : jbd_flush(j, j->j_jq);
 }
 
+/* Failed writes and flushes on the journal's queues so far. */
+static uint64_t jbd_write_errors(const struct ujbd *j)
+{
+	return blk_write_errors(j->j_jq) + (j->j_dq != j->j_jq ? blk_write_errors(j->j_dq) : 0);
+}
+
+/*
+ * May this commit's block go out, and once it is durable, may it be
+ * acknowledged? Not if, since the commit began, any write or flush on the
+ * journal's devices failed or the journal aborted: a device (or a page
+ * cache) that fails a flush may drop what it could not write, this
+ * commit's data and log blocks with it, whatever their own completions
+ * and a later flush say (fsyncgate). Lock-free, no system call.
+ */
+static int commit_still_sound(struct ujbd *j, const struct commit_ctx *c)
+{
+	if (jbd_write_errors(j) != c->werr0 || __atomic_load_n(&j->j_aborted, __ATOMIC_ACQUIRE))
+		return jbd_abort_errno(j);
+	return 0;
+}
+
+/* The files under the journal are still its own: a journal file unlinked
+ * or replaced while open (renamed over) would take this commit and every
+ * later one with it, acknowledged and lost, so the commit aborts instead.
+ * Checked just before the commit block: two system calls per file. */
+static int commit_check_files(struct ujbd *j)
+{
+	const struct jbd_loc *loc = &j->j_jnl.j_loc;
+
+	if (dev_check(loc->j_dev) || (loc->j_data != loc->j_dev && dev_check(loc->j_data)))
+		return -UJBD_EGONE;
+	return 0;
+}
+
 static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 {
 	bool async = c->async;
@@ -1018,6 +1053,10 @@ static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 			cflags = jbd_barrier_flags(j, BLK_FUA);
 		}
 	}
+	if (!rc)
+		rc = commit_still_sound(j, c);
+	if (!rc)
+		rc = commit_check_files(j);
 	if (rc || hard_stop(j))
 		return rc ? rc : -ESHUTDOWN;
 	rc = ring_reserve(j, c, 1);
@@ -1193,26 +1232,13 @@ static void commit_end_io(struct blk_bio *b)
 
 	rt_mutex_lock(&j->j_state_lock);
 	ASSERT(c->last_busy);
-	c->last_err = b->b_error;
-	if (!b->b_error)
+	c->last_err = b->b_error ? b->b_error : commit_still_sound(j, c);
+	if (!c->last_err)
 		__phase_done(j, c);
 	c->last_busy = false;
 	/* kjournald waits on it too; c is not touched after the unlock */
 	rt_cond_broadcast(&j->j_wait_done_commit);
 	rt_mutex_unlock(&j->j_state_lock);
-}
-
-/* The files under the journal are still its own: a journal file unlinked
- * or replaced while open (renamed over) would take this commit and every
- * later one with it, acknowledged and lost, so the commit aborts instead.
- * Checked just before the commit block: two system calls per file. */
-static int commit_check_files(struct ujbd *j)
-{
-	const struct jbd_loc *loc = &j->j_jnl.j_loc;
-
-	if (dev_check(loc->j_dev) || (loc->j_data != loc->j_dev && dev_check(loc->j_data)))
-		return -UJBD_EGONE;
-	return 0;
 }
 
 /* Commit the running transaction. Lock held on entry and on return. */
@@ -1237,13 +1263,12 @@ static void __commit(struct ujbd *j, bool caller)
 	c.data_fn = j->j_data_fn;
 	c.data_arg = j->j_data_arg;
 	c.async = commit_async(j, &c);
+	c.werr0 = jbd_write_errors(j);
 	ASSERT(j->j_committing == c.t && c.t->t_state == T_FLUSH);
 	rt_mutex_unlock(&j->j_state_lock);
 	rc = phase_data(j, &c);
 	if (!rc)
 		rc = hard_stop(j) ? -ESHUTDOWN : phase_log(j, &c);
-	if (!rc)
-		rc = commit_check_files(j);
 	if (!rc)
 		rc = phase_commit_block(j, &c);
 	if (rc) {
@@ -1262,6 +1287,8 @@ static void __commit(struct ujbd *j, bool caller)
 			return; /* phase 6 ran in commit_end_io */
 		rc = c.last_err;
 	}
+	if (!rc && !c.last_sent)
+		rc = commit_still_sound(j, &c); /* durable: acknowledged? */
 	if (rc) {
 		/* No commit is acknowledged after a failed write or flush. */
 		__jbd_abort(j, rc);

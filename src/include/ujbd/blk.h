@@ -391,6 +391,12 @@ struct blk_queue_stats {
 	uint64_t boost_wait_after_ns_sum, boost_wait_after_ns_max;
 };
 void blk_queue_stats(struct blk_queue *q, struct blk_queue_stats *out);
+/* Writes and flushes that failed on q so far (as Linux's errseq): a
+ * caller that notes it before its writes and finds it moved after them
+ * knows that something failed meanwhile, and that a device (or a page
+ * cache) that drops what it could not write may have dropped its writes
+ * too, whatever their own completions said. Lock-free. */
+uint64_t blk_write_errors(const struct blk_queue *q);
 /* A btt-like summary table (per process, per class: counts, Q2C and D2C
  * avg/max in ms) written to f. */
 int blk_stats_print(struct blk_queue *q, FILE *f);
