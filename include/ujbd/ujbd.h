@@ -446,7 +446,8 @@ void *ujbd_buf_data(struct ujbd_buf *b);
 uint64_t ujbd_buf_block(const struct ujbd_buf *b);
 void ujbd_buf_put(struct ujbd_buf *b);
 
-/* Read block through the cache: the newest contents, committed or not. */
+/* Read block through the cache: the newest contents, committed or not.
+ * -EINVAL beyond the data device, -UJBD_EINJOURNAL inside the journal. */
 int ujbd_read(struct ujbd *j, uint64_t block, void *buf);
 
 /* ---- commits (what fsync uses) ---------------------------------------- */
