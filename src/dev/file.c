@@ -54,6 +54,7 @@ struct dev_file {
 	char *f_path;
 	dev_t f_st_dev;
 	ino_t f_st_ino;
+	uint64_t f_path_checked_ns;  /* atomic: the last lookup of f_path */
 	bool f_read_only;
 	bool f_uring;                /* which engine */
 	unsigned f_qd;
@@ -481,18 +482,32 @@ static void dev_file_close(struct dev *d)
 	free(f);
 }
 
-/* A file unlinked, or another one renamed over its path, takes every write
+/* How often dev_check looks the path up (the fstat is every time). */
+#define DEV_FILE_PATH_CHECK_NS RT_NS_PER_S
+
+/*
+ * A file unlinked, or another one renamed over its path, takes every write
  * that follows with it (nobody will ever find them): the journal asks at
- * each commit. */
+ * each commit. Both leave the file without a link, which one fstat sees
+ * (about a microsecond); a path that names another file while this one
+ * lives on under another name (moved away, then replaced) takes a lookup
+ * of the path, several microseconds, done at most once a second.
+ */
 static int dev_file_check(struct dev *d)
 {
 	struct dev_file *f = (struct dev_file *)d;
+	uint64_t now, last;
 	struct stat st;
 
 	if (!f->f_path)
 		return 0; /* a block device */
 	if (fstat(f->f_fd, &st) == 0 && st.st_nlink == 0)
 		return -ESTALE;
+	now = rt_now_ns();
+	last = __atomic_load_n(&f->f_path_checked_ns, __ATOMIC_RELAXED);
+	if (last && now - last < DEV_FILE_PATH_CHECK_NS)
+		return 0;
+	__atomic_store_n(&f->f_path_checked_ns, now, __ATOMIC_RELAXED);
 	if (stat(f->f_path, &st) < 0 || st.st_dev != f->f_st_dev || st.st_ino != f->f_st_ino)
 		return -ESTALE;
 	return 0;

@@ -590,8 +590,10 @@ static void t_host_enospc(void)
 	unlink(dp);
 }
 
-/* A journal file unlinked, or replaced by a rename, while open. */
-static void gone_case(bool replace)
+/* A journal file unlinked, replaced by a rename (how == 1), or moved away
+ * and replaced by another file (how == 2: it lives on, under another
+ * name; seen by the path lookup, at most once a second), while open. */
+static void gone_case(int how)
 {
 	char jp[128], dp[128], other[128];
 	static uint8_t a[BS];
@@ -613,30 +615,41 @@ static void gone_case(bool replace)
 	o.format_opts.blocks = JBLOCKS;
 	T_EQ(ujbd_open_path(jp, dp, NULL, &o, &j, &err), 0);
 	T_EQ(ujbd_write_atomic(j, set, 1, UJBD_DURABLE), 0);
-	if (replace) {
-		fd = open(other, O_RDWR | O_CREAT, 0644);
+	if (how == 2)
+		T_EQ(rename(jp, other), 0);
+	if (how) {
+		fd = open(how == 2 ? jp : other, O_RDWR | O_CREAT, 0644);
 		T_CHECK(fd >= 0);
 		close(fd);
-		T_EQ(rename(other, jp), 0);
-	} else {
-		T_EQ(unlink(jp), 0);
 	}
+	if (how == 1)
+		T_EQ(rename(other, jp), 0);
+	if (how == 0)
+		T_EQ(unlink(jp), 0);
+	if (how == 2)
+		usleep(1100 * 1000); /* past the path lookup's second */
 	set[0].block = 8;
 	T_EQ(ujbd_write_atomic(j, set, 1, UJBD_DURABLE), -UJBD_EGONE);
 	T_EQ(ujbd_write_atomic(j, set, 1, 0), -EROFS);
 	T_EQ(ujbd_close(j), -UJBD_EGONE);
 	unlink(jp);
 	unlink(dp);
+	unlink(other);
 }
 
 static void t_journal_unlinked(void)
 {
-	gone_case(false);
+	gone_case(0);
 }
 
 static void t_journal_replaced(void)
 {
-	gone_case(true);
+	gone_case(1);
+}
+
+static void t_journal_moved_and_replaced(void)
+{
+	gone_case(2);
 }
 
 int main(int argc, char **argv)
@@ -663,6 +676,7 @@ int main(int argc, char **argv)
 	T_RUN(t_host_enospc);
 	T_RUN(t_journal_unlinked);
 	T_RUN(t_journal_replaced);
+	T_RUN(t_journal_moved_and_replaced);
 	rmdir(tmpdir);
 	return t_done(argv[0]);
 }
