@@ -351,7 +351,7 @@ static bool __space_for(const struct ujbd *j, uint32_t more)
  * blocks, is reserved at open). Past three quarters of it the transaction
  * counts as full: its commit is asked for and new handles wait for the
  * next one, so the quarter left is for the handles already running (a
- * handle that revokes more than that may get -ENOSPC).
+ * handle that revokes more than that may get -UJBD_ETOOBIG).
  */
 static bool __revokes_full(const struct ujbd *j, const struct jbd_txn *t)
 {
