@@ -220,11 +220,6 @@ static void fs_check(struct fs_ctx *x, const uint8_t *jimg, const uint8_t *dimg,
 		goto out;
 	}
 	fs_torn_data(x, out);
-	if (getenv("FAULT_DEBUG") && !strcmp(what, "the end, flushed writes")) {
-		for (uint32_t kk = 12; kk <= 13; kk++) for (uint32_t b = 0; b < CR_NDATA; b++) { uint64_t g; const char *why = ""; if (cr_decode(out + (size_t)b*CR_BS, b, &g) == 0 && !cr_allowed(&x->c, b, g, kk, &why)) { fprintf(stderr, "DBG k=%u blk %u gseq %llu: %s\n", kk, b, (unsigned long long)g, why); for (size_t k = 0; k < x->c.nev; k++) if (x->c.ev[k].block == b) fprintf(stderr, "DBG   ev rtid %u gseq %llu kind %d\n", x->c.ev[k].rtid, (unsigned long long)x->c.ev[k].gseq, x->c.ev[k].kind);} }
-		for (size_t k = 0; k < x->c.nev; k++) if (x->c.ev[k].block == 24) fprintf(stderr, "DBG ev24 rtid %u gseq %llu kind %d\n", x->c.ev[k].rtid, (unsigned long long)x->c.ev[k].gseq, x->c.ev[k].kind);
-		const struct dev *rr2 = x->c.drec; for (size_t i = 0; i < dev_rec_count(rr2); i++) { struct dev_rec_entry e; dev_rec_entry(rr2, i, &e); if (e.kind == DEV_REC_WRITE && e.off <= 24*1024 && e.off + e.len > 24*1024) { uint64_t gg=0; cr_decode((const uint8_t*)e.data + (24*1024 - e.off), 24, &gg); fprintf(stderr, "DBG w24 entry %zu gseq %llu\n", i, (unsigned long long)gg);} }
-	}
 	if (cr_match(&x->c, out, bound, msg, sizeof(msg)) < 0)
 		fs_fail(x->r, "%s: %s", what, msg);
 out:
@@ -268,7 +263,6 @@ static void fs_check_acks(struct fs_ctx *x, uint8_t *jimg, uint8_t *dimg)
 		bound = a->rtid > bound && a->rtid < 0x80000000u ? a->rtid : bound;
 		if (i + 1 < x->c.nacks && a[1].count == a->count && a[1].dcount == a->dcount)
 			continue; /* the same instant: its last ack says more */
-		if (getenv("FAULT_DEBUG")) fprintf(stderr, "DBG ack %zu rtid %u count %zu dcount %zu\n", i, a->rtid, a->count, a->dcount);
 		err = fs_image(x->c.rec, a->count, x->snap[0], jbytes, jimg);
 		if (!err && x->c.drec)
 			err = fs_image(x->c.drec, a->dcount, x->snap[1], dbytes, dimg);
@@ -293,10 +287,6 @@ static void fs_check_end(struct fs_ctx *x, uint8_t *jimg, uint8_t *dimg)
 	unsigned n = x->c.drec ? 2 : 1;
 	int err = 0;
 
-	if (getenv("FAULT_DEBUG")) for (unsigned d = 0; d < n; d++) for (size_t i = 0; i < dev_rec_count(rec[d]); i++) {
-		struct dev_rec_entry e; dev_rec_entry(rec[d], i, &e);
-		fprintf(stderr, "DBG dev%u %zu: %s off %llu len %u flags %x res %lld sub %llu\n", d, i, e.kind == DEV_REC_FLUSH ? "FLUSH" : "write", (unsigned long long)e.off/1024, e.len/1024, e.flags, (long long)e.result, (unsigned long long)e.submit_seq);
-	}
 	for (unsigned i = 0; i < n && !err; i++)
 		err = fs_image(rec[i], dev_rec_count(rec[i]), x->snap[i], bytes[i], img[i]);
 	if (!err)
