@@ -156,6 +156,7 @@ static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold)
 static int cp_write(struct ujbd *j, uint32_t n)
 {
 	uint32_t nsec = j->j_blocksize >> BLK_SECTOR_SHIFT;
+	uint64_t werr0 = jbd_write_errors(j);
 	struct blk_plug plug;
 	int rc = 0, r;
 
@@ -184,6 +185,16 @@ static int cp_write(struct ujbd *j, uint32_t n)
 	/* Home writes durable before the tail moves past them. */
 	if (!rc)
 		rc = jbd_flush(j, j->j_dq);
+	/*
+	 * Our flush succeeding is not enough: another flush of the data
+	 * device that failed meanwhile (a commit's, on another thread) may
+	 * have dropped these writes from the cache before ours came, leaving
+	 * it nothing to write (fsyncgate). Moving the tail would then lose
+	 * the only durable copies, those in the log; abort instead, as the
+	 * commit does (commit_still_sound). Found by test_crash_faults.
+	 */
+	if (!rc && (jbd_write_errors(j) != werr0 || __atomic_load_n(&j->j_aborted, __ATOMIC_ACQUIRE)))
+		rc = jbd_abort_errno(j);
 	return rc;
 }
 

@@ -996,8 +996,7 @@ static int commit_async_end(struct ujbd *j, struct commit_ctx *c)
 	return rc ? rc : jbd_flush(j, j->j_jq);
 }
 
-/* Failed writes and flushes on the journal's queues so far. */
-static uint64_t jbd_write_errors(const struct ujbd *j)
+uint64_t jbd_write_errors(const struct ujbd *j)
 {
 	return blk_write_errors(j->j_jq) + (j->j_dq != j->j_jq ? blk_write_errors(j->j_dq) : 0);
 }

@@ -471,6 +471,10 @@ static inline int jbd_abort_errno(const struct ujbd *j)
  * made every home write of a transaction it moves past durable.
  */
 int jbd_update_tail(struct ujbd *j, bool empty);
+/* Failed writes and flushes on the journal's queues so far (commit.c):
+ * one that moved during a window of home or log writes may have dropped
+ * them from a device's cache, whatever their own completions said. */
+uint64_t jbd_write_errors(const struct ujbd *j);
 /* Worst-case log blocks for a transaction of `credits` buffers. */
 uint32_t jbd_log_res(const struct ujbd *j, uint32_t credits);
 /* Log blocks in use (tail to head) plus reservations; j_state_lock held. */

@@ -605,8 +605,6 @@ static void test_io_errors_everywhere(void)
 	unsigned nw = 0;
 
 	for (size_t i = 0; i < NWORKS; i++) {
-		works[i].cfg.fault_write_nth = 0; /* the sweep's faults only */
-		cr_defaults(&works[i].cfg);
 		if (only && strcmp(only, works[i].cfg.name))
 			continue;
 		fs_workload(&works[i], full, &t);
@@ -625,9 +623,61 @@ static void test_io_errors_everywhere(void)
 		T_CHECK(t.runs[k] > 0); /* every kind of failure ran */
 }
 
+/*
+ * Kept reproducers: runs the sweep failed before a fix (seeded, so each is
+ * the same run every time), run whatever the sweep's spread picks.
+ */
+static const struct fs_kept {
+	const char *workload;
+	unsigned dev;
+	enum fs_kind kind;
+	uint64_t nth;
+	const char *was;
+} kept[] = {
+	/* a commit's flush of the data device succeeded after the
+	 * checkpoint's had failed and dropped the cache: its commit block
+	 * went out, its ordered data was lost */
+	{ "twodev_ordered_nocsum", 1, FS_FLUSH, 12, "ordered data of a committed transaction lost" },
+	/* the reverse: a commit's flush of the data device failed and
+	 * dropped the checkpoint's home writes, the checkpoint's own flush
+	 * then succeeded and the tail moved past their only copies, in the
+	 * log (journaled ordered data, ujbd's defaults) */
+	{ "twodev_ordered_defaults_2k", 1, FS_FLUSH, 8, "journaled block differs from the committed state" },
+};
+
+static void test_kept_reproducers(void)
+{
+	for (size_t k = 0; k < sizeof(kept) / sizeof(kept[0]); k++) {
+		const struct fw *w = NULL;
+		struct fs_run r;
+
+		for (size_t i = 0; i < NWORKS && !w; i++)
+			if (!strcmp(works[i].cfg.name, kept[k].workload))
+				w = &works[i];
+		T_CHECK(w != NULL);
+		if (!w)
+			continue;
+		r = (struct fs_run){ .w = w, .dev = kept[k].dev, .kind = kept[k].kind,
+				     .nth = kept[k].nth };
+		if (fs_run(&r) < 0)
+			fs_fail(&r, "the sim world failed");
+		if (r.failures)
+			T_FAILF("%s: %s %s #%" PRIu64 " (was: %s): %s", w->cfg.name,
+				r.dev ? "data" : "journal", fs_kind_name[r.kind], r.nth,
+				kept[k].was, r.first);
+		T_CHECK(r.failures == 0);
+		T_CHECK(fs_fired(&r) && r.errors > 0); /* it still aborts */
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
+	for (size_t i = 0; i < NWORKS; i++) {
+		works[i].cfg.fault_write_nth = 0; /* the sweep's faults only */
+		cr_defaults(&works[i].cfg);
+	}
+	T_RUN(test_kept_reproducers);
 	T_RUN(test_io_errors_everywhere);
 	return t_done(argv[0]);
 }
