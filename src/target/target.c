@@ -120,7 +120,7 @@ const char *target_strerror(int rc)
 {
 	if (rc == -ENOTBLK)
 		return "not a regular file or a block device";
-	return strerror(-rc);
+	return ujbd_strerror(rc); /* strerror's text, and the journal's own codes */
 }
 
 int target_status(const struct target *t, int rc)

@@ -91,9 +91,10 @@ const char *target_kind_name(enum target_kind k);
 /* The exit status for an error code that is not a target failure:
  * 0 ok, 1 invalid, missing or corrupt input, 2 usage, 3 I/O. */
 int target_exit_status(int rc);
-/* strerror(-rc) in the words a user of a path needs: ENOTBLK (what opening
- * /dev/null or a FIFO gives) is "not a regular file or a block device",
- * where strerror says "Block device required". */
+/* ujbd_strerror(rc) in the words a user of a path needs: ENOTBLK (what
+ * opening /dev/null or a FIFO gives) is "not a regular file or a block
+ * device", where strerror says "Block device required". The journal's own
+ * codes (-UJBD_EGONE, ...) get its words, not "Unknown error 4101". */
 const char *target_strerror(int rc);
 /* The exit status of target_open's result rc: the table's for its
  * failure, else target_exit_status(rc). Call before target_close. */

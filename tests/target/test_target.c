@@ -132,6 +132,18 @@ static void t_close_hook(void)
 	rig_free(&r);
 }
 
+/* The tool's messages name the journal's own codes in its words (strerror
+ * said "Unknown error 4101" for -UJBD_EGONE), errno values as strerror. */
+static void t_strerror(void)
+{
+	T_STREQ(target_strerror(-UJBD_EGONE), ujbd_strerror(-UJBD_EGONE));
+	T_CHECK(strncmp(target_strerror(-UJBD_EINJOURNAL), "Unknown", 7) != 0);
+	T_STREQ(target_strerror(-ENOENT), strerror(ENOENT));
+	T_STREQ(target_strerror(-ENOTBLK), "not a regular file or a block device");
+	T_EQ(target_exit_status(-UJBD_EGONE), 3);
+	T_EQ(target_exit_status(-UJBD_EINJOURNAL), 1);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -142,6 +154,7 @@ int main(int argc, char **argv)
 	}
 	T_RUN(t_table);
 	T_RUN(t_close_hook);
+	T_RUN(t_strerror);
 	char cmd[96];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
