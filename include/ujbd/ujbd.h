@@ -47,12 +47,13 @@
  *
  * Abort: after an I/O error on the journal (or on the data it orders), or
  * when a file under it was unlinked or replaced (-UJBD_EGONE, checked at
- * each commit), the journal is aborted: new handles get -EROFS, no commit is acknowledged
- * any more, and the error is recorded in the journal superblock (s_errno,
- * written with a cache flush) before any caller is told of the abort: a
- * call that returns the abort's error returns only once that write was
- * done or failed, so a program that exits at once leaves the record on
- * disk, and the next open refuses the journal until it was checked.
+ * each commit), the journal is aborted: new handles get -EROFS, no commit
+ * is acknowledged any more, and the error is recorded in the journal
+ * superblock (s_errno, written with a cache flush) before any caller is
+ * told of the abort: a call that returns the abort's error returns only
+ * once that write was done or failed, so a program that exits at once
+ * leaves the record on disk, and the next open refuses the journal until
+ * it was checked.
  */
 #ifndef UJBD_UJBD_H
 #define UJBD_UJBD_H
@@ -464,9 +465,9 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid);
 /* Wait until tid is committed (durable). If its commit failed or the
  * journal aborted before it was durable, returns the error that aborted
  * the journal: -EIO, -ENOSPC (the host file system under a journal file is
- * full), -UJBD_EGONE (a file under the journal was unlinked or replaced); -UJBD_ENOTID for a tid not
- * handed out; -EDEADLK when the calling thread holds a handle of tid or of
- * an earlier transaction. */
+ * full), -UJBD_EGONE (a file under the journal was unlinked or replaced);
+ * -UJBD_ENOTID for a tid not handed out; -EDEADLK when the calling thread
+ * holds a handle of tid or of an earlier transaction. */
 int ujbd_wait_tid(struct ujbd *j, ujbd_tid_t tid);
 /* Commit everything so far and wait; -EDEADLK from a thread holding a
  * handle in j. */
