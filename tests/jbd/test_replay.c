@@ -112,8 +112,13 @@ static size_t scatter(struct rig *r)
 static int rig_open(struct rig *r, uint64_t seed, uint32_t bs, enum jbd_csum_kind csum,
 		    bool is64, bool async)
 {
+	/* jbd_format refuses async commit without checksums (nothing would
+	 * catch a torn transaction), but such a journal, another tool's, is
+	 * replayed all the same: the feature is set by hand after the format */
+	bool async_by_hand = async && csum == JBD_CSUM_KIND_NONE;
 	struct jbd_format_opts o = { .blocksize = bs, .csum = csum, .is64 = is64,
-				     .async_commit = async, .sequence = 0xFFFFFFF0u };
+				     .async_commit = async && !async_by_hand,
+				     .sequence = 0xFFFFFFF0u };
 	struct jbd_err err = { 0 };
 	struct dev *scratch = NULL;
 	int rc;
@@ -155,6 +160,13 @@ static int rig_open(struct rig *r, uint64_t seed, uint32_t bs, enum jbd_csum_kin
 		dev_close(scratch);
 	if (!rc)
 		rc = jbd_journal_load(&r->loc, &r->j, &err);
+	if (!rc && async_by_hand) {
+		jbd_put_be32(&r->j.j_sb.s_feature_incompat,
+			     jbd_sb_incompat(&r->j.j_sb) | JBD2_FEATURE_INCOMPAT_ASYNC_COMMIT);
+		rc = jbd_journal_write_sb(&r->j, &err);
+		if (!rc)
+			rc = jbd_journal_load(&r->loc, &r->j, &err);
+	}
 	if (rc)
 		fprintf(stderr, "rig: %d %s\n", rc, err.msg);
 	return rc;
