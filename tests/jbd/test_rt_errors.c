@@ -256,7 +256,7 @@ static void t_revoke_v1(void)
 	rig_free(&r);
 }
 
-/* Asking for (or waiting on) a tid that was never started: -ENOENT. */
+/* Asking for (or waiting on) a tid that was never started: -UJBD_ENOTID. */
 static void t_unknown_tid(void)
 {
 	struct ujbd_opts o;
@@ -266,8 +266,8 @@ static void t_unknown_tid(void)
 	rig_opts(&o, false);
 	T_EQ(rig_open(&r, &o), 0);
 	ujbd_tid_t far = ujbd_running_tid(r.j) + 1000;
-	T_EQ(ujbd_commit_tid(r.j, far), -ENOENT);
-	T_EQ(ujbd_wait_tid(r.j, far), -ENOENT);
+	T_EQ(ujbd_commit_tid(r.j, far), -UJBD_ENOTID);
+	T_EQ(ujbd_wait_tid(r.j, far), -UJBD_ENOTID);
 	T_EQ(ujbd_close(r.j), 0);
 	r.j = NULL;
 	rig_free(&r);
@@ -275,7 +275,7 @@ static void t_unknown_tid(void)
 
 /* A block with a committed copy, forgotten in a later transaction, stays
  * on it without giving its credit back; taken again it needs one more: a
- * handle that has none left gets -ENOSPC. */
+ * handle that has none left gets -UJBD_ENOCREDIT. */
 static void t_forget_no_credit(void)
 {
 	struct ujbd_opts o;
@@ -291,9 +291,9 @@ static void t_forget_no_credit(void)
 	T_EQ(ujbd_get_write_access(h, 12, &b), 0);
 	T_EQ(ujbd_dirty_metadata(h, b), 0);
 	T_EQ(ujbd_forget(h, b), 0);
-	T_EQ(ujbd_get_write_access(h, 12, &b2), -ENOSPC);
+	T_EQ(ujbd_get_write_access(h, 12, &b2), -UJBD_ENOCREDIT);
 	ujbd_buf_put(b);
-	T_EQ(ujbd_stop(h), -ENOSPC); /* the handle's first error */
+	T_EQ(ujbd_stop(h), -UJBD_ENOCREDIT); /* the handle's first error */
 	T_EQ(ujbd_close(r.j), 0);
 	r.j = NULL;
 	rig_free(&r);
