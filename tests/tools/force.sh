@@ -50,7 +50,9 @@ if command -v mke2fs > /dev/null 2>&1; then
 fi
 
 # ---- devbench: read patterns leave a file alone ---------------------------------
-head -c 3000 /dev/urandom > small
+# the first byte is not zero: the refusal below names offset 0 (random, it
+# was zero once in 256 runs, and the message said offset 1)
+{ printf 'x'; head -c 2999 /dev/urandom; } > small
 h=$(sum small)
 for p in seq rand; do
 	"$UJBD" devbench --disk=file:small --pattern=$p --bs=512 --ops=5 > /dev/null 2>&1 \
