@@ -18,6 +18,8 @@
 #include "ujbd/jbd_log.h"
 #include "ujbd/rt.h"
 
+#include "alloc_fault.h"
+
 #define DATA_BLOCKS 300u
 #define MAX_TXN 700u
 #define MAX_REV 12u
@@ -109,8 +111,22 @@ static size_t scatter(struct rig *r)
 	return pblk <= slots ? n : 0; /* 0: the device is too small */
 }
 
-static int rig_open(struct rig *r, uint64_t seed, uint32_t bs, enum jbd_csum_kind csum,
-		    bool is64, bool async)
+/* A journal laid flat: one extent from device block 0, `len` blocks of
+ * log (s_maxlen) in a file of `file_len` >= len (a standalone journal
+ * shorter than its file). */
+struct shape {
+	uint32_t len, file_len;
+};
+
+static size_t flat(struct rig *r, const struct shape *sh)
+{
+	r->map[0] = (struct jbd_extent){ 0, 0, sh->file_len };
+	return 1;
+}
+
+/* The rig's journal: scattered over its device, or flat as sh says. */
+static int rig_open_as(struct rig *r, uint64_t seed, uint32_t bs, enum jbd_csum_kind csum,
+		       bool is64, bool async, const struct shape *sh)
 {
 	/* jbd_format refuses async commit without checksums (nothing would
 	 * catch a torn transaction), but such a journal, another tool's, is
@@ -130,14 +146,17 @@ static int rig_open(struct rig *r, uint64_t seed, uint32_t bs, enum jbd_csum_kin
 	r->csum_data = csum == JBD_CSUM_KIND_V2 || csum == JBD_CSUM_KIND_V3;
 	r->async = async;
 	r->next_id = 1;
+	if (sh)
+		r->len = sh->len;
+	uint32_t file_len = sh ? sh->file_len : r->len;
 	o.blocks = r->len;
 	for (int i = 0; i < 16; i++)
 		o.uuid[i] = (uint8_t)(seed + 7 * i);
 	r->buf = malloc(bs);
-	size_t nmap = scatter(r);
+	size_t nmap = sh ? flat(r, sh) : scatter(r);
 	rc = nmap ? 0 : -ENOSPC;
 	if (!rc)
-		rc = dev_mem_new((uint64_t)(r->len + JDEV_SLACK) * bs, 512, &r->jdev);
+		rc = dev_mem_new((uint64_t)(file_len + JDEV_SLACK) * bs, 512, &r->jdev);
 	if (!rc)
 		rc = dev_mem_new((uint64_t)DATA_BLOCKS * bs, 512, &r->ddev);
 	if (!rc)
@@ -145,11 +164,11 @@ static int rig_open(struct rig *r, uint64_t seed, uint32_t bs, enum jbd_csum_kin
 	if (!rc)
 		rc = jbd_format(scratch, &o, &err);
 	r->loc = (struct jbd_loc){ .j_dev = r->jdev, .j_blocksize = bs, .j_map = r->map,
-				   .j_nmap = nmap, .j_len = r->len, .j_data = r->ddev,
+				   .j_nmap = nmap, .j_len = file_len, .j_data = r->ddev,
 				   .j_data_blocks = DATA_BLOCKS };
 	r->j.j_loc = r->loc;
 	/* copy the formatted journal through the map, an extent at a time */
-	uint8_t *img = malloc((size_t)r->len * bs);
+	uint8_t *img = calloc(file_len, bs);
 	if (!rc)
 		rc = img ? dev_pread(scratch, img, r->len * bs, 0) : -ENOMEM;
 	for (size_t i = 0; !rc && i < nmap; i++)
@@ -170,6 +189,12 @@ static int rig_open(struct rig *r, uint64_t seed, uint32_t bs, enum jbd_csum_kin
 	if (rc)
 		fprintf(stderr, "rig: %d %s\n", rc, err.msg);
 	return rc;
+}
+
+static int rig_open(struct rig *r, uint64_t seed, uint32_t bs, enum jbd_csum_kind csum,
+		    bool is64, bool async)
+{
+	return rig_open_as(r, seed, bs, csum, is64, async, NULL);
 }
 
 static void rig_close(struct rig *r)
@@ -355,15 +380,15 @@ static void prog_fn(void *arg, uint64_t done, uint64_t total)
 	p->total = total;
 }
 
-static void check_config(uint64_t seed, uint32_t bs, enum jbd_csum_kind csum, bool is64,
-			 bool async)
+static void check_shape(uint64_t seed, uint32_t bs, enum jbd_csum_kind csum, bool is64,
+			bool async, const struct shape *sh)
 {
 	struct rig r;
 	struct jbd_recover_result res;
 	struct jbd_err err = { 0 };
 	struct expect e;
 
-	T_EQ(rig_open(&r, seed, bs, csum, is64, async), 0);
+	T_EQ(rig_open_as(&r, seed, bs, csum, is64, async, sh), 0);
 	for (int round = 0; round < 4; round++) {
 		T_EQ(round_write(&r, 100 * (uint64_t)(round + 1)), 0);
 		if (r.csum_data && !r.async)
@@ -396,6 +421,12 @@ static void check_config(uint64_t seed, uint32_t bs, enum jbd_csum_kind csum, bo
 		}
 	}
 	rig_close(&r);
+}
+
+static void check_config(uint64_t seed, uint32_t bs, enum jbd_csum_kind csum, bool is64,
+			 bool async)
+{
+	check_shape(seed, bs, csum, is64, async, NULL);
 }
 
 static void test_every_format(void)
@@ -484,10 +515,322 @@ static void test_read_errors(void)
 	rig_close(&r);
 }
 
+/*
+ * The log reader's chunks where the journal's shape cuts them: a log
+ * shorter than its file (s_maxlen below the extent), so that the read
+ * ahead that reaches the end of the log stops there although the extent
+ * goes on, in every round as the log wraps; and a journal of 20 MiB, whose
+ * read ahead fills the first window (16 MiB) with reads grown to full
+ * chunks (2 MiB) before the scan has finished one.
+ */
+static void test_journal_shapes(void)
+{
+	static const struct shape shorter = { 700, 900 }, large = { 20480, 20480 };
+
+	check_shape(101, 1024, JBD_CSUM_KIND_V3, true, false, &shorter);
+	check_shape(102, 4096, JBD_CSUM_KIND_NONE, false, false, &shorter);
+	check_shape(103, 1024, JBD_CSUM_KIND_V3, true, false, &large);
+}
+
+/* One transaction writing targets[0..n) (distinct contents, none escaped),
+ * the oracle's only one. */
+static int txn_of(struct rig *r, const uint64_t *targets, size_t n)
+{
+	struct txn_model *t = &r->t[0];
+
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < n; i++)
+		t->c[t->n++] = (struct copy){ .target = targets[i], .id = r->next_id++ };
+	r->nt = 1;
+	return txn_write(r, t, 100);
+}
+
+/* A flat rig (log blocks lie one after the other in memory when held)
+ * holding one transaction of targets[0..n); e gets its oracle. */
+static int rig_txn(struct rig *r, uint64_t seed, const uint64_t *targets, size_t n,
+		   struct expect *e)
+{
+	static const struct shape sh = { 700, 700 };
+	int rc = rig_open_as(r, seed, 1024, JBD_CSUM_KIND_V3, true, false, &sh);
+
+	if (!rc)
+		rc = txn_of(r, targets, n);
+	if (!rc)
+		rc = jbd_journal_load(&r->loc, &r->j, NULL);
+	oracle(r, e);
+	return rc;
+}
+
+/* The data device of r: `blocks` long (fewer than DATA_BLOCKS: a data
+ * device shorter than the file system says, whose writes past its end fail
+ * when sent), behind faults fo. */
+static int data_faults(struct rig *r, uint64_t blocks, const struct dev_fault_opts *fo)
+{
+	struct dev *m, *f;
+	int rc = dev_mem_new(blocks * r->bs, 512, &m);
+
+	if (rc)
+		return rc;
+	rc = dev_fault_new(m, fo, &f);
+	if (rc) {
+		dev_close(m);
+		return rc;
+	}
+	dev_close(r->ddev);
+	r->ddev = r->loc.j_data = f;
+	return jbd_journal_load(&r->loc, &r->j, NULL);
+}
+
+/* After a failed recovery: the journal still holds its log, and a recovery
+ * onto a sound data device gives the faultless result. */
+static void recover_again(struct rig *r, const struct expect *e)
+{
+	struct jbd_recover_result res;
+	struct jbd_err err = { 0 };
+	struct dev_fault_opts none = { 0 };
+
+	T_EQ(data_faults(r, DATA_BLOCKS, &none), 0);
+	T_CHECK(jbd_get_be32(r->j.j_sb.s_start) != 0);
+	T_EQ(jbd_recover(&r->j, NULL, &res, &err), 0);
+	T_EQ(res.written_blocks, e->written);
+	T_EQ(first_wrong(r), -1);
+}
+
+/*
+ * Home writes that fail (replay.c): the first failure is the one reported,
+ * by block, whatever fails after it (a write reaped when its slot comes
+ * round again, the writes still in flight, a write that cannot even be
+ * sent because the data device is shorter than the file system says, a
+ * write cut short), and the journal keeps its log: recovering onto a sound
+ * device afterwards gives the faultless result.
+ *
+ * Sixteen scattered blocks fill the JBD_REPLAY_DEPTH slots with one
+ * gathered write each; what comes next reuses the first slot.
+ */
+static void test_write_errors(void)
+{
+	uint64_t t[80];
+	size_t n = 0;
+	struct rig r;
+	struct expect e;
+	struct jbd_recover_result res;
+	struct jbd_err err = { 0 };
+
+	for (uint64_t b = 1; b < 33; b += 2)
+		t[n++] = b;
+	size_t scattered = n;
+
+	/* every write fails: the 17th gather reaps the first one's error,
+	 * and the rest fail after it */
+	struct dev_fault_opts all = { .fail_write_nth = 1, .sticky = true };
+	t[n++] = 100;
+	T_EQ(rig_txn(&r, 201, t, n, &e), 0);
+	T_EQ(data_faults(&r, DATA_BLOCKS, &all), 0);
+	T_EQ(jbd_recover(&r.j, NULL, &res, &err), -EIO);
+	T_CHECK(strstr(err.msg, "cannot write data block 1:") != NULL);
+	recover_again(&r, &e);
+	rig_close(&r);
+
+	/* the first write fails; its slot comes round for a direct write
+	 * (40 consecutive blocks held) past the device's end, which cannot be
+	 * sent: still the first error is reported */
+	struct dev_fault_opts first = { .fail_write_nth = 1 };
+	n = scattered;
+	for (uint64_t b = 220; b < 260; b++)
+		t[n++] = b;
+	T_EQ(rig_txn(&r, 202, t, n, &e), 0);
+	T_EQ(data_faults(&r, 150, &first), 0);
+	T_EQ(jbd_recover(&r.j, NULL, &res, &err), -EIO);
+	T_CHECK(strstr(err.msg, "cannot write data block 1:") != NULL);
+	recover_again(&r, &e);
+	rig_close(&r);
+
+	/* a gathered write past the device's end, sent when a direct write
+	 * follows: -EINVAL from the submission, the direct write not sent */
+	struct dev_fault_opts none = { 0 };
+	n = scattered;
+	t[n++] = 200;
+	for (uint64_t b = 220; b < 260; b++)
+		t[n++] = b;
+	T_EQ(rig_txn(&r, 203, t, n, &e), 0);
+	T_EQ(data_faults(&r, 150, &none), 0);
+	T_EQ(jbd_recover(&r.j, NULL, &res, &err), -EINVAL);
+	T_CHECK(strstr(err.msg, "cannot write data block 200:") != NULL);
+	recover_again(&r, &e);
+	rig_close(&r);
+
+	/* the same, sent when the next gather starts */
+	n = scattered;
+	t[n++] = 200;
+	t[n++] = 202;
+	T_EQ(rig_txn(&r, 204, t, n, &e), 0);
+	T_EQ(data_faults(&r, 150, &none), 0);
+	T_EQ(jbd_recover(&r.j, NULL, &res, &err), -EINVAL);
+	T_CHECK(strstr(err.msg, "cannot write data block 200:") != NULL);
+	recover_again(&r, &e);
+	rig_close(&r);
+
+	/* the first write (blocks 1..5, gathered) is cut short: -EIO */
+	struct dev_fault_opts cut = { .short_write_nth = 1 };
+	n = 0;
+	for (uint64_t b = 1; b <= 5; b++)
+		t[n++] = b;
+	t[n++] = 40;
+	T_EQ(rig_txn(&r, 205, t, n, &e), 0);
+	T_EQ(data_faults(&r, DATA_BLOCKS, &cut), 0);
+	T_EQ(jbd_recover(&r.j, NULL, &res, &err), -EIO);
+	T_CHECK(strstr(err.msg, "cannot write data block 1: Input/output error") != NULL);
+	recover_again(&r, &e);
+	rig_close(&r);
+}
+
+/* The journal's reads so far, at the first call of progress (the home
+ * writes are about to start); or, with corrupt, every log block damaged
+ * there instead (the journal changes under recovery). */
+struct at_writes {
+	struct rig *r;
+	bool corrupt, seen;
+	uint64_t reads;
+};
+
+static void at_writes_fn(void *arg, uint64_t done, uint64_t total)
+{
+	struct at_writes *a = arg;
+	struct dev_fault_counts fc;
+
+	(void)done;
+	(void)total;
+	if (a->seen)
+		return;
+	a->seen = true;
+	if (!a->corrupt) {
+		dev_fault_counts(a->r->jdev, &fc);
+		a->reads = fc.reads;
+		return;
+	}
+	for (uint32_t b = a->r->j.j_first; b < a->r->j.j_last; b++)
+		if (!jbd_journal_read(&a->r->j, b, a->r->buf)) {
+			a->r->buf[a->r->bs / 2] ^= 0x5A;
+			(void)jbd_journal_write(&a->r->j, b, a->r->buf);
+		}
+}
+
+/*
+ * A copy the log reader did not keep (a budget of one byte: none) is read
+ * again for its write, and checked again. Its read failing, or its bytes
+ * no longer those the scan checked, stops recovery before any write.
+ */
+static void test_read_again_errors(void)
+{
+	struct rig r;
+	struct expect e;
+	struct jbd_recover_result res;
+	struct jbd_err err = { 0 };
+	struct dev_fault_opts none = { 0 };
+	struct at_writes a = { .r = &r };
+	struct jbd_recover_opts o = { .hold_max = 1, .progress = at_writes_fn,
+				      .progress_arg = &a };
+
+	/* count the reads before the writes... */
+	T_EQ(rig_open(&r, 301, 1024, JBD_CSUM_KIND_V3, true, false), 0);
+	T_EQ(round_write(&r, 100), 0);
+	oracle(&r, &e);
+	T_EQ(wrap_faults(&r, &none), 0);
+	T_EQ(jbd_recover(&r.j, &o, &res, &err), 0);
+	T_EQ(first_wrong(&r), -1);
+	T_CHECK(a.seen && a.reads > 0);
+	rig_close(&r);
+
+	/* ...and fail every one after them: the first read again */
+	struct dev_fault_opts after = { .fail_read_nth = a.reads + 1, .sticky = true };
+	a = (struct at_writes){ .r = &r };
+	T_EQ(rig_open(&r, 301, 1024, JBD_CSUM_KIND_V3, true, false), 0);
+	T_EQ(round_write(&r, 100), 0);
+	T_EQ(wrap_faults(&r, &after), 0);
+	T_EQ(jbd_recover(&r.j, &o, &res, &err), -EIO);
+	T_CHECK(strstr(err.msg, "cannot read journal block") != NULL);
+	memset(r.data_id, 0, sizeof(r.data_id));
+	T_EQ(first_wrong(&r), -1);
+	rig_close(&r);
+
+	/* the log damaged between the scan and the writes */
+	a = (struct at_writes){ .r = &r, .corrupt = true };
+	T_EQ(rig_open(&r, 302, 1024, JBD_CSUM_KIND_V3, true, false), 0);
+	T_EQ(round_write(&r, 100), 0);
+	T_EQ(jbd_recover(&r.j, &o, &res, &err), -EIO);
+	T_CHECK(strstr(err.msg, "changed since it was checked") != NULL);
+	T_EQ(first_wrong(&r), -1);
+	rig_close(&r);
+}
+
+/*
+ * Memory running out during a recovery whose log is longer than the
+ * reader's first chunk: the Nth allocation fails, for every N until none
+ * does; once alone, then with every later one; and then the same counting
+ * only the large ones (the reader's chunks, the staging buffers), so that
+ * the scan's own small allocations go on. A failure is -ENOMEM with a
+ * message and leaves a journal whose recovery gives the faultless result,
+ * except a failed read ahead while an earlier chunk is still ahead, which
+ * is no error (the reader tries again as the scan goes; when every later
+ * chunk fails too, the scan meets the error where it has used up what was
+ * read). Skipped under a sanitizer, which owns the allocator.
+ */
+static void test_alloc_failures(void)
+{
+	static const struct { bool sticky; size_t min_bytes; } modes[] = {
+		{ false, 0 }, { true, 0 }, { true, 64u << 10 },
+	};
+	uint64_t t[200];
+	struct rig r;
+	struct expect e;
+	struct jbd_recover_result res;
+	struct jbd_err err;
+	long tolerated = 0, failed = 0;
+
+	if (!HAVE_ALLOC_FAULTS)
+		T_SKIP("a sanitizer owns the allocator");
+	for (size_t i = 0; i < 200; i++)
+		t[i] = (7 * i) % DATA_BLOCKS;
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		for (long nth = 1; nth < 1000; nth++) {
+			T_EQ(rig_txn(&r, 401, t, 200, &e), 0);
+			memset(&err, 0, sizeof(err));
+			alloc_fault_arm_from(nth, modes[m].sticky, modes[m].min_bytes);
+			int rc = jbd_recover(&r.j, NULL, &res, &err);
+			long fired = alloc_fault_disarm();
+			if (!fired) {
+				T_EQ(rc, 0);
+				T_EQ(first_wrong(&r), -1);
+				rig_close(&r);
+				break;
+			}
+			if (rc == 0) {
+				tolerated++;
+				T_EQ(first_wrong(&r), -1);
+			} else {
+				failed++;
+				T_EQ(rc, -ENOMEM);
+				T_CHECK(err.msg[0] != 0);
+				recover_again(&r, &e);
+			}
+			rig_close(&r);
+			if (t_cur_failed)
+				return;
+		}
+	}
+	fprintf(stderr, "    %ld allocation failures reported, %ld tolerated\n", failed,
+		tolerated);
+	T_CHECK(tolerated > 0 && failed > 0);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	T_RUN(test_every_format);
 	T_RUN(test_read_errors);
+	T_RUN(test_journal_shapes);
+	T_RUN(test_write_errors);
+	T_RUN(test_read_again_errors);
+	T_RUN(test_alloc_failures);
 	return t_done(argv[0]);
 }
