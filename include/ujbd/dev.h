@@ -62,7 +62,7 @@ bool dev_rotational(const struct dev *d);
 bool dev_volatile_cache(const struct dev *d);
 const char *dev_name(const struct dev *d);       /* "file:PATH", "hdd", ... */
 /* Is the device still what was opened? A regular file must not have been
- * unlinked nor renamed over (its link count: an fstat every time), nor
+ * unlinked nor renamed over (its link count, every time), nor
  * replaced while it lives on under another name (its path names another
  * inode, or nothing: looked up at most once a second): -ESTALE then, else
  * 0. 0 at once for everything else (block devices, RAM, sim; wrappers ask
