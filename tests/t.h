@@ -9,9 +9,11 @@
 #define UJBD_TESTS_T_H
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 static int t_passed, t_failed, t_skipped, t_cur_failed, t_cur_skipped;
 static const char *t_cur_name;
@@ -85,6 +87,23 @@ static const char *t_cur_name;
 			fprintf(stderr, "  ok   %s\n", #fn);            \
 		}                                                       \
 	} while (0)
+
+/* Run a shell command (printf-style): its exit status, or -1 if it could
+ * not run or did not exit normally. For tests that drive e2fsprogs, mount
+ * or losetup. */
+__attribute__((format(printf, 1, 2)))
+static inline int t_sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
+}
 
 static inline int t_done(const char *prog)
 {

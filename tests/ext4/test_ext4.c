@@ -26,20 +26,6 @@ static bool have_tools;
 
 /* ---- helpers ------------------------------------------------------------ */
 
-__attribute__((format(printf, 1, 2)))
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return rc == -1 ? -1 : WEXITSTATUS(rc);
-}
-
 /* Run a command and return its stdout (malloc'd, NUL-terminated) or NULL. */
 __attribute__((format(printf, 1, 2)))
 static char *sh_out(const char *fmt, ...)
@@ -91,7 +77,7 @@ static const char *path(const char *name)
 /* mke2fs quietly with fixed UUID and no lazy init (journal zeroed). */
 static int mkfs(const char *name, const char *opts, const char *size)
 {
-	return sh("mke2fs -q -F %s -U 11111111-2222-3333-4444-555555555555 "
+	return t_sh("mke2fs -q -F %s -U 11111111-2222-3333-4444-555555555555 "
 		  "-E lazy_itable_init=0,lazy_journal_init=0 %s %s >/dev/null 2>&1",
 		  opts, path(name), size);
 }
@@ -262,7 +248,7 @@ static void test_damaged_inode_uses_backup(void)
 	NEED_TOOLS();
 	T_EQ(mkfs("dmg.img", "-t ext4 -b 4096", "64M"), 0);
 	T_EQ(ext4_probe(path("dmg.img"), &good, &err), 0);
-	T_EQ(sh("debugfs -w -R 'clri <8>' %s >/dev/null 2>&1", path("dmg.img")), 0);
+	T_EQ(t_sh("debugfs -w -R 'clri <8>' %s >/dev/null 2>&1", path("dmg.img")), 0);
 	T_EQ(ext4_probe(path("dmg.img"), &j, &err), 0);
 	T_CHECK(j.used_backup);
 	T_EQ(j.journal_blocks, good.journal_blocks);
@@ -274,7 +260,7 @@ static void test_damaged_inode_uses_backup(void)
 	}
 	ext4_journal_release(&j);
 	ext4_journal_release(&good);
-	T_EQ(sh("debugfs -w -R 'ssv jnl_backup_type 0' %s >/dev/null 2>&1", path("dmg.img")), 0);
+	T_EQ(t_sh("debugfs -w -R 'ssv jnl_backup_type 0' %s >/dev/null 2>&1", path("dmg.img")), 0);
 	T_EQ(ext4_probe(path("dmg.img"), &j, &err), -EUCLEAN);
 	T_EQ(err.code, -EUCLEAN);
 	T_CHECK(strstr(err.msg, "journal inode 8") != NULL);
@@ -326,7 +312,7 @@ static void test_external_and_no_journal(void)
 	T_EQ(ext4_probe(path("nj.img"), &j, &err), 0);
 	T_EQ(j.kind, EXT4_NO_JOURNAL);
 	T_CHECK(j.map == NULL);
-	T_EQ(sh("debugfs -w -f - %s >/dev/null 2>&1 <<'EOF'\nfeature has_journal\n"
+	T_EQ(t_sh("debugfs -w -f - %s >/dev/null 2>&1 <<'EOF'\nfeature has_journal\n"
 		"ssv journal_uuid 01020304-0506-0708-090a-0b0c0d0e0f10\nssv journal_inum 0\nEOF",
 		path("nj.img")), 0);
 	T_EQ(ext4_probe(path("nj.img"), &j, &err), 0);
@@ -445,7 +431,7 @@ static void test_needs_recovery_round_trip(void)
 		T_EQ(ext4_set_needs_recovery(path("nr.img"), false, &err), 0);
 		T_CHECK(!dumpe2fs_has("nr.img", "needs_recovery"));
 		T_CHECK(dumpe2fs_has("nr.img", "has_journal"));
-		T_EQ(sh("e2fsck -fn %s >/dev/null 2>&1", path("nr.img")), 0);
+		T_EQ(t_sh("e2fsck -fn %s >/dev/null 2>&1", path("nr.img")), 0);
 	}
 }
 
@@ -483,7 +469,7 @@ static void test_error_state(void)
 int main(int argc, char **argv)
 {
 	(void)argc;
-	have_tools = sh("command -v mke2fs >/dev/null && command -v debugfs >/dev/null && "
+	have_tools = t_sh("command -v mke2fs >/dev/null && command -v debugfs >/dev/null && "
 			"command -v dumpe2fs >/dev/null && command -v e2fsck >/dev/null") == 0;
 	snprintf(tdir, sizeof(tdir), "/tmp/ujbd-ext4-XXXXXX");
 	if (!mkdtemp(tdir)) {
@@ -500,6 +486,6 @@ int main(int argc, char **argv)
 	T_RUN(test_truncated);
 	T_RUN(test_needs_recovery_round_trip);
 	T_RUN(test_error_state);
-	sh("rm -rf %s", tdir);
+	t_sh("rm -rf %s", tdir);
 	return t_done(argv[0]);
 }

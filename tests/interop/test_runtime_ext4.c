@@ -43,19 +43,6 @@ struct rt_expect {
 	ujbd_tid_t tid[4];
 };
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int rc = system(cmd);
-	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
 static void fill_block(uint8_t *p, uint32_t bs, char c, bool magic)
 {
 	memset(p, c, bs);
@@ -190,7 +177,7 @@ static char g_dir[64];
 
 static bool have(const char *tool)
 {
-	return sh("command -v %s >/dev/null 2>&1", tool) == 0;
+	return t_sh("command -v %s >/dev/null 2>&1", tool) == 0;
 }
 
 /* The file's data blocks, from debugfs "blocks f". */
@@ -272,9 +259,9 @@ static void run_case(uint32_t bs, const char *features)
 
 	snprintf(img, sizeof(img), "%s/rt-%u.img", g_dir, bs);
 	fprintf(stderr, "    case: -b %u -O %s\n", bs, features);
-	T_EQ(sh("mke2fs -q -F -t ext4 -b %u -O %s -E lazy_itable_init=0,lazy_journal_init=0 "
+	T_EQ(t_sh("mke2fs -q -F -t ext4 -b %u -O %s -E lazy_itable_init=0,lazy_journal_init=0 "
 		"%s 16M >/dev/null 2>&1", bs, features, img), 0);
-	T_EQ(sh("head -c %u /dev/zero | tr '\\0' o > %s/orig && "
+	T_EQ(t_sh("head -c %u /dev/zero | tr '\\0' o > %s/orig && "
 		"debugfs -w -R 'write %s/orig f' %s >/dev/null 2>&1", bs * NB, g_dir, g_dir, img), 0);
 	n = file_blocks(img, e.blk);
 	T_EQ(n, NB);
@@ -283,7 +270,7 @@ static void run_case(uint32_t bs, const char *features)
 	if (msg[0])
 		return;
 	/* stopped hard: needs_recovery set, the transactions in the log */
-	T_EQ(sh("dumpe2fs -h %s 2>/dev/null | grep '^Filesystem features:' | "
+	T_EQ(t_sh("dumpe2fs -h %s 2>/dev/null | grep '^Filesystem features:' | "
 		"grep -qw needs_recovery", img), 0);
 	T_EQ(logdump_has(img, e.tid[0], e.blk[0]), 1);
 	T_EQ(logdump_has(img, e.tid[0], e.blk[1]), 1);
@@ -297,16 +284,16 @@ static void run_case(uint32_t bs, const char *features)
 	T_CHECK(block_is(img, bs, e.blk[5], 'G', false));
 	T_CHECK(block_is(img, bs, e.blk[0], 'o', false));
 	/* e2fsck replays: 0 or 1 (file system modified) */
-	n = sh("e2fsck -fy %s > %s/fsck.out 2>&1", img, g_dir);
+	n = t_sh("e2fsck -fy %s > %s/fsck.out 2>&1", img, g_dir);
 	T_CHECK(n == 0 || n == 1);
-	T_EQ(sh("grep -qi 'recovering journal' %s/fsck.out", g_dir), 0);
+	T_EQ(t_sh("grep -qi 'recovering journal' %s/fsck.out", g_dir), 0);
 	for (int i = 0; i < NB; i++)
 		if (!block_is(img, bs, e.blk[i], e.fill[i], e.magic[i]))
 			T_FAILF("block %" PRIu64 " (b%d) does not hold %c after replay",
 				e.blk[i], i, e.fill[i]);
 	if (t_cur_failed)
 		return;
-	T_EQ(sh("e2fsck -fn %s >/dev/null 2>&1", img), 0);
+	T_EQ(t_sh("e2fsck -fn %s >/dev/null 2>&1", img), 0);
 	unlink(img);
 }
 
@@ -356,6 +343,6 @@ int main(int argc, char **argv)
 	T_RUN(test_k1024_nocsum);
 	T_RUN(test_k4096_csum);
 	T_RUN(test_k4096_nocsum);
-	sh("rm -rf %s", g_dir);
+	t_sh("rm -rf %s", g_dir);
 	return t_done(argv[0]);
 }

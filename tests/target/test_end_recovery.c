@@ -28,20 +28,6 @@
 static char dir[64];
 static bool have_tools;
 
-__attribute__((format(printf, 1, 2)))
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
-}
-
 static const char *path(const char *name)
 {
 	static char bufs[4][128];
@@ -207,7 +193,7 @@ static void against_e2fsck(const char *mkfs_opts, uint32_t bs, bool with_txn)
 	struct target_end e;
 	struct state s;
 
-	T_EQ(sh("mke2fs -q -F %s -b %u %s 32M >/dev/null 2>&1", mkfs_opts, bs, path("a.img")), 0);
+	T_EQ(t_sh("mke2fs -q -F %s -b %u %s 32M >/dev/null 2>&1", mkfs_opts, bs, path("a.img")), 0);
 	if (with_txn)
 		T_EQ(append_txn(path("a.img")), 0);
 	T_EQ(set_jerrno(path("a.img"), -EIO), 0);
@@ -215,17 +201,17 @@ static void against_e2fsck(const char *mkfs_opts, uint32_t bs, bool with_txn)
 	T_EQ(s.jerrno, -EIO);
 	T_EQ(s.needs_recovery, with_txn);
 	T_CHECK(!(s.fs_state & EXT2_ERROR_FS));
-	T_EQ(sh("cp %s %s && cp %s %s", path("a.img"), path("e.img"), path("a.img"),
+	T_EQ(t_sh("cp %s %s && cp %s %s", path("a.img"), path("e.img"), path("a.img"),
 		path("u.img")), 0);
-	T_EQ(sh("e2fsck -E journal_only -y %s >/dev/null 2>&1", path("e.img")), 0);
+	T_EQ(t_sh("e2fsck -E journal_only -y %s >/dev/null 2>&1", path("e.img")), 0);
 	expect_moved(path("e.img"));
 	T_EQ(ujbd_recover(path("u.img"), &e), 0);
 	T_EQ(e.fs_error, -EIO);
 	T_EQ(e.needs_recovery_cleared, with_txn);
 	expect_moved(path("u.img"));
 	T_CHECK(same_but_superblocks(path("e.img"), path("u.img"), bs, s.jsb_byte));
-	T_EQ(sh("e2fsck -fn %s >/dev/null 2>&1", path("e.img")), 0);
-	T_EQ(sh("e2fsck -fn %s >/dev/null 2>&1", path("u.img")), 0);
+	T_EQ(t_sh("e2fsck -fn %s >/dev/null 2>&1", path("e.img")), 0);
+	T_EQ(t_sh("e2fsck -fn %s >/dev/null 2>&1", path("u.img")), 0);
 	/* done once: a second recovery has nothing to move */
 	T_EQ(ujbd_recover(path("u.img"), &e), 0);
 	T_EQ(e.fs_error, 0);
@@ -265,7 +251,7 @@ static void t_cli(void)
 		T_SKIP("mke2fs/e2fsck not installed");
 	if (!ujbd || access(ujbd, X_OK))
 		T_SKIP("UJBD not set (run through make check)");
-	T_EQ(sh("mke2fs -q -F -t ext4 -b 4096 %s 32M >/dev/null 2>&1", path("c.img")), 0);
+	T_EQ(t_sh("mke2fs -q -F -t ext4 -b 4096 %s 32M >/dev/null 2>&1", path("c.img")), 0);
 	T_EQ(append_txn(path("c.img")), 0);
 	T_EQ(set_jerrno(path("c.img"), -EIO), 0);
 	snprintf(out, sizeof(out), "%s recover %s 2>&1; echo \"exit $?\"", ujbd, path("c.img"));
@@ -277,7 +263,7 @@ static void t_cli(void)
 	T_CHECK(strstr(out, "the journal recorded an abort (s_errno -5): moved to the ext4 superblock"));
 	T_CHECK(strstr(out, "exit 0\n"));
 	expect_moved(path("c.img"));
-	T_EQ(sh("e2fsck -fn %s >/dev/null 2>&1", path("c.img")), 0);
+	T_EQ(t_sh("e2fsck -fn %s >/dev/null 2>&1", path("c.img")), 0);
 }
 
 /* A standalone journal: the error has nowhere else to go, so it stays. */
@@ -290,7 +276,7 @@ static void t_standalone_keeps(void)
 	struct jbd_journal jj;
 	struct target_end e;
 
-	T_EQ(sh("truncate -s 4M %s", path("d.img")), 0);
+	T_EQ(t_sh("truncate -s 4M %s", path("d.img")), 0);
 	rig_opts(&o, true);
 	o.format_opts.blocksize = 4096;
 	o.format_opts.blocks = 64;
@@ -320,7 +306,7 @@ static void t_open_path_clear_error(void)
 
 	if (!have_tools)
 		T_SKIP("mke2fs/e2fsck not installed");
-	T_EQ(sh("mke2fs -q -F -t ext4 -b 4096 %s 32M >/dev/null 2>&1", path("o.img")), 0);
+	T_EQ(t_sh("mke2fs -q -F -t ext4 -b 4096 %s 32M >/dev/null 2>&1", path("o.img")), 0);
 	T_EQ(append_txn(path("o.img")), 0);
 	T_EQ(set_jerrno(path("o.img"), -EIO), 0);
 	rig_opts(&o, false);
@@ -334,13 +320,13 @@ static void t_open_path_clear_error(void)
 	T_CHECK(s.fs_state & EXT2_ERROR_FS);
 	T_EQ(ujbd_close(j), 0);
 	expect_moved(path("o.img"));
-	T_EQ(sh("e2fsck -fn %s >/dev/null 2>&1", path("o.img")), 0);
+	T_EQ(t_sh("e2fsck -fn %s >/dev/null 2>&1", path("o.img")), 0);
 }
 
 int main(int argc, char **argv)
 {
 	(void)argc;
-	have_tools = sh("command -v mke2fs >/dev/null && command -v e2fsck >/dev/null") == 0;
+	have_tools = t_sh("command -v mke2fs >/dev/null && command -v e2fsck >/dev/null") == 0;
 	snprintf(dir, sizeof(dir), "/tmp/ujbd-er-XXXXXX");
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
@@ -352,6 +338,6 @@ int main(int argc, char **argv)
 	T_RUN(t_cli);
 	T_RUN(t_standalone_keeps);
 	T_RUN(t_open_path_clear_error);
-	sh("rm -rf %s", dir);
+	t_sh("rm -rf %s", dir);
 	return t_done(argv[0]);
 }

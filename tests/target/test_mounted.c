@@ -21,20 +21,6 @@
 
 static char dir[64], img[128], mnt[128], loop[64];
 
-__attribute__((format(printf, 1, 2)))
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
-}
-
 /* The first line a command prints (stdout), or "" . */
 __attribute__((format(printf, 3, 4)))
 static void sh_line(char *out, size_t n, const char *fmt, ...)
@@ -108,7 +94,7 @@ static void refused(const char *target, const char *why)
 		T_CHECK(strstr(msg, want));
 		T_EQ(tool("dump", target, "--json", msg, sizeof(msg)), 0);
 		T_CHECK(strstr(msg, want));
-		T_EQ(sh("jq -e .transactions %s/out >/dev/null 2>&1 || ! command -v jq >/dev/null",
+		T_EQ(t_sh("jq -e .transactions %s/out >/dev/null 2>&1 || ! command -v jq >/dev/null",
 			dir), 0);
 	}
 	sh_line(after, sizeof(after), "sha256sum < %s", img);
@@ -139,7 +125,7 @@ static void t_unmounted(void)
 	struct jbd_err err;
 	char msg[1024];
 
-	T_EQ(sh("umount %s", mnt), 0);
+	T_EQ(t_sh("umount %s", mnt), 0);
 	rig_opts(&o, false);
 	T_EQ(ujbd_open_path(img, NULL, NULL, &o, &j, &err), 0);
 	T_EQ(ujbd_close(j), 0);
@@ -183,12 +169,12 @@ static void t_other_namespace(void)
 	char why[256];
 	pid_t pid;
 
-	if (sh("command -v unshare >/dev/null") != 0)
+	if (t_sh("command -v unshare >/dev/null") != 0)
 		T_SKIP("unshare not installed");
 	pid = mount_elsewhere();
 	if (pid < 0)
 		T_SKIP("cannot mount in a new mount namespace (unshare -m failed)");
-	if (sh("grep -q ' %s ' /proc/self/mountinfo", mnt) == 0) {
+	if (t_sh("grep -q ' %s ' /proc/self/mountinfo", mnt) == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		T_SKIP("the namespace's mount is visible here");
@@ -207,7 +193,7 @@ int main(int argc, char **argv)
 		printf("SKIP: needs root to mount an image\n");
 		return 77;
 	}
-	if (sh("command -v losetup >/dev/null && command -v mount >/dev/null && "
+	if (t_sh("command -v losetup >/dev/null && command -v mount >/dev/null && "
 	       "command -v mke2fs >/dev/null") != 0) {
 		printf("SKIP: losetup, mount or mke2fs not installed\n");
 		return 77;
@@ -219,24 +205,24 @@ int main(int argc, char **argv)
 	}
 	snprintf(img, sizeof(img), "%s/fs.img", dir);
 	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
-	if (sh("mke2fs -q -F -t ext4 -b 4096 %s 32M >/dev/null 2>&1 && mkdir %s && "
+	if (t_sh("mke2fs -q -F -t ext4 -b 4096 %s 32M >/dev/null 2>&1 && mkdir %s && "
 	       "head -c 4096 /dev/zero > %s/a.blk", img, mnt, dir)) {
 		fprintf(stderr, "cannot make the image\n");
 		return 1;
 	}
 	sh_line(loop, sizeof(loop), "losetup -f --show %s 2>/dev/null", img);
-	if (!loop[0] || sh("mount -o ro %s %s 2>/dev/null", loop, mnt)) {
+	if (!loop[0] || t_sh("mount -o ro %s %s 2>/dev/null", loop, mnt)) {
 		printf("SKIP: cannot attach and mount a loop device (%s)\n",
 		       loop[0] ? "mount failed" : "losetup failed");
 		if (loop[0])
-			sh("losetup -d %s", loop);
-		sh("rm -rf %s", dir);
+			t_sh("losetup -d %s", loop);
+		t_sh("rm -rf %s", dir);
 		return 77;
 	}
 	T_RUN(t_mounted_image);
 	T_RUN(t_mounted_device);
 	T_RUN(t_unmounted);
 	T_RUN(t_other_namespace);
-	sh("umount %s 2>/dev/null; losetup -d %s; rm -rf %s", mnt, loop, dir);
+	t_sh("umount %s 2>/dev/null; losetup -d %s; rm -rf %s", mnt, loop, dir);
 	return t_done(argv[0]);
 }
