@@ -105,6 +105,35 @@ static inline int t_sh(const char *fmt, ...)
 	return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
 }
 
+/* Run a shell command and read what it prints into out (at most n - 1
+ * bytes, NUL-terminated): its exit status, or -1 if it could not run or
+ * did not exit normally. */
+static inline int t_capture(const char *cmd, char *out, size_t n)
+{
+	FILE *p = popen(cmd, "r");
+	size_t got;
+	int rc;
+
+	if (!p)
+		return -1;
+	got = fread(out, 1, n - 1, p);
+	out[got] = 0;
+	rc = pclose(p);
+	return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
+}
+
+/* dir/name in one of four rotating buffers: up to four live at once, as
+ * in one call's arguments. */
+static inline const char *t_path(const char *dir, const char *name)
+{
+	static char bufs[4][128];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(bufs[i], sizeof(bufs[i]), "%s/%s", dir, name);
+	return bufs[i];
+}
+
 static inline int t_done(const char *prog)
 {
 	const char *base = strrchr(prog, '/');

@@ -30,12 +30,7 @@ static bool have_tools;
 
 static const char *path(const char *name)
 {
-	static char bufs[4][128];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(bufs[i], sizeof(bufs[i]), "%s/%s", dir, name);
-	return bufs[i];
+	return t_path(dir, name);
 }
 
 /* The two superblocks of an image, as its tools read them. */

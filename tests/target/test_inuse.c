@@ -21,12 +21,7 @@ static char dir[64];
 
 static const char *path(const char *name)
 {
-	static char bufs[4][128];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(bufs[i], sizeof(bufs[i]), "%s/%s", dir, name);
-	return bufs[i];
+	return t_path(dir, name);
 }
 
 static void data_file(const char *p)
@@ -67,21 +62,12 @@ static int tool(char *err, size_t n, const char *fmt, ...)
 {
 	char args[512], cmd[1024];
 	va_list ap;
-	FILE *p;
-	size_t got;
-	int rc;
 
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
 	snprintf(cmd, sizeof(cmd), "%s %s 2>&1 >/dev/null", getenv("UJBD"), args);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	got = fread(err, 1, n - 1, p);
-	err[got] = 0;
-	rc = pclose(p);
-	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+	return t_capture(cmd, err, n);
 }
 
 /* ---- a holder in another process ------------------------------------------ */

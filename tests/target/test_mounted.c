@@ -46,19 +46,10 @@ static void sh_line(char *out, size_t n, const char *fmt, ...)
 static int tool(const char *verb, const char *target, const char *extra, char *err, size_t n)
 {
 	char cmd[1024];
-	FILE *p;
-	size_t got;
-	int rc;
 
 	snprintf(cmd, sizeof(cmd), "%s %s %s %s 2>&1 >%s/out", getenv("UJBD"), verb, target,
 		 extra, dir);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	got = fread(err, 1, n - 1, p);
-	err[got] = 0;
-	rc = pclose(p);
-	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+	return t_capture(cmd, err, n);
 }
 
 static bool have_ujbd(void)
