@@ -539,9 +539,12 @@ struct ujbd_stats {
 	uint64_t rs_handle_count, rs_blocks, rs_blocks_logged; /* sums */
 	/* ujbd_write_data blocks of the committed transactions that the
 	 * commit logged (data=ordered under ordered_journal_bytes) or wrote
-	 * home (ordered over it, writeback); and the commits whose commit
-	 * block went with their log blocks (async commit: one flush) */
-	uint64_t data_journaled, data_home, async_commits;
+	 * home (ordered over it, writeback); the commits whose commit
+	 * block went with their log blocks (async commit: one flush); and
+	 * the commits a waiting caller ran on its own thread (caller_commit:
+	 * ujbd_commit_tid, ujbd_sync, a sync stop) rather than the commit
+	 * thread */
+	uint64_t data_journaled, data_home, async_commits, caller_commits;
 	struct ujbd_hist commit_time;    /* T_FLUSH to done */
 	struct ujbd_hist fsync_latency;  /* ujbd_wait_tid and sync stops */
 	uint64_t wakeups;                /* commit thread woken */

@@ -1175,6 +1175,7 @@ static void __report(struct ujbd *j, struct commit_ctx *c)
 		.data_journaled = t->t_nr_jdata,
 		.data_home = c->ndata,
 		.async = c->async,
+		.caller = c->caller,
 	};
 
 	jbd_stats_commit(&j->j_stats, &r);

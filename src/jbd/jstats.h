@@ -52,9 +52,10 @@ struct jbd_run_sample {
 	uint64_t logging_ns;        /* T_COMMIT to commit done */
 	uint64_t commit_time_ns;    /* T_FLUSH to commit done */
 	uint64_t handle_count, blocks, blocks_logged;
-	/* not the kernel's: ordered data logged and written home, async */
+	/* not the kernel's: ordered data logged and written home, async,
+	 * run by a caller rather than the commit thread */
 	uint64_t data_journaled, data_home;
-	bool async;
+	bool async, caller;
 };
 
 struct jbd_stats {

@@ -59,6 +59,7 @@ void jbd_stats_commit(struct jbd_stats *s, const struct jbd_run_sample *r)
 	t->data_journaled += r->data_journaled;
 	t->data_home += r->data_home;
 	t->async_commits += r->async;
+	t->caller_commits += r->caller;
 	/* jbd2's j_average_commit_time: not a mean but (sample + 3*old)/4,
 	 * seeded by the first sample (the kernel reseeds whenever it is 0). */
 	avg = s->s_avg_commit_ns;
@@ -317,8 +318,9 @@ int ujbd_stats_json(const struct ujbd_stats *s, char *buf, size_t len)
 		     s->lat[c].count, div0(s->lat[c].sum_ns, s->lat[c].count),
 		     s->lat[c].max_ns);
 	jout(&o, "},\"data\":{\"journaled\":%" PRIu64 ",\"home\":%" PRIu64
-	     "},\"async_commits\":%" PRIu64, s->data_journaled, s->data_home,
-	     s->async_commits);
+	     "},\"async_commits\":%" PRIu64 ",\"caller_commits\":%" PRIu64,
+	     s->data_journaled, s->data_home, s->async_commits,
+	     s->caller_commits);
 	jout(&o, ",\"checkpoint\":{\"written\":%" PRIu64 ",\"dropped\":%"
 	     PRIu64 "},\"log_space\":{\"waits\":%" PRIu64
 	     ",\"stall_max_ns\":%" PRIu64 "},", s->checkpoint_written,

@@ -144,6 +144,11 @@ static void t_fsync_loop(void)
 		/* kjournald's default: all on it */
 		T_EQ(seen_commits(&k->seen), FL_N);
 		T_EQ(seen_on(&k->seen, UJBD_TR_START_COMMIT, "kjournald"), FL_N);
+		/* the statistics say the same */
+		T_EQ_U64(c->st.ts_tid, FL_N);
+		T_EQ_U64(c->st.caller_commits, FL_N);
+		T_EQ_U64(k->st.ts_tid, FL_N);
+		T_EQ_U64(k->st.caller_commits, 0);
 		/* one latency sample per fsync, either way */
 		T_EQ_U64(c->st.fsync_latency.count, FL_N);
 		T_EQ_U64(k->st.fsync_latency.count, FL_N);
@@ -210,6 +215,7 @@ static void t_sync_handles(void)
 	/* every durable write committed on its own thread */
 	T_EQ(seen_commits(&f->seen), 10);
 	T_EQ(seen_on(&f->seen, UJBD_TR_START_COMMIT, "main"), 10);
+	T_EQ_U64(f->st.caller_commits, 10);
 	T_EQ_U64(f->st.wakeups, 0);
 	T_EQ_U64(f->st.fsync_latency.count, 10);
 	free(f);
