@@ -295,6 +295,8 @@ static int __blk_try_merge(struct blk_queue *q, struct blk_bio *b)
 		}
 		rq->rq_nr_sectors += b->b_nr_sectors;
 		rq->rq_nr_bios++;
+		if (!(b->b_flags & BLK_DIRECT))
+			rq->rq_flags &= ~BLK_DIRECT;
 		ASSERT(rq->rq_nr_sectors <= q->q_opts.max_sectors && !rq->rq_biotail->b_next);
 		rq->rq_ioprio = blk_ioprio_best(rq->rq_ioprio, b->b_prio);
 		__blk_trace_bio(q, kind == 1 ? 'M' : 'F', b);
@@ -514,6 +516,8 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 		if (rq->rq_flags & BLK_PREFLUSH)
 			r->r_flags |= DEV_REQ_PREFLUSH;
 	}
+	if (rq->rq_op != BLK_OP_FLUSH && (rq->rq_flags & BLK_DIRECT))
+		r->r_flags |= DEV_REQ_DIRECT;
 	if ((rq->rq_flags & BLK_POLLED) && dev_can_poll(q->q_dev)) {
 		r->r_flags |= DEV_REQ_POLLED;
 		for (struct blk_bio *b = rq->rq_bio; b; b = b->b_next)

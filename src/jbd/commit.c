@@ -716,8 +716,11 @@ static void __io_policy(struct ujbd *j, struct commit_ctx *c)
 	bool sync = o->journal_sync == UJBD_SYNC_ALL ||
 		    (o->journal_sync == UJBD_SYNC_FSYNC_ONLY && c->t->t_synchronous_commit);
 
+	/* The log is written once and read back only by recovery (which
+	 * reads past the cache itself): past the host's page cache where the
+	 * journal's device has a direct path (BLK_DIRECT). */
 	c->jflags = (sync ? BLK_SYNC : 0) | (o->journal_meta ? BLK_META : 0) |
-		    (sync && o->journal_noidle ? BLK_NOIDLE : 0);
+		    (sync && o->journal_noidle ? BLK_NOIDLE : 0) | BLK_DIRECT;
 	if (o->commit_ioprio != UJBD_IOPRIO_INHERIT) {
 		/* kjournald's own, set at start; an fsync's bios carry it */
 		c->prio = c->caller ? o->commit_ioprio : 0;

@@ -14,6 +14,7 @@
 #include "t.h"
 #include "ujbd/blk.h"
 #include "ujbd/dev.h"
+#include "ujbd/dev_req.h"
 #include "ujbd/param.h"
 #include "ujbd/rt.h"
 #include "ujbd/stack.h"
@@ -625,6 +626,77 @@ static int has_event(const struct merge_arg *m, char action, uint64_t sector, ui
 	return 0;
 }
 
+/* BLK_DIRECT reaches the device as DEV_REQ_DIRECT; a request is direct
+ * only while all its bios are, and the flag is no merge barrier. */
+struct direct_arg {
+	int rc;
+	uint32_t flags[4];
+	uint64_t off[4];
+	size_t n;
+};
+
+static int wrap_rec(void *arg, unsigned disk, struct dev *inner, struct dev **out)
+{
+	(void)arg;
+	(void)disk;
+	return dev_rec_new(inner, out);
+}
+
+static int direct_main(struct stack *st, void *arg)
+{
+	struct direct_arg *a = arg;
+	struct blk_queue *q = stack_queue(st, 0);
+	struct dev *d = stack_dev(st, 0);
+	static char buf[4][4096];
+	/* 0+8 both direct: one direct request; 100 direct + 108 not: one
+	 * request, not direct */
+	const uint64_t sec[4] = { 0, 8, 100, 108 };
+	const uint32_t fl[4] = { BLK_DIRECT, BLK_DIRECT, BLK_DIRECT, 0 };
+	struct blk_bio b[4];
+	struct blk_plug plug;
+	size_t first = dev_rec_count(d);
+
+	memset(b, 0, sizeof(b));
+	blk_start_plug(&plug);
+	for (int i = 0; i < 4; i++) {
+		b[i].b_op = BLK_OP_WRITE;
+		b[i].b_flags = fl[i];
+		b[i].b_sector = sec[i];
+		b[i].b_nr_sectors = 8;
+		b[i].b_buf = buf[i];
+		if (blk_submit(q, &b[i]) < 0)
+			a->rc = -EIO;
+	}
+	blk_finish_plug(&plug);
+	for (int i = 0; i < 4; i++)
+		if (blk_wait(&b[i]) < 0)
+			a->rc = -EIO;
+	for (size_t i = first; i < dev_rec_count(d) && a->n < 4; i++) {
+		struct dev_rec_entry e;
+
+		if (dev_rec_entry(d, i, &e) == 0 && e.kind == DEV_REC_WRITE) {
+			a->flags[a->n] = e.flags;
+			a->off[a->n++] = e.off;
+		}
+	}
+	return 0;
+}
+
+static void test_direct_flag(void)
+{
+	struct direct_arg a = { 0 };
+
+	T_EQ(hdd_run(direct_main, &a, 3, NULL, wrap_rec), 0);
+	T_EQ(a.rc, 0);
+	T_EQ(a.n, 2);
+	for (size_t i = 0; i < a.n; i++) {
+		if (a.off[i] == 0)
+			T_CHECK(a.flags[i] & DEV_REQ_DIRECT);
+		else
+			T_CHECK(a.off[i] == 100 * 512 && !(a.flags[i] & DEV_REQ_DIRECT));
+	}
+}
+
 static void test_merging(void)
 {
 	struct merge_arg *m = calloc(1, sizeof(*m));
@@ -1162,6 +1234,7 @@ int main(int argc, char **argv)
 	T_RUN(test_elevator_registry);
 	T_RUN(test_trace_format);
 	T_RUN(test_merging);
+	T_RUN(test_direct_flag);
 	T_RUN(test_plug_policies);
 	T_RUN(test_queue_plug_threshold);
 	T_RUN(test_cfq_rt_before_be);

@@ -5,8 +5,10 @@
  * is run by the committing thread itself (polled), so the commit ends
  * there, not on the device's completion thread.
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "rt_rig.h"
@@ -518,6 +520,118 @@ static void t_files_polled(void)
 	}
 }
 
+/* ---- files: the log is written past the host's page cache ----------------- */
+
+#define LBS 4096u /* O_DIRECT wants 4 KiB alignment: whole blocks */
+
+struct lc {
+	char path[300];
+	bool jbd2;
+	int rc;
+	int log_cached, sb_cached; /* pages in the page cache afterwards */
+};
+
+/* Pages of [first, first + n) blocks of path in the page cache. */
+static int cached_blocks(const char *path, uint64_t first, unsigned n)
+{
+	int fd = open(path, O_RDONLY), c = 0;
+	size_t len = (size_t)(first + n) * LBS;
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *v = calloc(len / (size_t)pg + 1, 1);
+	void *m = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (m == MAP_FAILED || !v || mincore(m, len, v) < 0)
+		c = -1;
+	for (size_t i = first * LBS / (size_t)pg; c >= 0 && i < len / (size_t)pg; i++)
+		c += v[i] & 1;
+	if (m != MAP_FAILED)
+		munmap(m, len);
+	if (fd >= 0)
+		close(fd);
+	free(v);
+	return c;
+}
+
+/* Whether a direct write to path leaves the page cache out (not so on
+ * tmpfs, whose O_DIRECT is the cache, or where O_DIRECT is refused). */
+static bool direct_bypasses_cache(const char *path)
+{
+	int fd = open(path, O_RDWR | O_DIRECT);
+	void *buf = NULL;
+	bool ok = fd >= 0 && posix_memalign(&buf, LBS, LBS) == 0;
+
+	if (ok) {
+		memset(buf, 0x5a, LBS);
+		ok = pwrite(fd, buf, LBS, 0) == (ssize_t)LBS && cached_blocks(path, 0, 1) == 0;
+	}
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void lc_main(void *arg)
+{
+	struct lc *f = arg;
+	struct dev_file_opts fo = { .create = true, .size = 8ull << 20 };
+	struct rig r;
+	struct ujbd_opts o;
+	struct dev *d;
+	ujbd_tid_t tid = 0;
+
+	if ((f->rc = dev_file_open(f->path, &fo, &d)) || (f->rc = rig_devs(&r, LBS, 256, 2048, d, d)))
+		return;
+	rig_opts_from(&o, true, f->jbd2);
+	o.data_mode = UJBD_DATA_JOURNAL;
+	if ((f->rc = rig_open(&r, &o)))
+		return;
+	for (int i = 0; i < 10 && !f->rc; i++) {
+		f->rc = rig_write(r.j, 1000 + (uint64_t)i, 2, (uint32_t)i + 1, false, &tid);
+		if (!f->rc)
+			f->rc = ujbd_commit_tid(r.j, tid);
+		if (!f->rc)
+			f->rc = ujbd_wait_tid(r.j, tid);
+	}
+	/* 10 commits of a descriptor, 2 blocks and a commit block: log
+	 * blocks 1..40 */
+	f->log_cached = cached_blocks(f->path, 1, 40);
+	f->sb_cached = cached_blocks(f->path, 0, 1);
+	rig_free(&r);
+}
+
+static void t_log_past_cache(void)
+{
+	const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+	for (int jbd2 = 0; jbd2 < 2; jbd2++) {
+		struct lc *f = calloc(1, sizeof(*f));
+		struct rt_world_opts wo = { .kind = RT_WORLD_REAL, .seed = 1 };
+		rt_world *w;
+		int fd;
+
+		T_CHECK(f);
+		f->jbd2 = jbd2;
+		snprintf(f->path, sizeof(f->path), "%s/ujbd-lc-XXXXXX", base);
+		T_CHECK((fd = mkstemp(f->path)) >= 0);
+		close(fd);
+		if (!direct_bypasses_cache(f->path)) {
+			unlink(f->path);
+			free(f);
+			T_SKIP("%s has no direct path past its page cache (tmpfs): the log goes through the cache there",
+			       base);
+		}
+		T_EQ(rt_world_new(&wo, &w), 0);
+		T_EQ(rt_world_run(w, "fsyncer", lc_main, f), 0);
+		rt_world_free(w);
+		unlink(f->path);
+		T_EQ(f->rc, 0);
+		/* the superblock went through the cache, the log did not */
+		T_EQ(f->sb_cached, 1);
+		T_EQ(f->log_cached, 0);
+		free(f);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -527,5 +641,6 @@ int main(int argc, char **argv)
 	T_RUN(t_commit_holding_handle);
 	T_RUN(t_abort);
 	T_RUN(t_files_polled);
+	T_RUN(t_log_past_cache);
 	return t_done(argv[0]);
 }

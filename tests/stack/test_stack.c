@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "t.h"
+#include "ujbd/dev_req.h"
 #include "ujbd/param.h"
 #include "ujbd/stack.h"
 
@@ -260,12 +261,39 @@ static int wrap_rec(void *arg, unsigned disk, struct dev *inner, struct dev **ou
 	return dev_rec_new(inner, out);
 }
 
+struct recorded {
+	size_t n;                       /* writes and flushes */
+	size_t log, log_direct;         /* the commits' writes inside the journal,
+					 * its superblock's left out */
+	size_t home, home_direct;       /* writes past it (the checkpoint's) */
+};
+
 static int count_recorded(struct stack *s, void *arg)
 {
+	struct recorded *c = arg;
+	struct dev *d = stack_dev(s, 0);
 	struct jrun r;
+	size_t first = dev_rec_count(d); /* after the format's zeroing */
 	int rc = journal_writes(s, &r);
 
-	*(size_t *)arg = dev_rec_count(stack_dev(s, 0));
+	if (!rc)
+		rc = ujbd_checkpoint(stack_journal(s));
+	c->n = dev_rec_count(d);
+	for (size_t i = first; i < c->n; i++) {
+		struct dev_rec_entry e;
+
+		if (dev_rec_entry(d, i, &e) < 0 || e.kind != DEV_REC_WRITE || e.off == 0)
+			continue;
+		bool direct = (e.flags & DEV_REQ_DIRECT) != 0;
+
+		if (e.off < 1024 * 4096) {
+			c->log++;
+			c->log_direct += direct;
+		} else {
+			c->home++;
+			c->home_direct += direct;
+		}
+	}
 	return rc;
 }
 
@@ -274,19 +302,25 @@ static void test_wrap(void)
 {
 	struct stack_spec sp;
 	struct stack *s;
-	size_t n = 0;
+	struct recorded c = { 0 };
 
 	stack_spec_default(&sp);
 	sp.journal = true;
 	sp.journal_blocks = 1024;
 	sp.wrap = wrap_rec;
 	T_EQ(stack_new(&sp, &s, err, sizeof(err)), 0);
-	T_EQ(stack_run(s, "main", count_recorded, &n), 0);
+	T_EQ(stack_run(s, "main", count_recorded, &c), 0);
 	stack_free(s);
 	T_EQ(wrapped, 1);
 	/* each sync transaction: at least one write (its log blocks and its
 	 * commit block, one FUA write under async commit) */
-	T_CHECK(n >= 10);
+	T_CHECK(c.n >= 10);
+	T_CHECK(c.log >= 10);
+	/* the log goes past a host's page cache, the checkpoint's home
+	 * writes (10 blocks) do not */
+	T_EQ_U64(c.log_direct, c.log);
+	T_CHECK(c.home >= 1);
+	T_EQ_U64(c.home_direct, 0);
 }
 
 /* --params: every row of every group, text and JSON. */

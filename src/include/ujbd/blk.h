@@ -76,6 +76,14 @@ enum blk_op {
  * for a polled bio with blk_wait before waiting for anything else that
  * may need it done (blk_drain, a bio submitted after it). */
 #define BLK_POLLED   (1u << 6)
+/* Past the host's page cache where the device has a direct path
+ * (DEV_REQ_DIRECT: a file's O_DIRECT descriptor); elsewhere, and for a
+ * request not aligned for it, an ordinary transfer. For writes nobody
+ * reads back through the cache soon, such as the journal's log: the copy
+ * into the cache and its write-back are saved. Not a merge barrier: a
+ * request is direct only while all its bios are. No kernel flag, not in
+ * RWBS. */
+#define BLK_DIRECT   (1u << 7)
 
 struct blk_bio;
 typedef void (*blk_end_io_fn)(struct blk_bio *b);

@@ -39,8 +39,9 @@ enum dev_op {
  * that thread. Any op; only where dev_can_poll() is true. Whoever submits
  * a polled request must make sure some thread polls until it completes. */
 #define DEV_REQ_POLLED   (1u << 2)
-/* A hint for large streaming transfers (recovery's reads of the log and its
- * home writes), read or write: move the data between the device and r_buf
+/* A hint for transfers nobody reads back through a cache of the host soon
+ * (recovery's reads of the log and its home writes, a commit's log writes:
+ * blk's BLK_DIRECT), read or write: move the data between the device and r_buf
  * without keeping it in a cache of the host, where the backend has one and
  * the request is aligned for it (file: an O_DIRECT descriptor of the same
  * file, for 4 KiB-aligned offsets, lengths and buffers; the page cache only
