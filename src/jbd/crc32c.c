@@ -10,6 +10,13 @@
  * CRC-32C eight bytes per instruction; elsewhere slicing-by-8 tables (eight
  * lookups per 8 bytes) do nearly as well. The tables are built by a load
  * time constructor, before any thread can call in, so no lock is needed.
+ *
+ * The instruction takes 3 cycles but the CPU can start one each cycle, so
+ * a buffer of at least 3 x CRC_STRIDE bytes is cut into three streams
+ * computed side by side, then joined: the CRC is linear, so the CRC of A
+ * then B is CRC(A) times x^(8|B|), plus the CRC of B from 0 (GF(2)
+ * polynomials modulo the CRC's; the two powers of x are constants). A 4 KiB
+ * block takes about half the time.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -50,11 +57,45 @@ static void crc32be_build(void)
 					    crc32be_tab[0][crc32be_tab[t - 1][n] >> 24];
 }
 
+/* a times b modulo the CRC-32C polynomial, both reflected (bit 31 is the
+ * coefficient of x^0, bit 0 that of x^31). */
+static uint32_t crc32c_mulmod(uint32_t a, uint32_t b)
+{
+	uint32_t p = 0;
+
+	for (int i = 31; i >= 0; i--) {
+		p ^= b & (0u - ((a >> i) & 1));
+		b = (b >> 1) ^ (CRC32C_POLY_REFLECTED & (0u - (b & 1))); /* b * x */
+	}
+	return p;
+}
+
+/* x^(8 n) modulo the polynomial, reflected: what n zero bytes multiply a
+ * CRC by. */
+static uint32_t crc32c_xpow8n(uint64_t n)
+{
+	uint32_t r = 0x80000000u, sq = 0x00800000u; /* x^0, x^8 */
+
+	for (; n; n >>= 1) {
+		if (n & 1)
+			r = crc32c_mulmod(r, sq);
+		sq = crc32c_mulmod(sq, sq);
+	}
+	return r;
+}
+
+/* The stride of the three streams: 170 instructions each, so that a 4 KiB
+ * block is one round (and 16 bytes); and x^(8 stride), x^(16 stride). */
+#define CRC_STRIDE 1360u
+static uint32_t crc_k1, crc_k2;
+
 __attribute__((constructor))
 static void crc_tables_init(void)
 {
 	crc32c_build();
 	crc32be_build();
+	crc_k1 = crc32c_xpow8n(CRC_STRIDE);
+	crc_k2 = crc32c_xpow8n(2 * CRC_STRIDE);
 }
 
 static inline uint64_t load_le64(const uint8_t *p)
@@ -95,6 +136,24 @@ static uint32_t crc32c_hw(uint32_t crc, const void *buf, size_t len)
 	while (len && ((uintptr_t)p & 7)) {
 		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
 		len--;
+	}
+	while (len >= 3 * CRC_STRIDE) {
+		uint64_t c1 = 0, c2 = 0;
+
+		for (size_t i = 0; i < CRC_STRIDE; i += 8) {
+			uint64_t v0, v1, v2;
+
+			memcpy(&v0, p + i, 8);
+			memcpy(&v1, p + CRC_STRIDE + i, 8);
+			memcpy(&v2, p + 2 * CRC_STRIDE + i, 8);
+			c = __builtin_ia32_crc32di(c, v0);
+			c1 = __builtin_ia32_crc32di(c1, v1);
+			c2 = __builtin_ia32_crc32di(c2, v2);
+		}
+		c = crc32c_mulmod((uint32_t)c, crc_k2) ^ crc32c_mulmod((uint32_t)c1, crc_k1) ^
+		    (uint32_t)c2;
+		p += 3 * CRC_STRIDE;
+		len -= 3 * CRC_STRIDE;
 	}
 	while (len >= 8) {
 		uint64_t v;
