@@ -15,8 +15,9 @@
  * a buffer of at least 3 x CRC_STRIDE bytes is cut into three streams
  * computed side by side, then joined: the CRC is linear, so the CRC of A
  * then B is CRC(A) times x^(8|B|), plus the CRC of B from 0 (GF(2)
- * polynomials modulo the CRC's; the two powers of x are constants). A 4 KiB
- * block takes about half the time.
+ * polynomials modulo the CRC's; the two powers of x are constants, and
+ * multiplying by one is four table lookups). A 4 KiB block takes under half
+ * the time.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -85,17 +86,32 @@ static uint32_t crc32c_xpow8n(uint64_t n)
 }
 
 /* The stride of the three streams: 170 instructions each, so that a 4 KiB
- * block is one round (and 16 bytes); and x^(8 stride), x^(16 stride). */
+ * block is one round (and 16 bytes). Multiplying by x^(8 stride) and by
+ * x^(16 stride) is linear in the other factor, so each is four table
+ * lookups, one per byte of it. */
 #define CRC_STRIDE 1360u
-static uint32_t crc_k1, crc_k2;
+static uint32_t crc_k1_tab[4][256], crc_k2_tab[4][256];
+
+static void crc_shift_build(uint32_t tab[4][256], uint32_t k)
+{
+	for (uint32_t i = 0; i < 4; i++)
+		for (uint32_t v = 0; v < 256; v++)
+			tab[i][v] = crc32c_mulmod(v << (8 * i), k);
+}
+
+static inline uint32_t crc_shift(const uint32_t tab[4][256], uint32_t a)
+{
+	return tab[0][a & 0xFF] ^ tab[1][(a >> 8) & 0xFF] ^ tab[2][(a >> 16) & 0xFF] ^
+	       tab[3][a >> 24];
+}
 
 __attribute__((constructor))
 static void crc_tables_init(void)
 {
 	crc32c_build();
 	crc32be_build();
-	crc_k1 = crc32c_xpow8n(CRC_STRIDE);
-	crc_k2 = crc32c_xpow8n(2 * CRC_STRIDE);
+	crc_shift_build(crc_k1_tab, crc32c_xpow8n(CRC_STRIDE));
+	crc_shift_build(crc_k2_tab, crc32c_xpow8n(2 * CRC_STRIDE));
 }
 
 static inline uint64_t load_le64(const uint8_t *p)
@@ -150,7 +166,7 @@ static uint32_t crc32c_hw(uint32_t crc, const void *buf, size_t len)
 			c1 = __builtin_ia32_crc32di(c1, v1);
 			c2 = __builtin_ia32_crc32di(c2, v2);
 		}
-		c = crc32c_mulmod((uint32_t)c, crc_k2) ^ crc32c_mulmod((uint32_t)c1, crc_k1) ^
+		c = crc_shift(crc_k2_tab, (uint32_t)c) ^ crc_shift(crc_k1_tab, (uint32_t)c1) ^
 		    (uint32_t)c2;
 		p += 3 * CRC_STRIDE;
 		len -= 3 * CRC_STRIDE;
