@@ -25,6 +25,9 @@
 #include "ujbd/format.h"
 
 #define CRC32C_POLY_REFLECTED 0x82F63B78u
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CRC32C_X86 1 /* the SSE4.2 path, chosen at run time */
+#endif
 #define CRC32_POLY 0x04C11DB7u
 
 static uint32_t crc32c_tab[8][256];
@@ -58,6 +61,7 @@ static void crc32be_build(void)
 					    crc32be_tab[0][crc32be_tab[t - 1][n] >> 24];
 }
 
+#ifdef CRC32C_X86
 /* a times b modulo the CRC-32C polynomial, both reflected (bit 31 is the
  * coefficient of x^0, bit 0 that of x^31). */
 static uint32_t crc32c_mulmod(uint32_t a, uint32_t b)
@@ -104,14 +108,17 @@ static inline uint32_t crc_shift(const uint32_t tab[4][256], uint32_t a)
 	return tab[0][a & 0xFF] ^ tab[1][(a >> 8) & 0xFF] ^ tab[2][(a >> 16) & 0xFF] ^
 	       tab[3][a >> 24];
 }
+#endif
 
 __attribute__((constructor))
 static void crc_tables_init(void)
 {
 	crc32c_build();
 	crc32be_build();
+#ifdef CRC32C_X86
 	crc_shift_build(crc_k1_tab, crc32c_xpow8n(CRC_STRIDE));
 	crc_shift_build(crc_k2_tab, crc32c_xpow8n(2 * CRC_STRIDE));
+#endif
 }
 
 static inline uint64_t load_le64(const uint8_t *p)
@@ -140,7 +147,7 @@ uint32_t jbd_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 	return crc;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef CRC32C_X86
 #include <cpuid.h>
 
 __attribute__((target("sse4.2")))
