@@ -193,8 +193,8 @@ static int cp_write(struct ujbd *j, uint32_t n)
 	 * the only durable copies, those in the log; abort instead, as the
 	 * commit does (commit_still_sound). Found by test_crash_faults.
 	 */
-	if (!rc && (jbd_write_errors(j) != werr0 || __atomic_load_n(&j->j_aborted, __ATOMIC_ACQUIRE)))
-		rc = jbd_abort_errno(j);
+	if (!rc)
+		rc = jbd_writes_sound(j, werr0);
 	return rc;
 }
 

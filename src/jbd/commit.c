@@ -1004,19 +1004,24 @@ uint64_t jbd_write_errors(const struct ujbd *j)
 	return blk_write_errors(j->j_jq) + (j->j_dq != j->j_jq ? blk_write_errors(j->j_dq) : 0);
 }
 
+int jbd_writes_sound(const struct ujbd *j, uint64_t werr0)
+{
+	if (jbd_write_errors(j) != werr0 || __atomic_load_n(&j->j_aborted, __ATOMIC_ACQUIRE))
+		return jbd_abort_errno(j);
+	return 0;
+}
+
 /*
  * May this commit's block go out, and once it is durable, may it be
  * acknowledged? Not if, since the commit began, any write or flush on the
  * journal's devices failed or the journal aborted: a device (or a page
  * cache) that fails a flush may drop what it could not write, this
  * commit's data and log blocks with it, whatever their own completions
- * and a later flush say (fsyncgate). Lock-free, no system call.
+ * and a later flush say (fsyncgate).
  */
 static int commit_still_sound(struct ujbd *j, const struct commit_ctx *c)
 {
-	if (jbd_write_errors(j) != c->werr0 || __atomic_load_n(&j->j_aborted, __ATOMIC_ACQUIRE))
-		return jbd_abort_errno(j);
-	return 0;
+	return jbd_writes_sound(j, c->werr0);
 }
 
 /* The files under the journal are still its own: a journal file unlinked

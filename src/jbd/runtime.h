@@ -475,6 +475,11 @@ int jbd_update_tail(struct ujbd *j, bool empty);
  * one that moved during a window of home or log writes may have dropped
  * them from a device's cache, whatever their own completions said. */
 uint64_t jbd_write_errors(const struct ujbd *j);
+/* Whether writes made since jbd_write_errors said werr0 may be trusted
+ * durable once their own flush succeeded: 0, or the abort's error if any
+ * write or flush on the journal's queues failed meanwhile (fsyncgate) or
+ * the journal aborted. Lock-free, no system call (commit.c). */
+int jbd_writes_sound(const struct ujbd *j, uint64_t werr0);
 /* Worst-case log blocks for a transaction of `credits` buffers. */
 uint32_t jbd_log_res(const struct ujbd *j, uint32_t credits);
 /* Log blocks in use (tail to head) plus reservations; j_state_lock held. */
