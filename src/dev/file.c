@@ -482,7 +482,7 @@ static void dev_file_close(struct dev *d)
 	free(f);
 }
 
-/* How often dev_check looks the path up (the fstat is every time). */
+/* How often dev_check looks the path up (the link count it asks every time). */
 #define DEV_FILE_PATH_CHECK_NS RT_NS_PER_S
 
 /*
@@ -559,23 +559,43 @@ int dev_file_sysfs_queue(const char *path, char *dir, size_t len)
 	return dev_file_queue_dir(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev, dir, len);
 }
 
+bool dev_file_read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	bool ok = f && fgets(buf, (int)len, f);
+
+	if (f)
+		fclose(f);
+	if (!ok)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+int dev_file_bytes(int fd, uint64_t *bytes)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode))
+		return ioctl(fd, BLKGETSIZE64, bytes) < 0 ? -errno : 0;
+	*bytes = (uint64_t)st.st_size;
+	return 0;
+}
+
 /* Whether block device rdev says it is rotational (sysfs): 1, 0, or
  * -ENOENT when it says nothing. */
 static int dev_file_rotational(dev_t rdev)
 {
-	char dir[96], path[128];
-	int c = EOF;
-	FILE *f;
+	char dir[96], path[128], line[8];
 
 	if (dev_file_queue_dir(rdev, dir, sizeof(dir)) < 0)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "%s/rotational", dir);
-	f = fopen(path, "re");
-	if (!f)
+	if (!dev_file_read_line(path, line, sizeof(line)))
 		return -ENOENT;
-	c = fgetc(f);
-	fclose(f);
-	return c == '0' || c == '1' ? c == '1' : -ENOENT;
+	return line[0] == '0' || line[0] == '1' ? line[0] == '1' : -ENOENT;
 }
 
 /* Size and logical block size of what fd refers to; sizes a regular file. */

@@ -22,15 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <linux/fs.h>
 #include <ext2fs/ext2_fs.h>
 #include <ext2fs/ext2fs.h>
 #include <et/com_err.h>
 
+#include "ujbd/dev_file.h"
 #include "ujbd/ext4.h"
 
 #define EXT4_SB_OFFSET      1024u
@@ -87,19 +85,6 @@ static uint32_t ext4_get_le32(const uint8_t *p)
 	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
 
-/* Bytes a file or block device holds (a block device's st_size is 0). */
-static int ext4_file_size(int fd, uint64_t *size)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (S_ISBLK(st.st_mode))
-		return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
-	*size = (uint64_t)st.st_size;
-	return 0;
-}
-
 /*
  * An image shorter than its superblock says (a copy cut short, a partition
  * smaller than the file system) is invalid input, not an I/O error: say so
@@ -120,7 +105,7 @@ static int ext4_check_size(int fd, const char *path, struct jbd_err *err)
 	memset(sb, 0, sizeof(sb));
 	if (pread(fd, sb, sizeof(sb), EXT4_SB_OFFSET) < 0)
 		return jbd_err_set(err, -errno, "cannot read '%s': %s", path, strerror(errno));
-	rc = ext4_file_size(fd, &size);
+	rc = dev_file_bytes(fd, &size);
 	if (rc)
 		return jbd_err_set(err, rc, "cannot size '%s': %s", path, strerror(-rc));
 	log_bs = ext4_get_le32(sb + 0x18);

@@ -9,11 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,12 +30,11 @@ const char *lab_real_path(const struct lab_ctx *c)
 
 static int blockdev_bytes(const char *path, uint64_t *bytes)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
 
 	if (fd < 0)
 		return -errno;
-	if (ioctl(fd, BLKGETSIZE64, bytes) < 0)
-		rc = -errno;
+	rc = dev_file_bytes(fd, bytes);
 	close(fd);
 	return rc;
 }
@@ -73,17 +70,9 @@ void lab_cpu_work(uint64_t ns)
 static void read_attr(const char *dir, const char *name, char *buf, size_t len)
 {
 	char path[320];
-	FILE *f;
 
-	buf[0] = '\0';
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = '\0';
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
+	(void)dev_file_read_line(path, buf, len);
 }
 
 /* "none [mq-deadline] kyber" -> "mq-deadline"; a line without brackets is

@@ -22,24 +22,12 @@
 #include <unistd.h>
 
 #include "target/inuse.h"
+#include "ujbd/dev_file.h"
 
 /* Bounds on what is scanned: mount lines, /sys/block entries, processes'
  * descriptors (the last only when explaining a refusal). */
 #define INUSE_MAX_MOUNTS 100000
 #define INUSE_MAX_FDS    1000000
-
-/* The first line of a small file, without its newline; false if none. */
-static bool read_line(const char *path, char *buf, size_t n)
-{
-	FILE *f = fopen(path, "re");
-	bool ok = f && fgets(buf, (int)n, f);
-
-	if (f)
-		fclose(f);
-	if (ok)
-		buf[strcspn(buf, "\n")] = 0;
-	return ok;
-}
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static void unescape(char *s)
@@ -87,7 +75,7 @@ static bool sys_dev(const char *path, dev_t *dev)
 	char buf[32];
 	unsigned maj, min;
 
-	if (!read_line(path, buf, sizeof(buf)) || sscanf(buf, "%u:%u", &maj, &min) != 2)
+	if (!dev_file_read_line(path, buf, sizeof(buf)) || sscanf(buf, "%u:%u", &maj, &min) != 2)
 		return false;
 	*dev = makedev(maj, min);
 	return true;
@@ -102,7 +90,7 @@ static bool loop_backs(const char *name, const struct stat *st)
 	struct stat bs;
 
 	snprintf(path, sizeof(path), "/sys/block/%s/loop/backing_file", name);
-	if (!read_line(path, file, sizeof(file)))
+	if (!dev_file_read_line(path, file, sizeof(file)))
 		return false; /* not bound */
 	len = strlen(file);
 	if (len > strlen(del) && !strcmp(file + len - strlen(del), del))
@@ -256,7 +244,7 @@ static long lock_holder(const struct stat *st)
 static void say_lock_holder(const struct stat *st, char *why, size_t n)
 {
 	long pid = lock_holder(st);
-	char path[64], comm[64] = "?";
+	char path[64], comm[64];
 
 	if (!pid) {
 		snprintf(why, n, "locked by another open of it (its holder is not visible "
@@ -268,7 +256,8 @@ static void say_lock_holder(const struct stat *st, char *why, size_t n)
 		return;
 	}
 	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-	read_line(path, comm, sizeof(comm));
+	if (!dev_file_read_line(path, comm, sizeof(comm)))
+		snprintf(comm, sizeof(comm), "?");
 	snprintf(why, n, "locked by process %ld (%s)", pid, comm);
 }
 
