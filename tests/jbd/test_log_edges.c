@@ -13,6 +13,8 @@
 #include "t.h"
 #include "ujbd/jbd_log.h"
 
+#include "log_async.h"
+
 #define BS 1024u
 #define JBLOCKS 64u
 #define DBLOCKS 32u
@@ -26,9 +28,7 @@ struct rig {
 
 static int rig_open(struct rig *r, enum jbd_csum_kind csum, bool async)
 {
-	/* jbd_format refuses async commit without checksums; such a journal
-	 * (another tool's) is still replayed: the feature is set by hand */
-	bool async_by_hand = async && csum == JBD_CSUM_KIND_NONE;
+	bool async_by_hand = log_async_needs_hand(async, csum); /* log_async.h */
 	struct jbd_format_opts o = { .blocksize = BS, .blocks = JBLOCKS, .csum = csum,
 				     .async_commit = async && !async_by_hand,
 				     .uuid = { 1, 2, 3 } };
@@ -47,13 +47,8 @@ static int rig_open(struct rig *r, enum jbd_csum_kind csum, bool async)
 				   .j_data_blocks = DBLOCKS };
 	if (!rc)
 		rc = jbd_journal_load(&r->loc, &r->j, &err);
-	if (!rc && async_by_hand) {
-		jbd_put_be32(&r->j.j_sb.s_feature_incompat,
-			     jbd_sb_incompat(&r->j.j_sb) | JBD2_FEATURE_INCOMPAT_ASYNC_COMMIT);
-		rc = jbd_journal_write_sb(&r->j, &err);
-		if (!rc)
-			rc = jbd_journal_load(&r->loc, &r->j, &err);
-	}
+	if (!rc && async_by_hand)
+		rc = log_async_by_hand(&r->loc, &r->j, &err);
 	return rc;
 }
 

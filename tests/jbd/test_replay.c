@@ -19,6 +19,7 @@
 #include "ujbd/rt.h"
 
 #include "alloc_fault.h"
+#include "log_async.h"
 
 #define DATA_BLOCKS 300u
 #define MAX_TXN 700u
@@ -128,10 +129,7 @@ static size_t flat(struct rig *r, const struct shape *sh)
 static int rig_open_as(struct rig *r, uint64_t seed, uint32_t bs, enum jbd_csum_kind csum,
 		       bool is64, bool async, const struct shape *sh)
 {
-	/* jbd_format refuses async commit without checksums (nothing would
-	 * catch a torn transaction), but such a journal, another tool's, is
-	 * replayed all the same: the feature is set by hand after the format */
-	bool async_by_hand = async && csum == JBD_CSUM_KIND_NONE;
+	bool async_by_hand = log_async_needs_hand(async, csum); /* log_async.h */
 	struct jbd_format_opts o = { .blocksize = bs, .csum = csum, .is64 = is64,
 				     .async_commit = async && !async_by_hand,
 				     .sequence = 0xFFFFFFF0u };
@@ -179,13 +177,8 @@ static int rig_open_as(struct rig *r, uint64_t seed, uint32_t bs, enum jbd_csum_
 		dev_close(scratch);
 	if (!rc)
 		rc = jbd_journal_load(&r->loc, &r->j, &err);
-	if (!rc && async_by_hand) {
-		jbd_put_be32(&r->j.j_sb.s_feature_incompat,
-			     jbd_sb_incompat(&r->j.j_sb) | JBD2_FEATURE_INCOMPAT_ASYNC_COMMIT);
-		rc = jbd_journal_write_sb(&r->j, &err);
-		if (!rc)
-			rc = jbd_journal_load(&r->loc, &r->j, &err);
-	}
+	if (!rc && async_by_hand)
+		rc = log_async_by_hand(&r->loc, &r->j, &err);
 	if (rc)
 		fprintf(stderr, "rig: %d %s\n", rc, err.msg);
 	return rc;
