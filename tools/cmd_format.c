@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "cli.h"
 #include "target.h"
+#include "ujbd/rt.h"
 
 /* What jbd2 takes (JBD2_MIN_BLOCKSIZE..JBD2_MAX_BLOCKSIZE, a power of two):
  * the one set the help, the error and ujbd(1) name. */
@@ -134,10 +134,9 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 
 static void random_uuid(uint8_t u[16])
 {
-	if (getrandom(u, 16, 0) != 16)
+	if (rt_random_bytes(u, 16) < 0)
 		memset(u, 0x5A, 16);
-	u[6] = (uint8_t)((u[6] & 0x0F) | 0x40); /* version 4 */
-	u[8] = (uint8_t)((u[8] & 0x3F) | 0x80); /* RFC 4122 variant */
+	rt_uuid_v4(u);
 }
 
 /* --json: what was written, the features as the superblock now says them

@@ -180,8 +180,7 @@ static int open_format(const struct jbd_loc *loc, const struct ujbd_opts *o,
 		int rc = rt_random_bytes(f.uuid, sizeof(f.uuid));
 		if (rc)
 			return jbd_err_set(err, rc, "no random uuid for the journal: %s", strerror(-rc));
-		f.uuid[6] = (uint8_t)((f.uuid[6] & 0x0F) | 0x40); /* RFC 4122 version 4 */
-		f.uuid[8] = (uint8_t)((f.uuid[8] & 0x3F) | 0x80); /* and variant */
+		rt_uuid_v4(f.uuid);
 	}
 	return jbd_format_loc(loc, &f, err);
 }
