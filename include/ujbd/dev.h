@@ -47,9 +47,19 @@ struct dev;
 /* Write flags (dev_pwrite; recorded in struct dev_rec_entry). */
 #define DEV_REQ_FUA      (1u << 0) /* write: durable before completion */
 #define DEV_REQ_PREFLUSH (1u << 1) /* write: flush the cache first */
+/* A hint for transfers nobody reads back through a cache of the host soon
+ * (recovery's reads of the log and its home writes, a commit's log writes,
+ * zeroing a new journal), read or write: move the data between the device
+ * and the buffer without keeping it in a cache of the host, where the
+ * backend has one and the request is aligned for it (file: an O_DIRECT
+ * descriptor of the same file, for 4 KiB-aligned offsets, lengths and
+ * buffers; the page cache only cost a copy and memory). Ignored elsewhere.
+ * Durability does not change: a write so sent still needs a flush (or
+ * FUA). (1u << 2) is internal (dev_req.h). */
+#define DEV_REQ_DIRECT   (1u << 3)
 
 /* Synchronous I/O: returns once the device completed it. A short transfer
- * is -EIO; flags other than DEV_REQ_FUA/PREFLUSH are -EINVAL. */
+ * is -EIO; flags other than DEV_REQ_FUA/PREFLUSH/DIRECT are -EINVAL. */
 int dev_pread(struct dev *d, void *buf, uint32_t len, uint64_t off);
 int dev_pwrite(struct dev *d, const void *buf, uint32_t len, uint64_t off,
 	       uint32_t flags);

@@ -421,7 +421,7 @@ int dev_pwrite(struct dev *d, const void *buf, uint32_t len, uint64_t off,
 
 	/* A polled write would wait for a poller that never comes: the
 	 * synchronous path takes only the durability flags. */
-	if (flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH))
+	if (flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH | DEV_REQ_DIRECT))
 		return -EINVAL;
 	rc = dev_sync_io(d, DEV_OP_WRITE, flags, (void *)buf, len, off);
 	if (rc < 0)

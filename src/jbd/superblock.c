@@ -14,6 +14,9 @@
 
 #include "jbd/base.h"
 
+/* the zeroing buffer: a direct write on a file wants 4 KiB alignment */
+#define FORMAT_BUF_ALIGN 4096u
+
 int jbd_journal_read(const struct jbd_journal *j, uint64_t blk, void *buf)
 {
 	uint64_t off;
@@ -192,8 +195,11 @@ static int format_zero(const struct jbd_loc *loc, const struct jbd_format_opts *
 				break;
 			run++;
 		}
+		/* past the host's page cache where the device has a direct
+		 * path (a file's O_DIRECT): the zeroes are never read back
+		 * through it, and a large journal would fill it */
 		if (!rc)
-			rc = dev_pwrite(loc->j_dev, buf, (uint32_t)(run * bs), off, 0);
+			rc = dev_pwrite(loc->j_dev, buf, (uint32_t)(run * bs), off, DEV_REQ_DIRECT);
 		lblk += run;
 		n -= run;
 		if (!rc && o->progress)
@@ -228,9 +234,9 @@ int jbd_format_loc(const struct jbd_loc *loc, const struct jbd_format_opts *o,
 	    jbd_loc_offset(loc, o->blocks - 1, &sb_off) || jbd_loc_offset(loc, 0, &sb_off))
 		return jbd_err_set(err, -ENOSPC, "the journal's map does not hold %llu blocks",
 				   (unsigned long long)o->blocks);
-	buf = calloc(chunk_blocks, bs);
-	if (!buf)
+	if (posix_memalign((void **)&buf, FORMAT_BUF_ALIGN, (size_t)chunk_blocks * bs))
 		return jbd_err_set(err, -ENOMEM, "out of memory");
+	memset(buf, 0, (size_t)chunk_blocks * bs);
 	/* Zero the log so no stale block of an earlier journal survives. */
 	rc = format_zero(loc, o, buf, chunk_blocks);
 	if (!rc)

@@ -591,6 +591,10 @@ static void test_sync_flags(void)
 	T_EQ(dev_pwrite(d, a, 4096, 0, DEV_REQ_FUA | DEV_REQ_PREFLUSH), 0);
 	T_EQ(dev_pread(d, b, 4096, 0), 0);
 	T_EQ(b[0], 1);
+	a[0] = 2; /* a hint, taken (this buffer is not aligned for O_DIRECT: cached) */
+	T_EQ(dev_pwrite(d, a, 4096, 0, DEV_REQ_DIRECT | DEV_REQ_FUA), 0);
+	T_EQ(dev_pread(d, b, 4096, 0), 0);
+	T_EQ(b[0], 2);
 	dev_close(d);
 	unlink(path);
 }

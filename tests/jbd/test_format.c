@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <ext2fs/ext2fs.h>
 
+#include "pagecache.h"
 #include "t.h"
 #include "ujbd/dev.h"
 #include "ujbd/format.h"
@@ -451,6 +452,55 @@ static void test_format_progress(void)
 	dev_close(d);
 }
 
+/* Zeroing a journal file goes past the host's page cache (DEV_REQ_DIRECT):
+ * a large journal would otherwise fill it with zeroes nobody reads. What was
+ * there before is zero afterwards all the same (the cached copies dropped,
+ * not read back stale), and the superblock is where it belongs. */
+static void test_format_past_cache(void)
+{
+	const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const unsigned n = 2048;
+	struct jbd_format_opts o = { .blocksize = PC_BS, .blocks = n, .csum = JBD_CSUM_KIND_V3,
+				     .uuid = { 1 } };
+	struct dev_file_opts fo = { 0 };
+	uint8_t *junk = malloc(PC_BS), *b = malloc(PC_BS);
+	struct jbd_err err;
+	char path[300];
+	struct dev *d;
+	int fd;
+
+	T_CHECK(junk && b);
+	snprintf(path, sizeof(path), "%s/ujbd-fmt-XXXXXX", base);
+	T_CHECK((fd = mkstemp(path)) >= 0);
+	memset(junk, 0x5a, PC_BS);
+	for (unsigned i = 0; i < n; i++)
+		T_EQ((int)pwrite(fd, junk, PC_BS, (off_t)i * PC_BS), (int)PC_BS);
+	T_EQ(fsync(fd), 0);
+	if (!pc_direct_bypasses_cache(path)) {
+		close(fd);
+		unlink(path);
+		free(junk);
+		free(b);
+		T_SKIP("%s has no direct path past its page cache (tmpfs): a format zeroes through the cache there",
+		       base);
+	}
+	T_CHECK(pc_cached_blocks(path, 1, n - 1) > 0); /* the junk, written buffered */
+	T_EQ(dev_file_open(path, &fo, &d), 0);
+	T_EQ(jbd_format(d, &o, &err), 0);
+	dev_close(d);
+	T_EQ(pc_cached_blocks(path, 1, n - 1), 0);
+	for (unsigned i = 1; i < n; i++) {
+		T_EQ((int)pread(fd, b, PC_BS, (off_t)i * PC_BS), (int)PC_BS);
+		T_CHECK(b[0] == 0 && !memcmp(b, b + 1, PC_BS - 1));
+	}
+	T_EQ((int)pread(fd, b, PC_BS, 0), (int)PC_BS);
+	T_EQ((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3], 0xC03B3998u);
+	close(fd);
+	unlink(path);
+	free(junk);
+	free(b);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -468,5 +518,6 @@ int main(int argc, char **argv)
 	T_RUN(test_sb_check);
 	T_RUN(test_tid_compare);
 	T_RUN(test_format_progress);
+	T_RUN(test_format_past_cache);
 	return t_done(argv[0]);
 }

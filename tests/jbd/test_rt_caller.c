@@ -8,9 +8,9 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "pagecache.h"
 #include "rt_rig.h"
 
 #define BS 1024u
@@ -522,7 +522,7 @@ static void t_files_polled(void)
 
 /* ---- files: the log is written past the host's page cache ----------------- */
 
-#define LBS 4096u /* O_DIRECT wants 4 KiB alignment: whole blocks */
+#define LBS PC_BS
 
 struct lc {
 	char path[300];
@@ -530,45 +530,6 @@ struct lc {
 	int rc;
 	int log_cached, sb_cached; /* pages in the page cache afterwards */
 };
-
-/* Pages of [first, first + n) blocks of path in the page cache. */
-static int cached_blocks(const char *path, uint64_t first, unsigned n)
-{
-	int fd = open(path, O_RDONLY), c = 0;
-	size_t len = (size_t)(first + n) * LBS;
-	long pg = sysconf(_SC_PAGESIZE);
-	unsigned char *v = calloc(len / (size_t)pg + 1, 1);
-	void *m = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-
-	if (m == MAP_FAILED || !v || mincore(m, len, v) < 0)
-		c = -1;
-	for (size_t i = first * LBS / (size_t)pg; c >= 0 && i < len / (size_t)pg; i++)
-		c += v[i] & 1;
-	if (m != MAP_FAILED)
-		munmap(m, len);
-	if (fd >= 0)
-		close(fd);
-	free(v);
-	return c;
-}
-
-/* Whether a direct write to path leaves the page cache out (not so on
- * tmpfs, whose O_DIRECT is the cache, or where O_DIRECT is refused). */
-static bool direct_bypasses_cache(const char *path)
-{
-	int fd = open(path, O_RDWR | O_DIRECT);
-	void *buf = NULL;
-	bool ok = fd >= 0 && posix_memalign(&buf, LBS, LBS) == 0;
-
-	if (ok) {
-		memset(buf, 0x5a, LBS);
-		ok = pwrite(fd, buf, LBS, 0) == (ssize_t)LBS && cached_blocks(path, 0, 1) == 0;
-	}
-	free(buf);
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
 
 static void lc_main(void *arg)
 {
@@ -594,8 +555,8 @@ static void lc_main(void *arg)
 	}
 	/* 10 commits of a descriptor, 2 blocks and a commit block: log
 	 * blocks 1..40 */
-	f->log_cached = cached_blocks(f->path, 1, 40);
-	f->sb_cached = cached_blocks(f->path, 0, 1);
+	f->log_cached = pc_cached_blocks(f->path, 1, 40);
+	f->sb_cached = pc_cached_blocks(f->path, 0, 1);
 	rig_free(&r);
 }
 
@@ -614,7 +575,7 @@ static void t_log_past_cache(void)
 		snprintf(f->path, sizeof(f->path), "%s/ujbd-lc-XXXXXX", base);
 		T_CHECK((fd = mkstemp(f->path)) >= 0);
 		close(fd);
-		if (!direct_bypasses_cache(f->path)) {
+		if (!pc_direct_bypasses_cache(f->path)) {
 			unlink(f->path);
 			free(f);
 			T_SKIP("%s has no direct path past its page cache (tmpfs): the log goes through the cache there",

@@ -33,21 +33,13 @@ enum dev_op {
 	DEV_OP_FLUSH = 2, /* r_off, r_len, r_buf ignored */
 };
 
-/* r_flags: DEV_REQ_FUA and DEV_REQ_PREFLUSH (dev.h), and: */
+/* r_flags: DEV_REQ_FUA, DEV_REQ_PREFLUSH and DEV_REQ_DIRECT (dev.h), and: */
 /* Polled: not run by the device's threads but by a thread that calls
  * dev_poll() (polled I/O, the kernel's REQ_POLLED), and r_done runs on
  * that thread. Any op; only where dev_can_poll() is true. Whoever submits
  * a polled request must make sure some thread polls until it completes. */
 #define DEV_REQ_POLLED   (1u << 2)
-/* A hint for transfers nobody reads back through a cache of the host soon
- * (recovery's reads of the log and its home writes, a commit's log writes:
- * blk's BLK_DIRECT), read or write: move the data between the device and r_buf
- * without keeping it in a cache of the host, where the backend has one and
- * the request is aligned for it (file: an O_DIRECT descriptor of the same
- * file, for 4 KiB-aligned offsets, lengths and buffers; the page cache only
- * cost a copy and memory). Ignored elsewhere. Durability does not change:
- * a write so sent still needs a FLUSH (or FUA). */
-#define DEV_REQ_DIRECT   (1u << 3)
+/* DEV_REQ_DIRECT (dev.h): past the host's cache; blk's BLK_DIRECT. */
 
 struct dev_req {
 	enum dev_op r_op;
