@@ -132,11 +132,16 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 	return 0;
 }
 
-static void random_uuid(uint8_t u[16])
+/* The uuid seeds every checksum: two journals sharing one would take each
+ * other's stale blocks for their own, so no randomness is an error (the
+ * caller may name one with --uuid), never a fixed pattern. */
+static int random_uuid(uint8_t u[16])
 {
-	if (rt_random_bytes(u, 16) < 0)
-		memset(u, 0x5A, 16);
-	rt_uuid_v4(u);
+	int rc = rt_random_bytes(u, 16);
+
+	if (!rc)
+		rt_uuid_v4(u);
+	return rc;
 }
 
 /* --json: what was written, the features as the superblock now says them
@@ -178,8 +183,11 @@ int cmd_format(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	if (!a.have_uuid)
-		random_uuid(a.o.uuid);
+	if (!a.have_uuid && (rc = random_uuid(a.o.uuid))) {
+		cli_err(argv[0], "cannot format: '%s': no random uuid for the journal (%s): name one with --uuid",
+			a.path, strerror(-rc));
+		return target_exit_status(rc);
+	}
 	a.o.blocks = a.size / a.o.blocksize;
 	if (a.o.blocks < JBD_FORMAT_MIN_BLOCKS || a.o.blocks > UINT32_MAX) {
 		cli_err(argv[0], "bad size: '%s': %llu blocks, need %u to %u", a.path,
