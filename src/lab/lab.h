@@ -41,6 +41,10 @@ const char *lab_ctx_params(const struct lab_ctx *c, const char *group);
 void lab_progress(const struct lab_ctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Why the variant running on this thread fails (its s_run then returns -errno): the
+   report prints "WHY (strerror)" instead of the errno's text alone. The last call wins. */
+void lab_fail_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 struct lab_result; /* one variant's results, filled by the scenario */
 int lab_result_metric(struct lab_result *r, const char *name, double v); /* a JSON number */
 int lab_result_array(struct lab_result *r, const char *name, const double *v, size_t n); /* array */

@@ -126,10 +126,12 @@ static void text_metrics(FILE *f, const struct lab_scen_run *sr)
 
 static void text_failed(FILE *f, const struct lab_scen_run *sr)
 {
+	char msg[320];
+
 	for (size_t k = 0; k < sr->sr_nvariants; k++)
 		if (sr->sr_rc[k] < 0)
 			fprintf(f, "variant %s failed: %s\n", sr->sr_scen->s_variants[k],
-				strerror(-sr->sr_rc[k]));
+				lab_variant_error(sr, k, msg, sizeof(msg)));
 }
 
 /* The summary's cells: what, seed's figure, lab, ratio, goal, met?, why. */
@@ -305,6 +307,7 @@ static void json_summary(FILE *f, const struct lab_summary *s)
 static void json_scenario(FILE *f, const struct lab_scen_run *sr, bool real)
 {
 	bool first = true;
+	char msg[320];
 
 	json_str(f, sr->sr_scen->s_name);
 	fputs(": {\"variants\": {", f);
@@ -326,7 +329,7 @@ static void json_scenario(FILE *f, const struct lab_scen_run *sr, bool real)
 		first = false;
 		json_str(f, sr->sr_scen->s_variants[k]);
 		fputs(": ", f);
-		json_str(f, strerror(-sr->sr_rc[k]));
+		json_str(f, lab_variant_error(sr, k, msg, sizeof(msg)));
 	}
 	fputs("}, ", f);
 	json_summary(f, sr->sr_sum);

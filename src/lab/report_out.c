@@ -619,6 +619,7 @@ static void html_scenario(FILE *f, const struct out *o, size_t si)
 {
 	const struct lab_scen_run *sr = &o->o_run->r_scen[si];
 	const struct lab_scenario *sc = sr->sr_scen;
+	char msg[320];
 
 	fprintf(f, "<h2 id=\"%s\">%s</h2>\n<p>", sc->s_name, sc->s_name);
 	if (sc->s_seed && *sc->s_seed)
@@ -631,10 +632,13 @@ static void html_scenario(FILE *f, const struct out *o, size_t si)
 		fputs("</p>\n", f);
 	}
 	html_metrics(f, sr);
-	for (size_t k = 0; k < sr->sr_nvariants; k++)
-		if (sr->sr_rc[k] < 0)
-			fprintf(f, "<p>variant %s failed: %s</p>\n", sc->s_variants[k],
-				strerror(-sr->sr_rc[k]));
+	for (size_t k = 0; k < sr->sr_nvariants; k++) {
+		if (sr->sr_rc[k] >= 0)
+			continue;
+		fprintf(f, "<p>variant %s failed: ", sc->s_variants[k]);
+		html_esc(f, lab_variant_error(sr, k, msg, sizeof(msg)));
+		fputs("</p>\n", f);
+	}
 	html_summary(f, sr->sr_sum);
 	html_plots(f, o, si);
 	html_texts(f, sr);

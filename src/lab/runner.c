@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lab/runner.h"
+#include "ujbd/ujbd.h"
 
 #define LAB_MAX_ITEMS 4096     /* per result */
 #define LAB_MAX_VALUES (1u << 24) /* per array, samples or series */
@@ -175,6 +176,34 @@ void lab_progress(const struct lab_ctx *c, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', c->c_progress);
 	fflush(c->c_progress);
+}
+
+/* ---- why a variant failed ----------------------------------------------- */
+
+/* A variant runs on one thread from s_run's call to its return (jobs run
+ * variants side by side, each on its own thread), so its reason is that
+ * thread's. */
+static _Thread_local char lab_why[256];
+
+void lab_fail_why(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(lab_why, sizeof(lab_why), fmt, ap);
+	va_end(ap);
+}
+
+const char *lab_variant_error(const struct lab_scen_run *sr, size_t k, char *buf, size_t n)
+{
+	const char *why = sr->sr_why ? sr->sr_why[k] : NULL;
+	int rc = sr->sr_rc[k];
+
+	if (why)
+		snprintf(buf, n, "%s (%s)", why, ujbd_strerror(rc));
+	else
+		snprintf(buf, n, "%s", ujbd_strerror(rc));
+	return buf;
 }
 
 /* ---- results ----------------------------------------------------------- */
@@ -498,8 +527,9 @@ static int scen_run_init(struct lab_scen_run *sr, const struct lab_scenario *sc,
 	sr->sr_nvariants = variant_count(sc);
 	sr->sr_res = calloc(sr->sr_nvariants + 1, sizeof(*sr->sr_res));
 	sr->sr_rc = calloc(sr->sr_nvariants + 1, sizeof(*sr->sr_rc));
+	sr->sr_why = calloc(sr->sr_nvariants + 1, sizeof(*sr->sr_why));
 	sr->sr_sum = calloc(1, sizeof(*sr->sr_sum));
-	if (!sr->sr_res || !sr->sr_rc || !sr->sr_sum)
+	if (!sr->sr_res || !sr->sr_rc || !sr->sr_why || !sr->sr_sum)
 		return -ENOMEM;
 	for (size_t v = 0; v < sr->sr_nvariants; v++)
 		sr->sr_rc[v] = (!*variants || list_has(variants, sc->s_variants[v])) ? 0 : 1;
@@ -583,9 +613,11 @@ static void run_variant(struct lab_run *run, struct lab_scen_run *sr, size_t v)
 {
 	const struct lab_scenario *sc = sr->sr_scen;
 	struct lab_result *r = NULL;
+	char msg[320];
 	int rc;
 
 	lab_progress(run->r_ctx, "lab: %s: %s ...", sc->s_name, sc->s_variants[v]);
+	lab_why[0] = '\0';
 	rc = lab_result_new(&r);
 	if (!rc)
 		rc = sc->s_run(run->r_ctx, sc->s_variants[v], r);
@@ -594,9 +626,11 @@ static void run_variant(struct lab_run *run, struct lab_scen_run *sr, size_t v)
 	sr->sr_rc[v] = rc;
 	if (rc) {
 		lab_result_free(r);
+		/* without memory for the reason the errno's text stands alone */
+		sr->sr_why[v] = lab_why[0] ? strdup(lab_why) : NULL;
 		__atomic_fetch_add(&run->r_failed, 1, __ATOMIC_RELAXED);
 		lab_progress(run->r_ctx, "lab: %s: %s failed: %s", sc->s_name, sc->s_variants[v],
-			     strerror(-rc));
+			     lab_variant_error(sr, v, msg, sizeof(msg)));
 		return;
 	}
 	sr->sr_res[v] = r;
@@ -692,6 +726,9 @@ void lab_run_free(struct lab_run *run)
 		for (size_t v = 0; sr->sr_res && v < sr->sr_nvariants; v++)
 			lab_result_free(sr->sr_res[v]);
 		free(sr->sr_res);
+		for (size_t v = 0; sr->sr_why && v < sr->sr_nvariants; v++)
+			free(sr->sr_why[v]);
+		free(sr->sr_why);
 		free(sr->sr_rc);
 		summary_free(sr->sr_sum);
 	}

@@ -106,8 +106,13 @@ struct lab_scen_run {
 	size_t sr_nvariants;          /* of the scenario */
 	struct lab_result **sr_res;   /* [sr_nvariants]: NULL if not selected or failed */
 	int *sr_rc;                   /* [sr_nvariants]: s_run's rc; 1 = not selected */
+	char **sr_why;                /* [sr_nvariants]: lab_fail_why's text of a failure, or NULL */
 	struct lab_summary *sr_sum;
 };
+
+/* What made variant k fail, for a report: "WHY (strerror)", or the errno's text
+   alone when the scenario gave no why. Into buf; returns buf. */
+const char *lab_variant_error(const struct lab_scen_run *sr, size_t k, char *buf, size_t n);
 
 struct lab_run {
 	const struct lab_ctx *r_ctx;

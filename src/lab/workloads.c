@@ -267,8 +267,8 @@ int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
 		if (rc)
 			snprintf(err, sizeof(err), "%s", stack_error(s));
 	}
-	if (rc)
-		lab_progress(c, "failed: %s (%s)", err[0] ? err : "-", ujbd_strerror(rc));
+	if (rc && err[0])
+		lab_fail_why("%s", err);
 	stack_free(s);
 	return rc;
 }

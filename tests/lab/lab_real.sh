@@ -88,6 +88,8 @@ truncate -s 64M "$tmp/small.img"
 [ $? -eq 1 ] || bad "a 64 MiB file: want exit 1"
 grep -q "no room for the file system and its journal" "$tmp/small.err" \
 	|| bad "a 64 MiB file: no reason: $(cat "$tmp/small.err")"
+grep -q "^variant stock failed: .*no room for the file system and its journal.* (" "$tmp/small.out" \
+	|| bad "a 64 MiB file: the report does not say why: $(cat "$tmp/small.out")"
 [ "$(stat -c %s "$tmp/small.img")" = $((64 << 20)) ] || bad "the small file was resized"
 
 [ $fail -eq 0 ] && echo "lab_real.sh: ok"

@@ -14,7 +14,7 @@
 #include "lab/runner.h"
 #include "t.h"
 
-static const char *const self_variants[] = { "base", "fast:2", "broken", NULL };
+static const char *const self_variants[] = { "base", "fast:2", "broken", "mute", NULL };
 static const char *const other_variants[] = { "one", NULL };
 
 static int self_run(const struct lab_ctx *c, const char *variant, struct lab_result *out)
@@ -23,8 +23,12 @@ static int self_run(const struct lab_ctx *c, const char *variant, struct lab_res
 	double lat[50], t[20], sec[20], fx[3] = { 0, 10, 20 }, fy[3];
 	int rc = 0;
 
-	if (!strcmp(variant, "broken"))
+	if (!strcmp(variant, "broken")) {
+		lab_fail_why("the disk \"%s\" said no", "x");
 		return -EIO;
+	}
+	if (!strcmp(variant, "mute"))
+		return -ENOSPC; /* no why: the errno's text alone */
 	for (size_t i = 0; i < 50; i++)
 		lat[i] = k * (double)((i * 7) % 50 + 1) / 10;
 	for (size_t i = 0; i < 20; i++)
@@ -192,14 +196,15 @@ static void t_json(void)
 	     *d = report_of(8, true, &failed);
 
 	T_CHECK(a && b && d);
-	T_EQ(failed, 1);                            /* "broken" */
+	T_EQ(failed, 2);                            /* "broken", "mute" */
 	T_STREQ(a, b);
 	T_CHECK(strcmp(a, d) != 0);
 	T_CHECK(!strncmp(a, "{\"seed\": 7, ", 12));
 	T_CHECK(strstr(a, "\"selftest\": {\"variants\": {\"base\": {\"total_ms\": 800, "
 			  "\"copy_mb_s\": 1.25, \"zero_count\": 0, \"flush_ms\": [0, 10, 20], "
 			  "\"fg_latency_ms_max\": [8, 16, 24]}") != NULL);
-	T_CHECK(strstr(a, "\"failed\": {\"broken\": \"Input/output error\"}") != NULL);
+	T_CHECK(strstr(a, "\"failed\": {\"broken\": \"the disk \\\"x\\\" said no (Input/output error)\", "
+			  "\"mute\": \"No space left on device\"}") != NULL);
 	T_CHECK(strstr(a, "\"why\": \"because \\\"fast\\\" is faster & cheaper\"") != NULL);
 	T_CHECK(strstr(a, "\"ratio\": null") != NULL);
 	T_CHECK(strstr(a, "sector_vs_time") == NULL); /* series stay out of the document */
@@ -238,7 +243,8 @@ static void t_text(void)
 	T_CHECK(s != NULL);
 	T_CHECK(strstr(s, "== selftest: the runner's own test") != NULL);
 	T_CHECK(strstr(s, "== other (seed 000)") != NULL);
-	T_CHECK(strstr(s, "variant broken failed: Input/output error") != NULL);
+	T_CHECK(strstr(s, "variant broken failed: the disk \"x\" said no (Input/output error)\n") != NULL);
+	T_CHECK(strstr(s, "variant mute failed: No space left on device\n") != NULL);
 	T_CHECK(strstr(s, "total_ms") && strstr(s, "fast:2"));
 	T_CHECK(strstr(s, "| 0.667 |") != NULL); /* total base / fast: 200 / 300 */
 	T_CHECK(strstr(s, "[kjournald]") != NULL);
@@ -268,6 +274,9 @@ static void t_dir(void)
 	T_EQ(lab_report_dir(run, dir, err, sizeof(err)), 0);
 	T_CHECK(file_nonempty(dir, "lab.json") && file_nonempty(dir, "report.txt"));
 	T_CHECK(file_nonempty(dir, "report.html"));
+	snprintf(cmd, sizeof(cmd), "grep -qF '<p>variant broken failed: the disk &quot;x&quot; said no "
+		 "(Input/output error)</p>' '%s/report.html'", dir);
+	T_EQ(system(cmd), 0);
 	T_CHECK(file_nonempty(dir, "selftest_fast_2_metrics.csv"));
 	T_CHECK(file_nonempty(dir, "selftest_base_data.csv"));
 	T_CHECK(file_nonempty(dir, "selftest_base_blktrace.txt"));
