@@ -27,18 +27,11 @@
 
 #define JD_EMPTY UINT64_MAX
 
-static uint32_t jd_hash(uint64_t block, uint32_t mask)
-{
-	return (uint32_t)((block * 0x9E3779B97F4A7C15ull) >> 32) & mask;
-}
-
 int jbd_jdata_init(struct jbd_jdata_index *ix, uint32_t cap)
 {
-	uint32_t slots = 16;
+	uint32_t slots = jbd_table_slots(cap);
 
 	memset(ix, 0, sizeof(*ix));
-	while (slots < cap * 2)
-		slots <<= 1;
 	ix->ji_ent = malloc((size_t)slots * sizeof(*ix->ji_ent));
 	if (!ix->ji_ent)
 		return -ENOMEM;
@@ -59,7 +52,7 @@ void jbd_jdata_release(struct jbd_jdata_index *ix)
 /* The slot of block's entry, or of the empty slot where it would go. */
 static uint32_t jd_find(const struct jbd_jdata_index *ix, uint64_t block)
 {
-	uint32_t s = jd_hash(block, ix->ji_mask);
+	uint32_t s = jbd_block_hash(block, ix->ji_mask);
 
 	for (uint32_t i = 0; i <= ix->ji_mask; i++) {
 		uint64_t b = ix->ji_ent[s].e_block;

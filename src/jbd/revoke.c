@@ -21,11 +21,9 @@
 
 int jbd_revoke_table_init(struct jbd_revoke_table *rt, uint32_t cap)
 {
-	uint32_t slots = 16;
+	uint32_t slots = jbd_table_slots(cap);
 
 	memset(rt, 0, sizeof(*rt));
-	while (slots < cap * 2)
-		slots <<= 1;
 	rt->rt_blocks = malloc((size_t)cap * sizeof(*rt->rt_blocks));
 	rt->rt_slot = malloc((size_t)slots * sizeof(*rt->rt_slot));
 	if (!rt->rt_blocks || !rt->rt_slot) {
@@ -55,15 +53,10 @@ void jbd_revoke_table_clear(struct jbd_revoke_table *rt)
 	ASSERT(rt->rt_slot[0] < 0 && rt->rt_slot[rt->rt_mask] < 0); /* an empty index */
 }
 
-static uint32_t revoke_hash(uint64_t block, uint32_t mask)
-{
-	return (uint32_t)((block * 0x9E3779B97F4A7C15ull) >> 32) & mask;
-}
-
 /* The slot of block's record, or of the empty slot where it would go. */
 static uint32_t revoke_find(const struct jbd_revoke_table *rt, uint64_t block)
 {
-	uint32_t s = revoke_hash(block, rt->rt_mask);
+	uint32_t s = jbd_block_hash(block, rt->rt_mask);
 
 	/* Bounded: the index is at most half full. */
 	for (uint32_t i = 0; i <= rt->rt_mask; i++) {

@@ -153,6 +153,27 @@ struct jbd_jh {
 	struct jbd_jh *b_dnext, *b_dprev;   /* b_data_transaction's t_data */
 };
 
+/* ---- block-keyed hash tables ----------------------------------------- */
+
+/* The bucket of block in a table of mask + 1 (a power of two) buckets:
+ * Fibonacci hashing, the product's high half (the journal heads' hash,
+ * revoke.c's and jdata.c's open addressing). */
+static inline uint32_t jbd_block_hash(uint64_t block, uint32_t mask)
+{
+	return (uint32_t)((block * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+/* Slots of an open-addressing table that holds cap entries: a power of two,
+ * at least 16, at most half full so that every probe run ends. */
+static inline uint32_t jbd_table_slots(uint32_t cap)
+{
+	uint32_t slots = 16;
+
+	while (slots < cap * 2)
+		slots <<= 1;
+	return slots;
+}
+
 /* ---- runtime revoke table (revoke.c) -------------------------------- */
 
 /* Revoke records of one transaction: an array in revoke order plus an

@@ -30,7 +30,7 @@
 
 static struct jbd_jh **__jh_bucket(struct ujbd *j, uint64_t block)
 {
-	return &j->j_jh_hash[(block * 0x9E3779B97F4A7C15ull >> 32) & j->j_jh_mask];
+	return &j->j_jh_hash[jbd_block_hash(block, j->j_jh_mask)];
 }
 
 struct jbd_jh *__jbd_jh_find(struct ujbd *j, uint64_t block)
