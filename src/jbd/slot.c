@@ -153,8 +153,13 @@ uint64_t __jbd_slots_handles(const struct ujbd *j, const struct jbd_txn *t)
 {
 	uint64_t n = 0;
 
+	/* Drained, so the counts are final. Not asserted by looking at the
+	 * slots again: a slot that read j_open just before the commit closed it
+	 * may announce t after the drain looked, for the instant until its own
+	 * check sees j_open closed and it withdraws (start_slot), having
+	 * counted nothing. */
 	ASSERT(rt_mutex_held(&j->j_state_lock));
-	ASSERT(!__jbd_slots_hold(j, t)); /* drained: the counts are final */
+	ASSERT(__atomic_load_n(&j->j_open, __ATOMIC_RELAXED) != t);
 	for (const struct jbd_slot *s = j->j_slots; s; s = s->s_next)
 		if (s->s_cnt_seq == t->t_seq)
 			n += s->s_cnt;
