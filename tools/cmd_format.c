@@ -132,18 +132,6 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 	return 0;
 }
 
-/* The uuid seeds every checksum: two journals sharing one would take each
- * other's stale blocks for their own, so no randomness is an error (the
- * caller may name one with --uuid), never a fixed pattern. */
-static int random_uuid(uint8_t u[16])
-{
-	int rc = rt_random_bytes(u, 16);
-
-	if (!rc)
-		rt_uuid_v4(u);
-	return rc;
-}
-
 /* --json: what was written, the features as the superblock now says them
  * (read back, so the names are info's). */
 static int format_json(struct dev *d, const struct format_args *a)
@@ -183,7 +171,10 @@ int cmd_format(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	if (!a.have_uuid && (rc = random_uuid(a.o.uuid))) {
+	/* The uuid seeds every checksum: two journals sharing one would take
+	 * each other's stale blocks for their own, so no randomness is an
+	 * error (the caller may name one with --uuid), never a fixed pattern. */
+	if (!a.have_uuid && (rc = rt_uuid_v4(a.o.uuid))) {
 		cli_err(argv[0], "cannot format: '%s': no random uuid for the journal (%s): name one with --uuid",
 			a.path, strerror(-rc));
 		return target_exit_status(rc);

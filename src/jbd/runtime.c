@@ -177,10 +177,9 @@ static int open_format(const struct jbd_loc *loc, const struct ujbd_opts *o,
 	if (!memcmp(f.uuid, zero, 16)) {
 		/* The uuid seeds every checksum: two journals sharing one
 		 * would take each other's stale blocks for their own. */
-		int rc = rt_random_bytes(f.uuid, sizeof(f.uuid));
+		int rc = rt_uuid_v4(f.uuid);
 		if (rc)
 			return jbd_err_set(err, rc, "no random uuid for the journal: %s", strerror(-rc));
-		rt_uuid_v4(f.uuid);
 	}
 	return jbd_format_loc(loc, &f, err);
 }

@@ -112,10 +112,15 @@ int rt_random_bytes(void *buf, size_t len)
 	return 0;
 }
 
-void rt_uuid_v4(uint8_t u[16])
+int rt_uuid_v4(uint8_t u[16])
 {
+	int rc = rt_random_bytes(u, 16);
+
+	if (rc)
+		return rc;
 	u[6] = (uint8_t)((u[6] & 0x0F) | 0x40); /* version 4 */
 	u[8] = (uint8_t)((u[8] & 0x3F) | 0x80); /* RFC 4122 variant */
+	return 0;
 }
 
 uint64_t rt_rand_below(uint64_t n)

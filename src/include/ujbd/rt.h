@@ -286,9 +286,9 @@ uint64_t rt_rand_below(uint64_t n);
  * so that a sim run stays a function of its seed. 0, or -errno when the
  * kernel has none to give (nothing else is used in its place). */
 int rt_random_bytes(void *buf, size_t len);
-/* Mark 16 random bytes as an RFC 4122 version 4 UUID (its version and
- * variant bits). */
-void rt_uuid_v4(uint8_t u[16]);
+/* A random RFC 4122 version 4 UUID in u (rt_random_bytes, then its
+ * version and variant bits): 0, or rt_random_bytes' -errno. */
+int rt_uuid_v4(uint8_t u[16]);
 
 /* A standalone PRNG for code that wants its own stream (fault injection,
  * workloads): same generator, caller-owned state, no locking. */
