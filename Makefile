@@ -197,7 +197,7 @@ build/fuzz/fuzz/%: tests/fuzz/%.c $(STATIC)
 # What `make install` puts under $(DESTDIR)$(PREFIX), one list, so that
 # `make uninstall` removes exactly that (tests/abi/install.sh checks that
 # nothing is left): a new installed file goes here. The headers are
-# include/ujbd/ (the public API; the internal ones live in src/include) and
+# include/ujbd/ (the public API; the internal ones live in src/include/priv) and
 # the generated version.h; man pages get VERSION in their footer.
 D          = $(DESTDIR)$(PREFIX)
 PUBLIC_H  := $(notdir $(wildcard include/ujbd/*.h)) version.h

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 
 /* Run fn(arg) as thread "main" of a new sim world with this seed; the
  * world is freed after. 0 or rt_world_new/rt_world_run's error. */

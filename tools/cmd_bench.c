@@ -2,7 +2,7 @@
  * ujbd bench: the journal runtime's three benchmarks, in the real world, on
  * files in a directory, and the plain-file baselines they are compared with:
  * fsync-loop, group-commit and handles (the workloads, their threads and
- * their report are the lab's jload: src/lab/jload.c, lab/workload.h). This
+ * their report are the lab's jload: src/load/jbd.c, load/load.h). This
  * file parses the options and creates and opens the files and the journal.
  *
  * The one idea: a benchmark measures, it does not judge. Every run prints
@@ -37,15 +37,15 @@
 
 #include "cli.h"
 #include "target/target.h"
-#include "lab/workload.h"
+#include "load/load.h"
 #include "ujbd/dev.h"
-#include "ujbd/rt.h"
-#include "ujbd/stack.h"
+#include "priv/rt.h"
+#include "priv/stack.h"
 #include "ujbd/ujbd.h"
 
-#define BENCH_MAX_THREADS LAB_MAX_THREADS
-#define BENCH_BS LAB_JLOAD_BS
-#define BENCH_SPAN LAB_JLOAD_SPAN
+#define BENCH_MAX_THREADS LOAD_MAX_THREADS
+#define BENCH_BS LOAD_JBD_BS
+#define BENCH_SPAN LOAD_JBD_SPAN
 #define BENCH_MAX_ITER 100000000ull
 
 static const char *const kind_names[] = { "fsync-loop", "group-commit",
@@ -56,7 +56,7 @@ enum bench_layout { BL_ONE_FILE, BL_TWO_FILES };
 static const char *const layout_names[] = { "one-file", "two-files" };
 
 struct bench_cfg {
-	enum lab_jload_kind kind;
+	enum load_jbd_kind kind;
 	const char *dir;
 	uint64_t iterations;      /* per thread; 0 = the workload's default */
 	unsigned threads;         /* 0 = the workload's default */
@@ -87,7 +87,7 @@ struct bench {
 	uint64_t b_base;           /* first data block (one-file: after the journal) */
 	struct ujbd *b_j;          /* the stack's journal, during the run */
 	int *b_fds;                /* [threads] baseline: each thread's file */
-	struct lab_jload b_load;   /* what the threads measured */
+	struct load_jbd b_load;   /* what the threads measured */
 	struct ujbd_stats b_stats;
 	bool b_async, b_caller;    /* the journal's async and caller commit, as opened */
 	int b_err;
@@ -122,7 +122,7 @@ static void bench_fail_sys(struct bench *b, int err, const char *fmt, const char
 
 static uint64_t data_blocks(const struct bench *b)
 {
-	return lab_jload_data_blocks(b->b_cfg.kind, b->b_cfg.threads);
+	return load_jbd_data_blocks(b->b_cfg.kind, b->b_cfg.threads);
 }
 
 /* Create path with size bytes written out (zeros) and synced. */
@@ -314,13 +314,13 @@ static int bench_spec(struct bench *b, struct stack_spec *sp)
 static int bench_drive(struct bench *b)
 {
 	const struct bench_cfg *c = &b->b_cfg;
-	struct lab_jload_opts o = {
+	struct load_jbd_opts o = {
 		.kind = c->kind, .iterations = c->iterations, .threads = c->threads,
 		.sync_handles = c->sync_handles, .clean_fsyncs = c->clean_fsyncs,
 		.j = b->b_j, .base = b->b_base,
 		.fds = c->baseline ? b->b_fds : NULL, .use_fsync = c->use_fsync,
 	};
-	int err = lab_jload_run(&o, &b->b_load);
+	int err = load_jbd_run(&o, &b->b_load);
 
 	if (err && b->b_load.start_failed)
 		bench_fail(b, err, "cannot start thread %s: %s", "bench");
@@ -398,7 +398,7 @@ static void bench_world(struct bench *b)
 static void report(const struct bench *b)
 {
 	const struct bench_cfg *c = &b->b_cfg;
-	struct lab_jload_report rep = {
+	struct load_jbd_report rep = {
 		.kind = c->kind,
 		.system = c->baseline ? (c->use_fsync ? "baseline-fsync" : "baseline") : "ujbd",
 		.data_mode = mode_names[c->data_mode],
@@ -412,7 +412,7 @@ static void report(const struct bench *b)
 		.sync_handles = c->sync_handles, .clean_fsyncs = c->clean_fsyncs,
 	};
 
-	lab_jload_print(stdout, &rep, &b->b_load);
+	load_jbd_print(stdout, &rep, &b->b_load);
 }
 
 /* ---- arguments ------------------------------------------------------------ */
@@ -582,7 +582,7 @@ static void note_opt(struct bench_cfg *c, int ch, const struct option *opts)
 /* Refuse combinations that mean nothing; 0 or -EINVAL (message printed). */
 static int check_args(struct bench_cfg *c, const char *verb)
 {
-	if (c->kind == LAB_JLOAD_HANDLES && c->baseline) {
+	if (c->kind == LOAD_JBD_HANDLES && c->baseline) {
 		cli_err(verb, "handles has no baseline (it measures the CPU path only)");
 		return -EINVAL;
 	}
@@ -591,11 +591,11 @@ static int check_args(struct bench_cfg *c, const char *verb)
 			c->journal_opt);
 		return -EINVAL;
 	}
-	if (c->kind == LAB_JLOAD_HANDLES && c->fsync_opt) {
+	if (c->kind == LOAD_JBD_HANDLES && c->fsync_opt) {
 		cli_err(verb, "--%s means nothing for handles (it never fsyncs)", c->fsync_opt);
 		return -EINVAL;
 	}
-	if (c->clean_fsyncs && (c->sync_handles || c->kind == LAB_JLOAD_HANDLES)) {
+	if (c->clean_fsyncs && (c->sync_handles || c->kind == LOAD_JBD_HANDLES)) {
 		cli_err(verb, "--clean-fsyncs applies to ujbd's fsync-loop and group-commit "
 			"without --sync-handles");
 		return -EINVAL;
@@ -604,7 +604,7 @@ static int check_args(struct bench_cfg *c, const char *verb)
 		cli_err(verb, "--fsync applies to --baseline only");
 		return -EINVAL;
 	}
-	if (c->kind == LAB_JLOAD_FSYNC_LOOP && c->threads > 1) {
+	if (c->kind == LOAD_JBD_FSYNC_LOOP && c->threads > 1) {
 		cli_err(verb, "fsync-loop runs one thread (group-commit runs several)");
 		return -EINVAL;
 	}
@@ -658,7 +658,7 @@ static int parse_args(struct bench_cfg *c, int argc, char **argv)
 			argv[optind]);
 		return -EINVAL;
 	}
-	c->kind = (enum lab_jload_kind)k;
+	c->kind = (enum load_jbd_kind)k;
 	if (check_args(c, argv[0]))
 		return -EINVAL;
 	if (!c->iterations)

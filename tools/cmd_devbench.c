@@ -10,7 +10,7 @@
  * Shape: this file parses the options and opens the world, the disk and the
  * queue (bench_world, bench_open, bench_queue_open); the load itself (the
  * per-thread issue loop, the merge of the threads' latency histograms and
- * the report) is the lab's devload (src/lab/devload.c, lab/workload.h).
+ * the report) is the lab's devload (src/load/dev.c, load/load.h).
  *
  * The disk, its queue and the world come from a stack spec (stack.h):
  * --disk names a disk model of the registry (or file:PATH), --MODEL=LIST,
@@ -32,11 +32,11 @@
 
 #include "cli.h"
 #include "target.h"
-#include "lab/workload.h"
-#include "ujbd/blk.h"
+#include "load/load.h"
+#include "priv/blk.h"
 #include "ujbd/dev.h"
-#include "ujbd/rt.h"
-#include "ujbd/stack.h"
+#include "priv/rt.h"
+#include "priv/stack.h"
 
 #define BENCH_MAX_OPS 10000000ull
 #define BENCH_MAX_BS (16u << 20)
@@ -45,7 +45,7 @@
 
 struct bench_cfg {
 	const char *disk;         /* a disk model ("hdd", "ssd"), "mem" or "file:PATH" */
-	enum lab_devload_pattern pattern;
+	enum load_dev_pattern pattern;
 	uint32_t bs;
 	uint64_t ops;
 	uint64_t seed;
@@ -58,7 +58,7 @@ struct bench_cfg {
 	bool use_blk;
 	enum blk_elevator elevator;   /* cfq, the default of 2.6.18-2.6.32 */
 	unsigned threads;             /* 1 */
-	uint16_t ioprio[LAB_DEVLOAD_MAX_THREADS];
+	uint16_t ioprio[LOAD_DEV_MAX_THREADS];
 	unsigned nioprio;             /* 0 = threads keep the caller's */
 	const char *trace_path;
 	bool elevator_set;            /* --elevator given */
@@ -75,7 +75,7 @@ struct bench {
 	struct dev *b_dev;
 	struct blk_queue *b_q;    /* through the block layer, or NULL */
 	FILE *b_trace;
-	struct lab_devload b_load; /* what the threads measured */
+	struct load_dev b_load; /* what the threads measured */
 	int b_err;                /* first error, negative errno */
 	const char *b_err_what;
 	const char *b_err_subject; /* what b_err_what is about; NULL: the disk */
@@ -147,8 +147,8 @@ static void bench_run(void *arg)
 {
 	struct bench *b = arg;
 	const struct bench_cfg *c = &b->b_cfg;
-	uint16_t prio[LAB_DEVLOAD_MAX_THREADS];
-	struct lab_devload_opts lo = { .pattern = c->pattern, .bs = c->bs, .ops = c->ops,
+	uint16_t prio[LOAD_DEV_MAX_THREADS];
+	struct load_dev_opts lo = { .pattern = c->pattern, .bs = c->bs, .ops = c->ops,
 				       .seed = c->seed, .threads = c->use_blk ? c->threads : 1,
 				       .ioprio = c->nioprio ? prio : NULL };
 	uint64_t span;
@@ -181,7 +181,7 @@ static void bench_run(void *arg)
 			goto out;
 		}
 	}
-	err = lab_devload_run(b->b_dev, b->b_q, &lo, &b->b_load);
+	err = load_dev_run(b->b_dev, b->b_q, &lo, &b->b_load);
 	if (b->b_q) {
 		int cerr = bench_queue_close(b);
 
@@ -215,15 +215,15 @@ static int bench_stack_main(struct stack *s, void *arg)
 static int bench_report(const struct bench *b)
 {
 	const struct bench_cfg *c = &b->b_cfg;
-	struct lab_devload_report rep = {
+	struct load_dev_report rep = {
 		.disk = b->b_name, .engine = b->b_engine,
-		.pattern = lab_devload_pattern_name(c->pattern), .bs = c->bs,
+		.pattern = load_dev_pattern_name(c->pattern), .bs = c->bs,
 		.world = c->sim_world ? "sim" : "real", .seed = c->seed,
 		.elevator = c->use_blk ? blk_elevator_name(c->elevator) : NULL,
 		.json = c->json,
 	};
 
-	return lab_devload_print(stdout, &rep, &b->b_load);
+	return load_dev_print(stdout, &rep, &b->b_load);
 }
 
 /* ---- the command line ---------------------------------------------------- */
@@ -321,7 +321,7 @@ static int bench_parse_ioprio(const char *arg, struct bench_cfg *c)
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint16_t prio;
 
-		if (c->nioprio == LAB_DEVLOAD_MAX_THREADS || rt_ioprio_parse(tok, &prio) ||
+		if (c->nioprio == LOAD_DEV_MAX_THREADS || rt_ioprio_parse(tok, &prio) ||
 		    RT_IOPRIO_CLASS(prio) == RT_IOPRIO_CLASS_NONE)
 			return -EINVAL;
 		c->ioprio[c->nioprio++] = prio;
@@ -443,7 +443,7 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		c->disk = arg;
 		break;
 	case 'p':
-		if (lab_devload_pattern_parse(arg, &c->pattern)) {
+		if (load_dev_pattern_parse(arg, &c->pattern)) {
 			cli_err(verb, "unknown pattern '%s' (seq, rand or write-flush)", arg);
 			return -EINVAL;
 		}
@@ -503,9 +503,9 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		c->use_blk = true;
 		break;
 	case 't':
-		if (cli_parse_u64(arg, 1, LAB_DEVLOAD_MAX_THREADS, &v)) {
+		if (cli_parse_u64(arg, 1, LOAD_DEV_MAX_THREADS, &v)) {
 			cli_err(verb, "bad --threads '%s' (1 to %d)", arg,
-				LAB_DEVLOAD_MAX_THREADS);
+				LOAD_DEV_MAX_THREADS);
 			return -EINVAL;
 		}
 		c->threads = (unsigned)v;
@@ -549,7 +549,7 @@ static int bench_check(const char *verb, struct bench_cfg *c, bool world_set)
 		cli_err(verb, "--direct needs --bs to be a multiple of 4k");
 		return -EINVAL;
 	}
-	if (file && c->pattern != LAB_DEVLOAD_WRITE_FLUSH && c->size) {
+	if (file && c->pattern != LOAD_DEV_WRITE_FLUSH && c->size) {
 		cli_err(verb, "--size: a read pattern reads '%s' as it is (it never creates, "
 			"grows or writes a file)", c->disk + 5);
 		return -EINVAL;
@@ -572,7 +572,7 @@ static int bench_spec(const char *verb, struct bench *b, struct stack_spec *sp)
 	bool file = !strncmp(c->disk, "file:", 5);
 	char err[256];
 
-	bool writes = c->pattern == LAB_DEVLOAD_WRITE_FLUSH;
+	bool writes = c->pattern == LOAD_DEV_WRITE_FLUSH;
 
 	stack_spec_default(sp);
 	sp->world = c->sim_world ? RT_WORLD_SIM : RT_WORLD_REAL;
@@ -633,7 +633,7 @@ int cmd_devbench(int argc, char **argv)
 		cli_err(argv[0], "out of memory");
 		return EXIT_IO;
 	}
-	b->b_cfg = (struct bench_cfg){ .disk = "hdd", .pattern = LAB_DEVLOAD_RAND, .bs = 4096,
+	b->b_cfg = (struct bench_cfg){ .disk = "hdd", .pattern = LOAD_DEV_RAND, .bs = 4096,
 				       .ops = 1000, .seed = 1, .sim_world = true,
 				       .elevator = BLK_ELV_CFQ };
 	rc = bench_args(argc, argv, &b->b_cfg, &world_set);
@@ -656,7 +656,7 @@ int cmd_devbench(int argc, char **argv)
 		goto out;
 	}
 	/* write-flush writes ops blocks from the start of a file (mke2fs's rule) */
-	if (!strncmp(b->b_cfg.disk, "file:", 5) && b->b_cfg.pattern == LAB_DEVLOAD_WRITE_FLUSH) {
+	if (!strncmp(b->b_cfg.disk, "file:", 5) && b->b_cfg.pattern == LOAD_DEV_WRITE_FLUSH) {
 		status = target_may_overwrite(argv[0], b->b_cfg.disk + 5,
 					      b->b_cfg.ops * b->b_cfg.bs, b->b_cfg.force);
 		if (status)

@@ -15,7 +15,7 @@
 
 #include "cli.h"
 #include "target.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 
 /* What jbd2 takes (JBD2_MIN_BLOCKSIZE..JBD2_MAX_BLOCKSIZE, a power of two):
  * the one set the help, the error and ujbd(1) name. */

@@ -21,7 +21,7 @@
 
 #include "cli.h"
 #include "target/target.h"
-#include "lab/fs.h"
+#include "fs/fs.h"
 #include "lab/runner.h"
 #include "ujbd/dev.h"
 
@@ -248,7 +248,7 @@ static int run_lab(struct lab_ctx *c, const struct lab_args *a)
 
 /*
  * `ujbd lab fsck IMAGE`: check a file-system model image (an unmounted or
- * recovered one, e.g. a crash test's) with lab_fsck. 0 clean, 1
+ * recovered one, e.g. a crash test's) with fs_fsck. 0 clean, 1
  * inconsistent or not a file (the first problem on stderr), 2 usage, 3 I/O.
  */
 static int lab_fsck_cmd(int argc, char **argv)
@@ -273,7 +273,7 @@ static int lab_fsck_cmd(int argc, char **argv)
 		cli_err("lab", "fsck: cannot open '%s': %s", argv[1], target_strerror(rc));
 		return target_exit_status(rc);
 	}
-	rc = lab_fsck(d, 4096, msg, sizeof(msg));
+	rc = fs_fsck(d, 4096, msg, sizeof(msg));
 	dev_close(d);
 	if (!rc) {
 		printf("%s: %s\n", argv[1], msg);

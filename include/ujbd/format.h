@@ -1,9 +1,7 @@
 /*
- * ujbd jbd2 on-disk format.
- *
- * CONTRACT SECTION (shared by src/jbd and src/ext4; the format helper owns
- * the rest of this file and fills in the layout of every block type, the
- * accessors and the checksums below it).
+ * ujbd jbd2 on-disk format: where a journal lives, the layout of every
+ * block type, typed accessors and the checksums (shared by src/jbd and
+ * src/ext4).
  */
 #ifndef UJBD_FORMAT_H
 #define UJBD_FORMAT_H

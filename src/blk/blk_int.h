@@ -18,10 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ujbd/blk.h"
-#include "ujbd/param.h"
-#include "ujbd/dev_req.h"
-#include "ujbd/rt.h"
+#include "priv/blk.h"
+#include "priv/param.h"
+#include "priv/dev_req.h"
+#include "priv/rt.h"
 
 #include "rt/assert.h"
 

@@ -25,8 +25,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ujbd/blk.h"
-#include "ujbd/rt.h"
+#include "priv/blk.h"
+#include "priv/rt.h"
 
 struct buf_cache;
 

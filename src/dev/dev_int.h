@@ -24,9 +24,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ujbd/dev_req.h"
-#include "ujbd/dev_sim.h"
-#include "ujbd/rt.h"
+#include "priv/dev_req.h"
+#include "priv/dev_sim.h"
+#include "priv/rt.h"
 
 #include "rt/assert.h"
 

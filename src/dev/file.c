@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "dev/dev_int.h"
-#include "ujbd/dev_file.h"
+#include "priv/dev_file.h"
 
 #define DEV_FILE_MAX_WORKERS 64
 #define DEV_FILE_MAX_QD 1024

@@ -61,7 +61,7 @@
 #include <string.h>
 
 #include "dev/sim_int.h"
-#include "ujbd/param.h"
+#include "priv/param.h"
 
 #define HDD_MAX_QD 32
 

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "dev/sim_int.h"
-#include "ujbd/param.h"
+#include "priv/param.h"
 
 #define SSD_MAX_CHANNELS 64
 #define SSD_MAX_QD 256

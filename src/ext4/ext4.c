@@ -28,7 +28,7 @@
 #include <ext2fs/ext2fs.h>
 #include <et/com_err.h>
 
-#include "ujbd/dev_file.h"
+#include "priv/dev_file.h"
 #include "ujbd/ext4.h"
 
 #define EXT4_SB_OFFSET      1024u

@@ -8,7 +8,7 @@
 #define UJBD_JBD_BASE_H
 
 #include "rt/assert.h"
-#include "ujbd/dev_req.h"
+#include "priv/dev_req.h"
 #include "ujbd/jbd_log.h"
 
 /*

@@ -36,8 +36,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ujbd/hist.h"
-#include "ujbd/rt.h"
+#include "priv/hist.h"
+#include "priv/rt.h"
 #include "ujbd/ujbd.h"
 
 /* One commit, as the kernel's jbd2_run_stats (times in ns, not jiffies). */

@@ -150,3 +150,11 @@ void __jbd_revoke_table_put(struct ujbd *j, struct jbd_revoke_table *rt)
 	}
 	ASSERT(!"unknown revoke table");
 }
+
+/* Log blocks t's revoke records take. */
+uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t)
+{
+	uint32_t n = t->t_revoke ? t->t_revoke->rt_live : 0;
+
+	return (n + j->j_rcap - 1) / j->j_rcap;
+}

@@ -34,7 +34,8 @@ void ujbd_opts_default(struct ujbd_opts *o)
 	o->journal_meta = true;
 	o->journal_sync = UJBD_SYNC_FSYNC_ONLY;
 	o->wake = UJBD_WAKE_NEEDED;
-	/* issue 14: one flush per fsync where only ujbd replays the log, the
+	/* one flush per fsync where only ujbd replays the log (a data block is
+	 * journaled, not written home before the commit: transaction.c), the
 	 * commit on the fsync's thread */
 	o->async_commit = UJBD_ASYNC_COMMIT_AUTO;
 	o->ordered_journal_bytes = 64u << 10;      /* measured: docs/bench.md */
@@ -142,20 +143,6 @@ static int opts_check(const struct jbd_loc *loc, const struct ujbd_opts *o,
 	     RT_IOPRIO_LEVEL(o->commit_ioprio) >= RT_IOPRIO_LEVELS))
 		return jbd_err_set(err, -EINVAL, "invalid commit ioprio 0x%x", o->commit_ioprio);
 	return 0;
-}
-
-/* ---- I/O priorities ---------------------------------------------------- */
-
-bool jbd_ioprio_higher(uint16_t a, uint16_t b)
-{
-	unsigned ca = RT_IOPRIO_CLASS(a), cb = RT_IOPRIO_CLASS(b);
-
-	/* NONE is best effort at its level; rank RT < BE < IDLE. */
-	ca = ca == RT_IOPRIO_CLASS_NONE ? RT_IOPRIO_CLASS_BE : ca;
-	cb = cb == RT_IOPRIO_CLASS_NONE ? RT_IOPRIO_CLASS_BE : cb;
-	if (ca != cb)
-		return ca < cb;
-	return RT_IOPRIO_LEVEL(a) < RT_IOPRIO_LEVEL(b);
 }
 
 /* ---- open --------------------------------------------------------------- */

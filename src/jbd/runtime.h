@@ -2,8 +2,10 @@
  * runtime.h: the journal runtime's private structures (struct ujbd,
  * transactions, journal heads, the commit ring), shared by runtime.c
  * (open, close, threads), log.c (log space, tail, superblock writes,
- * abort), transaction.c (handles), slot.c, commit.c (kjournald),
- * checkpoint.c and revoke.c.
+ * abort), transaction.c (handles), jhead.c (journal heads and their
+ * lists), slot.c (the lock-free handle path), kjournald.c (the commit
+ * thread, requests, waits, fsync, inheritance), commit.c (one commit's
+ * phases), checkpoint.c and revoke.c.
  *
  * Two journal structs, one per side: struct jbd_journal (jbd_log.h) is
  * the log itself, offline: its location, superblock, format and log area,
@@ -92,10 +94,10 @@
 #include "jbd/base.h"
 #include "jbd/jstats.h"
 #include "jbd/jtrace.h"
-#include "ujbd/blk.h"
-#include "ujbd/dev_req.h"
+#include "priv/blk.h"
+#include "priv/dev_req.h"
 #include "ujbd/jbd_log.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 #include "ujbd/ujbd.h"
 
 struct jbd_slot;
@@ -254,7 +256,7 @@ struct jbd_txn {
 	uint64_t t_ckpt_first_ns;         /* [j_state_lock] first active pass */
 	struct jbd_txn *t_cpnext, *t_cpprev; /* [j_state_lock] j_cp list, tid order */
 
-	/* kjournald's batch window (commit.c): the fsyncs of this
+	/* kjournald's batch window (kjournald.c): the fsyncs of this
 	 * transaction, counted as commit requests (ujbd_commit_tid) and as
 	 * waits (__jbd_wait_commit); an fsync is one of each, or a wait
 	 * alone (a sync handle), so the larger count is the fsyncs. */
@@ -338,7 +340,7 @@ struct ujbd {
 	/* A thread is in __commit: kjournald, or an fsync (caller_commit).
 	 * One commit at a time, whoever runs it. */
 	bool j_commit_busy;               /* [j_state_lock] */
-	/* the batch window (commit.c __batch_wanted): the fsyncs the next
+	/* the batch window (kjournald.c __batch_wanted): the fsyncs the next
 	 * commit expects (those the last commit woke, plus those already on
 	 * the running transaction then), counted from when */
 	uint32_t j_batch_target;          /* [j_state_lock] */
@@ -454,6 +456,23 @@ void jbd_slots_release(struct ujbd *j);
  * t_seq seq for block, or NULL. */
 struct jbd_jh *jbd_memo_find(struct jbd_slot *s, uint64_t seq, uint64_t block);
 void jbd_memo_put(struct jbd_slot *s, uint64_t seq, uint64_t block, struct jbd_jh *jh);
+/* The handle side of the protocol, each 0 or -EAGAIN (take the locked
+ * path): start the thread's slot handle in the open transaction; stop a
+ * slot handle that is not sync (credits back to the pool, the
+ * announcement withdrawn); write access to, and dirty, a buffer this
+ * slot attached to the transaction earlier. */
+int jbd_slot_start(struct ujbd *j, struct jbd_slot *s, uint32_t nblocks,
+		   struct ujbd_handle **out);
+int jbd_slot_stop(struct ujbd *j, struct ujbd_handle *h);
+int jbd_slot_access(struct ujbd_handle *h, uint64_t block, bool create,
+		    struct ujbd_buf **out);
+int jbd_slot_dirty(struct ujbd_handle *h, struct ujbd_buf *b);
+/* Unused credits of a handle of slot s back to its pool; beyond the chunk
+ * back to t. j_state_lock held. */
+void __jbd_slot_pool_return(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t);
+/* A trace hook is installed (slot handles then take the locked path, so
+ * every event fires under the lock). */
+bool jbd_hooked(const struct ujbd *j);
 
 /* ---- log.c: log space, tail, abort ------------------------------------- */
 
@@ -512,7 +531,17 @@ uint32_t jbd_log_size(const struct ujbd *j);
 /* Free lists, transactions and the journal; threads are stopped. */
 void jbd_close_free(struct ujbd *j);
 /* Compare I/O priorities: true if a is served before b. */
-bool jbd_ioprio_higher(uint16_t a, uint16_t b);
+static inline bool jbd_ioprio_higher(uint16_t a, uint16_t b)
+{
+	unsigned ca = RT_IOPRIO_CLASS(a), cb = RT_IOPRIO_CLASS(b);
+
+	/* NONE is best effort at its level; rank RT < BE < IDLE. */
+	ca = ca == RT_IOPRIO_CLASS_NONE ? RT_IOPRIO_CLASS_BE : ca;
+	cb = cb == RT_IOPRIO_CLASS_NONE ? RT_IOPRIO_CLASS_BE : cb;
+	if (ca != cb)
+		return ca < cb;
+	return RT_IOPRIO_LEVEL(a) < RT_IOPRIO_LEVEL(b);
+}
 /* barrier=false (ext3's barrier=0): the cache-flush and FUA flags of a
  * journal write dropped, and jbd_flush a no-op; every flush of the journal
  * goes through these two. */
@@ -524,18 +553,8 @@ static inline int jbd_flush(const struct ujbd *j, struct blk_queue *q)
 {
 	return j->j_opts.barrier ? blk_flush(q) : 0;
 }
-/*
- * commit_ioprio = inherit: the calling thread is about to wait on t (its
- * commit, its lock, a buffer it logs, the space it frees). Raise t's
- * priority to the thread's if higher (floor be:4); if t is committing,
- * its queued bios too (blk_boost), which is done with j_state_lock
- * dropped: returns true when the lock was dropped (the caller re-checks
- * what it was about to wait for), false when it was held throughout.
- * Nothing under any other commit_ioprio. j_state_lock held.
- */
-bool __jbd_inherit(struct ujbd *j, struct jbd_txn *t);
 
-/* ---- transaction.c ------------------------------------------------------ */
+/* ---- jhead.c: journal heads and their lists ------------------------------ */
 
 struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b);
 /* The journal head of block, or NULL. */
@@ -554,8 +573,12 @@ void __jbd_list_del_cp(struct jbd_txn *t, struct jbd_jh *jh);
 void __jbd_list_add_cp(struct jbd_txn *t, struct jbd_jh *jh);
 void __jbd_list_del_d(struct jbd_txn *t, struct jbd_jh *jh);
 void __jbd_list_add_d(struct jbd_txn *t, struct jbd_jh *jh);
-uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t);
 
+/* ---- transaction.c ------------------------------------------------------ */
+
+/* Would the log hold the running transaction with `more` credits?
+ * j_state_lock held. */
+bool __jbd_space_for(const struct ujbd *j, uint32_t more);
 /* The tid of the handle the calling thread holds in j, if it holds one
  * (handles do not nest: waiting for that transaction would wait for the
  * caller itself). No lock needed: the list is the thread's own. */
@@ -564,6 +587,29 @@ bool jbd_thread_holds(const struct ujbd *j, ujbd_tid_t *tid);
 bool jbd_thread_holds_handle(void);
 
 /* ---- commit.c ------------------------------------------------------------- */
+
+/* Commit the running transaction, phase by phase; the caller holds
+ * j_commit_busy (kjournald, or an fsync's caller_commit). j_state_lock held
+ * on entry and on return (dropped for the I/O). */
+void __jbd_commit(struct ujbd *j, bool caller);
+
+/* ---- kjournald.c ---------------------------------------------------------- */
+
+/* The fsyncs of t: see t_nr_fsync_requests. */
+static inline uint32_t jbd_txn_fsyncs(const struct jbd_txn *t)
+{
+	return t->t_nr_fsync_requests > t->t_nr_fsync_waits ? t->t_nr_fsync_requests
+							    : t->t_nr_fsync_waits;
+}
+
+/* inherit: no commit runs below be:4, kjournald's default. */
+#define JBD_INHERIT_FLOOR RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4)
+
+/* The commit's priority for the best waiter's p (0: none): the floor. */
+static inline uint16_t jbd_inherit_prio(uint16_t p)
+{
+	return p && jbd_ioprio_higher(p, JBD_INHERIT_FLOOR) ? p : JBD_INHERIT_FLOOR;
+}
 
 void jbd_kjournald(void *arg);
 /* Ask for tid's commit under the wake policy; j_state_lock held. */
@@ -575,6 +621,16 @@ int __jbd_wait_commit(struct ujbd *j, ujbd_tid_t tid);
  * runs), and return true (the commit may have failed: see j_flags); else
  * ask for it (__jbd_request_commit) and return false. Lock held. */
 bool __jbd_fsync_commit(struct ujbd *j, ujbd_tid_t tid);
+/*
+ * commit_ioprio = inherit: the calling thread is about to wait on t (its
+ * commit, its lock, a buffer it logs, the space it frees). Raise t's
+ * priority to the thread's if higher (floor be:4); if t is committing,
+ * its queued bios too (blk_boost), which is done with j_state_lock
+ * dropped: returns true when the lock was dropped (the caller re-checks
+ * what it was about to wait for), false when it was held throughout.
+ * Nothing under any other commit_ioprio. j_state_lock held.
+ */
+bool __jbd_inherit(struct ujbd *j, struct jbd_txn *t);
 
 /* ---- checkpoint.c -------------------------------------------------------- */
 
@@ -606,5 +662,7 @@ bool jbd_revoke_has(const struct jbd_revoke_table *rt, uint64_t block);
 /* A table for a new transaction (one of the two at open); j_state_lock. */
 struct jbd_revoke_table *__jbd_revoke_table_get(struct ujbd *j);
 void __jbd_revoke_table_put(struct ujbd *j, struct jbd_revoke_table *rt);
+/* Log blocks t's revoke records take (live records, j_rcap a block). */
+uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t);
 
 #endif

@@ -11,7 +11,7 @@
  * consistent), so either the commit sees the announcement or the starter
  * sees the transaction closed and backs off: never both missed.
  *
- * What a slot handle may do without the lock (transaction.c):
+ * What a slot handle may do without the lock (the end of this file):
  *   - start: announce, check j_open, take credits from the slot's pool
  *     (reserved in t_outstanding under the lock, s_pool_chunk at a time);
  *   - get write access to, and dirty, a buffer that one of its own earlier
@@ -205,4 +205,174 @@ void jbd_memo_put(struct jbd_slot *s, uint64_t seq, uint64_t block, struct jbd_j
 	ASSERT(jh && jh->jh_buf->b_blocknr == block);
 	ASSERT(s->s_busy && s->s_handle.h_transaction->t_seq == seq);
 	*memo_at(s, block) = (struct jbd_memo){ block, jh, seq };
+}
+
+/* ---- the handle side: start, stop, access, dirty without the lock ------- */
+
+bool jbd_hooked(const struct ujbd *j)
+{
+	return __atomic_load_n(&j->j_tracer.fn, __ATOMIC_RELAXED) != NULL;
+}
+
+static bool aborted(const struct ujbd *j)
+{
+	return __atomic_load_n(&j->j_aborted, __ATOMIC_ACQUIRE);
+}
+
+/* Withdraw slot s's announcement; wake a commit waiting for the drain. */
+static void slot_leave(struct ujbd *j, struct jbd_slot *s)
+{
+	__atomic_store_n(&s->s_txn, NULL, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&j->j_drain_waiting, __ATOMIC_SEQ_CST)) {
+		rt_mutex_lock(&j->j_state_lock);
+		rt_cond_broadcast(&j->j_wait_updates);
+		rt_mutex_unlock(&j->j_state_lock);
+	}
+}
+
+/* Reserve credits for slot s in t, which it holds: what its pool lacks
+ * for nblocks plus a chunk for the handles to come, or just what it lacks. 0, or -EAGAIN when t is
+ * locked, full or the log is short (the locked path waits for those). */
+static int slot_refill(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t,
+		       uint32_t nblocks)
+{
+	uint32_t need = nblocks - s->s_pool, want = need + j->j_pool_chunk;
+	int rc = 0;
+
+	ASSERT(s->s_pool < nblocks && s->s_pool_seq == t->t_seq);
+
+	rt_mutex_lock(&j->j_state_lock);
+	if ((j->j_flags & JBD_F_ABORTED) || t->t_state != T_RUNNING)
+		rc = -EAGAIN;
+	if (!rc && (t->t_outstanding + want > j->j_max_txn || !__jbd_space_for(j, want)))
+		want = need;
+	if (!rc && (t->t_outstanding + want > j->j_max_txn || !__jbd_space_for(j, want)))
+		rc = -EAGAIN;
+	if (!rc) {
+		t->t_outstanding += want;
+		s->s_pool += want;
+		ASSERT(t->t_outstanding <= j->j_max_txn && s->s_pool >= nblocks);
+	}
+	rt_mutex_unlock(&j->j_state_lock);
+	return rc;
+}
+
+/* Start the thread's slot handle in the open transaction: 0, or -EAGAIN
+ * (take the locked path). */
+int jbd_slot_start(struct ujbd *j, struct jbd_slot *s, uint32_t nblocks,
+		   struct ujbd_handle **out)
+{
+	struct jbd_txn *t = __atomic_load_n(&j->j_open, __ATOMIC_ACQUIRE);
+	struct ujbd_handle *h = &s->s_handle;
+
+	if (!t || s->s_busy || jbd_hooked(j))
+		return -EAGAIN;
+	__atomic_store_n(&s->s_txn, t, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&j->j_open, __ATOMIC_SEQ_CST) != t || aborted(j)) {
+		slot_leave(j, s);
+		return -EAGAIN;
+	}
+	/* From here t cannot be drained past this slot until stop. */
+	if (s->s_pool_seq != t->t_seq) {
+		s->s_pool_seq = t->t_seq; /* the old pool went with its commit */
+		s->s_pool = 0;
+	}
+	if (s->s_pool < nblocks && slot_refill(j, s, t, nblocks)) {
+		slot_leave(j, s);
+		return -EAGAIN;
+	}
+	ASSERT(s->s_pool >= nblocks);
+	s->s_pool -= nblocks;
+	if (s->s_cnt_seq != t->t_seq) {
+		s->s_cnt_seq = t->t_seq;
+		s->s_cnt = 0;
+	}
+	s->s_cnt++;
+	s->s_busy = true;
+	memset(h, 0, sizeof(*h));
+	h->h_journal = j;
+	h->h_transaction = t;
+	h->h_buffer_credits = h->h_requested = nblocks;
+	h->h_seq = (uint64_t)s->s_id << 40 | ++s->s_nseq;
+	h->h_slot = s;
+	ASSERT(__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED) == t);
+	JBD_TRACE(&j->j_tracer, jbd2_handle_start, t->t_tid, 0, 0, nblocks, 0, 0, 0);
+	*out = h;
+	return 0;
+}
+
+/* Unused credits of a handle of slot s back to its pool; beyond the
+ * chunk back to t (a big handle's: parked in the pool they would make t
+ * look full). j_state_lock held. */
+void __jbd_slot_pool_return(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t)
+{
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(s->s_pool > j->j_pool_chunk && s->s_pool_seq == t->t_seq);
+	ASSERT(t->t_outstanding >= s->s_pool - j->j_pool_chunk);
+	t->t_outstanding -= s->s_pool - j->j_pool_chunk;
+	s->s_pool = j->j_pool_chunk;
+}
+
+/* Stop a slot handle that is not sync: credits back to the pool, the
+ * announcement withdrawn. */
+int jbd_slot_stop(struct ujbd *j, struct ujbd_handle *h)
+{
+	struct jbd_slot *s = h->h_slot;
+	struct jbd_txn *t = h->h_transaction;
+	int rc = h->h_err;
+
+	ASSERT(s && s->s_busy && h == &s->s_handle);
+	ASSERT(__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED) == t);
+	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, t->t_tid, 0, 0, 0, 0, h->h_requested,
+		  h->h_dirtied);
+	s->s_pool += h->h_buffer_credits;
+	if (s->s_pool > j->j_pool_chunk) { /* only big handles take the lock */
+		rt_mutex_lock(&j->j_state_lock);
+		__jbd_slot_pool_return(j, s, t); /* t is still ours: announced */
+		rt_mutex_unlock(&j->j_state_lock);
+	}
+	s->s_busy = false;
+	slot_leave(j, s);
+	if (!rc && aborted(j))
+		rc = jbd_abort_told(j, jbd_abort_errno(j));
+	return rc;
+}
+
+/* Write access to a buffer this slot attached to the transaction earlier:
+ * 0, or -EAGAIN (the locked path decides). */
+int jbd_slot_access(struct ujbd_handle *h, uint64_t block, bool create,
+		    struct ujbd_buf **out)
+{
+	struct ujbd *j = h->h_journal;
+	struct jbd_txn *t = h->h_transaction;
+	struct jbd_jh *jh = jbd_memo_find(h->h_slot, t->t_seq, block);
+	struct ujbd_buf *b;
+
+	/* create access zeroes the block under the lock (ujbd_read copies
+	 * under it): the locked path */
+	if (create || !jh || JH_GET(jh->b_transaction) != t || JH_GET(jh->b_forget) ||
+	    aborted(j) || jbd_hooked(j))
+		return -EAGAIN;
+	b = jh->jh_buf;
+	buf_hold(b);
+	*out = b;
+	return 0;
+}
+
+/* dirty_metadata of such a buffer: 0, or -EAGAIN. */
+int jbd_slot_dirty(struct ujbd_handle *h, struct ujbd_buf *b)
+{
+	struct ujbd *j = h->h_journal;
+	struct jbd_txn *t = h->h_transaction;
+	struct jbd_jh *jh = jbd_memo_find(h->h_slot, t->t_seq, b->b_blocknr);
+
+	if (!jh || jh->jh_buf != b || JH_GET(jh->b_transaction) != t ||
+	    JH_GET(jh->b_forget) || aborted(j) || jbd_hooked(j))
+		return -EAGAIN;
+	ASSERT(h->h_slot->s_busy && jh->jh_buf->b_jh == jh);
+	if (!JH_GET(jh->b_dirty)) {
+		JH_SET(jh->b_dirty, true);
+		h->h_dirtied++;
+	}
+	return 0;
 }

@@ -11,7 +11,7 @@
 
 #include "jbd/base.h"
 #include "jtrace.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 
 /* Checklist: a new kind => ujbd.h's enum, this table, the JBD_TRK_ map in
  * jtrace.h, the field table in jtrace.h and docs/stats.md. */

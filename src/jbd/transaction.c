@@ -26,188 +26,6 @@
 
 #include "jbd/runtime.h"
 
-/* ---- journal heads and lists ------------------------------------------ */
-
-static struct jbd_jh **__jh_bucket(struct ujbd *j, uint64_t block)
-{
-	return &j->j_jh_hash[jbd_block_hash(block, j->j_jh_mask)];
-}
-
-struct jbd_jh *__jbd_jh_find(struct ujbd *j, uint64_t block)
-{
-	struct jbd_jh *jh = *__jh_bucket(j, block);
-
-	ASSERT(rt_mutex_held(&j->j_state_lock));
-	while (jh && jh->jh_buf->b_blocknr != block)
-		jh = jh->b_hnext;
-	ASSERT(!jh || jh->jh_buf->b_jh == jh);
-	return jh;
-}
-
-struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b)
-{
-	struct jbd_jh *jh = b->b_jh, **head;
-
-	ASSERT(rt_mutex_held(&j->j_state_lock));
-	if (jh) {
-		ASSERT(jh->jh_buf == b);
-		return jh;
-	}
-	ASSERT(__jbd_jh_find(j, b->b_blocknr) == NULL); /* one head per block */
-	jh = calloc(1, sizeof(*jh));
-	if (!jh)
-		return NULL;
-	jh->jh_buf = b;
-	b->b_jh = jh;
-	buf_hold(b);
-	head = __jh_bucket(j, b->b_blocknr);
-	jh->b_hnext = *head;
-	*head = jh;
-	ASSERT(__jbd_jh_find(j, b->b_blocknr) == jh);
-	return jh;
-}
-
-static void jh_free(struct jbd_jh *jh)
-{
-	free(jh->b_frozen_data);
-	free(jh);
-}
-
-void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put)
-{
-	ASSERT(rt_mutex_held(&j->j_state_lock));
-	ASSERT(jh->jh_buf->b_jh == jh);
-	if (jh->b_transaction || jh->b_next_transaction || jh->b_cp_transaction ||
-	    jh->b_data_transaction || jh->b_data_next || jh->b_ckpt_busy)
-		return;
-	ASSERT(!jh->b_tnext && !jh->b_cpnext && !jh->b_dnext);
-	ASSERT(!jh->b_tprev && !jh->b_cpprev && !jh->b_dprev);
-	__jbd_jh_unhash(j, jh, put);
-	jh_free(jh);
-}
-
-void __jbd_jh_unhash(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put)
-{
-	struct ujbd_buf *b = jh->jh_buf;
-	struct jbd_jh **pp;
-
-	ASSERT(rt_mutex_held(&j->j_state_lock));
-	ASSERT(b->b_jh == jh);
-	for (pp = __jh_bucket(j, b->b_blocknr); *pp != jh; pp = &(*pp)->b_hnext)
-		ASSERT(*pp);
-	*pp = jh->b_hnext;
-	jh->b_hnext = NULL;
-	b->b_jh = NULL;
-	b->b_jstate = 0;
-	*put = b;
-	ASSERT(__jbd_jh_find(j, b->b_blocknr) == NULL);
-}
-
-void __jbd_free_retired(struct jbd_txn *t)
-{
-	struct jbd_jh *jh;
-
-	ASSERT(t->t_updates == 0);
-	while ((jh = t->t_retired)) {
-		ASSERT(!jh->b_transaction && !jh->b_hnext);
-		t->t_retired = jh->b_tnext;
-		jh_free(jh);
-	}
-}
-
-void __jbd_list_add_t(struct jbd_jh **head, struct jbd_jh *jh)
-{
-	ASSERT(!jh->b_tnext && !jh->b_tprev && *head != jh);
-	ASSERT(!*head || !(*head)->b_tprev);
-	jh->b_tprev = NULL;
-	jh->b_tnext = *head;
-	if (*head)
-		(*head)->b_tprev = jh;
-	*head = jh;
-}
-
-void __jbd_list_del_t(struct jbd_jh **head, struct jbd_jh *jh)
-{
-	ASSERT(jh->b_tprev ? jh->b_tprev->b_tnext == jh : *head == jh);
-	ASSERT(!jh->b_tnext || jh->b_tnext->b_tprev == jh);
-	if (jh->b_tprev)
-		jh->b_tprev->b_tnext = jh->b_tnext;
-	else
-		*head = jh->b_tnext;
-	if (jh->b_tnext)
-		jh->b_tnext->b_tprev = jh->b_tprev;
-	jh->b_tnext = jh->b_tprev = NULL;
-}
-
-void __jbd_list_add_cp(struct jbd_txn *t, struct jbd_jh *jh)
-{
-	ASSERT(!jh->b_cp_transaction && !jh->b_cpnext && !jh->b_cpprev);
-	ASSERT((t->t_ckpt == NULL) == (t->t_nr_ckpt == 0));
-	jh->b_cp_transaction = t;
-	jh->b_cpprev = NULL;
-	jh->b_cpnext = t->t_ckpt;
-	if (t->t_ckpt)
-		t->t_ckpt->b_cpprev = jh;
-	t->t_ckpt = jh;
-	t->t_nr_ckpt++;
-	jh->jh_buf->b_jstate |= BUF_J_DIRTY;
-}
-
-void __jbd_list_del_cp(struct jbd_txn *t, struct jbd_jh *jh)
-{
-	ASSERT(jh->b_cp_transaction == t && t->t_nr_ckpt > 0);
-	ASSERT(jh->b_cpprev ? jh->b_cpprev->b_cpnext == jh : t->t_ckpt == jh);
-	if (jh->b_cpprev)
-		jh->b_cpprev->b_cpnext = jh->b_cpnext;
-	else
-		t->t_ckpt = jh->b_cpnext;
-	if (jh->b_cpnext)
-		jh->b_cpnext->b_cpprev = jh->b_cpprev;
-	jh->b_cpnext = jh->b_cpprev = NULL;
-	jh->b_cp_transaction = NULL;
-	t->t_nr_ckpt--;
-	jh->jh_buf->b_jstate &= ~BUF_J_DIRTY;
-	ASSERT((t->t_ckpt == NULL) == (t->t_nr_ckpt == 0));
-}
-
-void __jbd_list_add_d(struct jbd_txn *t, struct jbd_jh *jh)
-{
-	ASSERT(!jh->b_data_transaction && !jh->b_dnext && !jh->b_dprev);
-	ASSERT((t->t_data == NULL) == (t->t_nr_data == 0));
-	jh->b_data_transaction = t;
-	jh->b_dprev = NULL;
-	jh->b_dnext = t->t_data;
-	if (t->t_data)
-		t->t_data->b_dprev = jh;
-	t->t_data = jh;
-	t->t_nr_data++;
-	jh->jh_buf->b_jstate |= BUF_J_DATA;
-}
-
-void __jbd_list_del_d(struct jbd_txn *t, struct jbd_jh *jh)
-{
-	ASSERT(jh->b_data_transaction == t && t->t_nr_data > 0);
-	ASSERT(jh->b_dprev ? jh->b_dprev->b_dnext == jh : t->t_data == jh);
-	if (jh->b_dprev)
-		jh->b_dprev->b_dnext = jh->b_dnext;
-	else
-		t->t_data = jh->b_dnext;
-	if (jh->b_dnext)
-		jh->b_dnext->b_dprev = jh->b_dprev;
-	jh->b_dnext = jh->b_dprev = NULL;
-	jh->b_data_transaction = NULL;
-	t->t_nr_data--;
-	jh->jh_buf->b_jstate &= ~BUF_J_DATA;
-	ASSERT((t->t_data == NULL) == (t->t_nr_data == 0));
-}
-
-uint32_t jbd_txn_revoke_blocks(const struct ujbd *j, const struct jbd_txn *t)
-{
-	uint32_t n = t->t_revoke ? t->t_revoke->rt_live : 0;
-
-	return (n + j->j_rcap - 1) / j->j_rcap;
-}
-
 /* ---- the handles a thread holds ------------------------------------------ */
 
 /* One list per thread, through h_held_next; at most one entry per journal,
@@ -332,8 +150,7 @@ static void __wait_space(struct ujbd *j)
 	j->j_space_waiters--;
 }
 
-/* Would the log hold the running transaction with `more` credits? */
-static bool __space_for(const struct ujbd *j, uint32_t more)
+bool __jbd_space_for(const struct ujbd *j, uint32_t more)
 {
 	uint32_t used = __jbd_log_used(j);
 	const struct jbd_txn *t = j->j_running;
@@ -386,7 +203,7 @@ static int __start_try(struct ujbd *j, uint32_t nblocks, struct jbd_txn **pre,
 		*wait_ns += rt_now_ns() - t0;
 		return 1;
 	}
-	if (!__space_for(j, nblocks)) {
+	if (!__jbd_space_for(j, nblocks)) {
 		t0 = rt_now_ns();
 		__wait_space(j);
 		*space_ns += rt_now_ns() - t0;
@@ -421,176 +238,6 @@ static void start_account(struct ujbd *j, struct jbd_txn *t, uint64_t wait_ns,
 	}
 }
 
-/* ---- the slot path (slot.c) ------------------------------------------- */
-
-static bool hooked(const struct ujbd *j)
-{
-	return __atomic_load_n(&j->j_tracer.fn, __ATOMIC_RELAXED) != NULL;
-}
-
-static bool aborted(const struct ujbd *j)
-{
-	return __atomic_load_n(&j->j_aborted, __ATOMIC_ACQUIRE);
-}
-
-/* Withdraw slot s's announcement; wake a commit waiting for the drain. */
-static void slot_leave(struct ujbd *j, struct jbd_slot *s)
-{
-	__atomic_store_n(&s->s_txn, NULL, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&j->j_drain_waiting, __ATOMIC_SEQ_CST)) {
-		rt_mutex_lock(&j->j_state_lock);
-		rt_cond_broadcast(&j->j_wait_updates);
-		rt_mutex_unlock(&j->j_state_lock);
-	}
-}
-
-/* Reserve credits for slot s in t, which it holds: what its pool lacks
- * for nblocks plus a chunk for the handles to come, or just what it lacks. 0, or -EAGAIN when t is
- * locked, full or the log is short (the locked path waits for those). */
-static int slot_refill(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t,
-		       uint32_t nblocks)
-{
-	uint32_t need = nblocks - s->s_pool, want = need + j->j_pool_chunk;
-	int rc = 0;
-
-	ASSERT(s->s_pool < nblocks && s->s_pool_seq == t->t_seq);
-
-	rt_mutex_lock(&j->j_state_lock);
-	if ((j->j_flags & JBD_F_ABORTED) || t->t_state != T_RUNNING)
-		rc = -EAGAIN;
-	if (!rc && (t->t_outstanding + want > j->j_max_txn || !__space_for(j, want)))
-		want = need;
-	if (!rc && (t->t_outstanding + want > j->j_max_txn || !__space_for(j, want)))
-		rc = -EAGAIN;
-	if (!rc) {
-		t->t_outstanding += want;
-		s->s_pool += want;
-		ASSERT(t->t_outstanding <= j->j_max_txn && s->s_pool >= nblocks);
-	}
-	rt_mutex_unlock(&j->j_state_lock);
-	return rc;
-}
-
-/* Start the thread's slot handle in the open transaction: 0, or -EAGAIN
- * (take the locked path). */
-static int start_slot(struct ujbd *j, struct jbd_slot *s, uint32_t nblocks,
-		      struct ujbd_handle **out)
-{
-	struct jbd_txn *t = __atomic_load_n(&j->j_open, __ATOMIC_ACQUIRE);
-	struct ujbd_handle *h = &s->s_handle;
-
-	if (!t || s->s_busy || hooked(j))
-		return -EAGAIN;
-	__atomic_store_n(&s->s_txn, t, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&j->j_open, __ATOMIC_SEQ_CST) != t || aborted(j)) {
-		slot_leave(j, s);
-		return -EAGAIN;
-	}
-	/* From here t cannot be drained past this slot until stop. */
-	if (s->s_pool_seq != t->t_seq) {
-		s->s_pool_seq = t->t_seq; /* the old pool went with its commit */
-		s->s_pool = 0;
-	}
-	if (s->s_pool < nblocks && slot_refill(j, s, t, nblocks)) {
-		slot_leave(j, s);
-		return -EAGAIN;
-	}
-	ASSERT(s->s_pool >= nblocks);
-	s->s_pool -= nblocks;
-	if (s->s_cnt_seq != t->t_seq) {
-		s->s_cnt_seq = t->t_seq;
-		s->s_cnt = 0;
-	}
-	s->s_cnt++;
-	s->s_busy = true;
-	memset(h, 0, sizeof(*h));
-	h->h_journal = j;
-	h->h_transaction = t;
-	h->h_buffer_credits = h->h_requested = nblocks;
-	h->h_seq = (uint64_t)s->s_id << 40 | ++s->s_nseq;
-	h->h_slot = s;
-	ASSERT(__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED) == t);
-	JBD_TRACE(&j->j_tracer, jbd2_handle_start, t->t_tid, 0, 0, nblocks, 0, 0, 0);
-	*out = h;
-	return 0;
-}
-
-/* Unused credits of a handle of slot s back to its pool; beyond the
- * chunk back to t (a big handle's: parked in the pool they would make t
- * look full). j_state_lock held. */
-static void __slot_pool_return(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t)
-{
-	ASSERT(rt_mutex_held(&j->j_state_lock));
-	ASSERT(s->s_pool > j->j_pool_chunk && s->s_pool_seq == t->t_seq);
-	ASSERT(t->t_outstanding >= s->s_pool - j->j_pool_chunk);
-	t->t_outstanding -= s->s_pool - j->j_pool_chunk;
-	s->s_pool = j->j_pool_chunk;
-}
-
-/* Stop a slot handle that is not sync: credits back to the pool, the
- * announcement withdrawn. */
-static int stop_slot(struct ujbd *j, struct ujbd_handle *h)
-{
-	struct jbd_slot *s = h->h_slot;
-	struct jbd_txn *t = h->h_transaction;
-	int rc = h->h_err;
-
-	ASSERT(s && s->s_busy && h == &s->s_handle);
-	ASSERT(__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED) == t);
-	JBD_TRACE(&j->j_tracer, jbd2_handle_stats, t->t_tid, 0, 0, 0, 0, h->h_requested,
-		  h->h_dirtied);
-	s->s_pool += h->h_buffer_credits;
-	if (s->s_pool > j->j_pool_chunk) { /* only big handles take the lock */
-		rt_mutex_lock(&j->j_state_lock);
-		__slot_pool_return(j, s, t); /* t is still ours: announced */
-		rt_mutex_unlock(&j->j_state_lock);
-	}
-	s->s_busy = false;
-	slot_leave(j, s);
-	if (!rc && aborted(j))
-		rc = jbd_abort_told(j, jbd_abort_errno(j));
-	return rc;
-}
-
-/* Write access to a buffer this slot attached to the transaction earlier:
- * 0, or -EAGAIN (the locked path decides). */
-static int access_slot(struct ujbd_handle *h, uint64_t block, bool create,
-		       struct ujbd_buf **out)
-{
-	struct ujbd *j = h->h_journal;
-	struct jbd_txn *t = h->h_transaction;
-	struct jbd_jh *jh = jbd_memo_find(h->h_slot, t->t_seq, block);
-	struct ujbd_buf *b;
-
-	/* create access zeroes the block under the lock (ujbd_read copies
-	 * under it): the locked path */
-	if (create || !jh || JH_GET(jh->b_transaction) != t || JH_GET(jh->b_forget) ||
-	    aborted(j) || hooked(j))
-		return -EAGAIN;
-	b = jh->jh_buf;
-	buf_hold(b);
-	*out = b;
-	return 0;
-}
-
-/* dirty_metadata of such a buffer: 0, or -EAGAIN. */
-static int dirty_slot(struct ujbd_handle *h, struct ujbd_buf *b)
-{
-	struct ujbd *j = h->h_journal;
-	struct jbd_txn *t = h->h_transaction;
-	struct jbd_jh *jh = jbd_memo_find(h->h_slot, t->t_seq, b->b_blocknr);
-
-	if (!jh || jh->jh_buf != b || JH_GET(jh->b_transaction) != t ||
-	    JH_GET(jh->b_forget) || aborted(j) || hooked(j))
-		return -EAGAIN;
-	ASSERT(h->h_slot->s_busy && jh->jh_buf->b_jh == jh);
-	if (!JH_GET(jh->b_dirty)) {
-		JH_SET(jh->b_dirty, true);
-		h->h_dirtied++;
-	}
-	return 0;
-}
-
 /* ---- starting a handle, the locked path ------------------------------------ */
 
 int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
@@ -607,7 +254,7 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 	if (held_find(j))
 		return -EDEADLK; /* handles do not nest */
 	s = jbd_slot_self(j);
-	if (s && start_slot(j, s, nblocks, out) == 0) {
+	if (s && jbd_slot_start(j, s, nblocks, out) == 0) {
 		held_push(*out);
 		return 0;
 	}
@@ -670,7 +317,7 @@ int ujbd_extend(struct ujbd_handle *h, unsigned nblocks)
 	if (j->j_flags & JBD_F_ABORTED)
 		rc = -EROFS;
 	else if (t->t_state != T_RUNNING || t->t_outstanding + nblocks > j->j_max_txn ||
-		 !__space_for(j, nblocks))
+		 !__jbd_space_for(j, nblocks))
 		rc = -EAGAIN;
 	if (!rc) {
 		ASSERT(h->h_slot || t->t_updates > 0);
@@ -742,8 +389,8 @@ int ujbd_stop(struct ujbd_handle *h)
 	uint64_t t0 = sync ? rt_now_ns() : 0, now;
 
 	held_drop(h);
-	if (s && !sync && !hooked(j))
-		return stop_slot(j, h);
+	if (s && !sync && !jbd_hooked(j))
+		return jbd_slot_stop(j, h);
 	stop_batch(j, h);
 	rt_mutex_lock(&j->j_state_lock);
 	now = h->h_start_ns ? rt_now_ns() : 0;
@@ -752,7 +399,7 @@ int ujbd_stop(struct ujbd_handle *h)
 		ASSERT(s->s_busy && h == &s->s_handle);
 		s->s_pool += h->h_buffer_credits;
 		if (s->s_pool > j->j_pool_chunk)
-			__slot_pool_return(j, s, t);
+			__jbd_slot_pool_return(j, s, t);
 		__atomic_store_n(&s->s_txn, NULL, __ATOMIC_SEQ_CST);
 		rt_cond_broadcast(&j->j_wait_updates);
 	} else {
@@ -916,7 +563,7 @@ static int get_access(struct ujbd_handle *h, uint64_t block, enum access_mode mo
 	int rc;
 
 	*out = NULL;
-	if (h->h_slot && access_slot(h, block, create, out) == 0)
+	if (h->h_slot && jbd_slot_access(h, block, create, out) == 0)
 		return 0;
 	rc = check_block(j, block);
 	if (rc)
@@ -979,7 +626,7 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
 	struct jbd_jh *jh;
 	int rc = 0;
 
-	if (h->h_slot && dirty_slot(h, b) == 0)
+	if (h->h_slot && jbd_slot_dirty(h, b) == 0)
 		return 0;
 	rt_mutex_lock(&j->j_state_lock);
 	jh = b->b_jh;
@@ -1127,7 +774,7 @@ out:
 /* ---- data blocks ------------------------------------------------------- */
 
 /*
- * Where a data block goes (issue 14). jbd2 writes ordered data home before
+ * Where a data block goes (one flush per fsync: docs/runtime.md). jbd2 writes ordered data home before
  * the commit block, so the commit depends on blocks outside the journal and
  * needs a flush between them and the commit block: two flushes per fsync.
  * Under ordered_journal_bytes the first blocks of a transaction are
@@ -1227,7 +874,7 @@ static int __data_journal(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *
 	int rc;
 
 	if (!*credit) {
-		if (t->t_outstanding + 1 > j->j_max_txn || !__space_for(j, 1) ||
+		if (t->t_outstanding + 1 > j->j_max_txn || !__jbd_space_for(j, 1) ||
 		    !jbd_jdata_note(&j->j_jdata, jh->jh_buf->b_blocknr, t->t_tid,
 				    j->j_tail_sequence))
 			return -EAGAIN;

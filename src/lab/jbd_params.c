@@ -12,8 +12,8 @@
  */
 #include <stddef.h>
 
-#include "lab/workloads.h"
-#include "ujbd/param.h"
+#include "lab/rig.h"
+#include "priv/param.h"
 #include "ujbd/ujbd.h"
 
 _Static_assert(sizeof(enum ujbd_sync_policy) == sizeof(int), "enum as int");

@@ -5,7 +5,7 @@
  * with a name, the seed it reproduces, its variants and two functions. The
  * runner (tools/cmd_lab.c, src/lab/runner.c) loops scenarios x variants,
  * hands each variant a fresh lab_result to fill (named metrics, arrays,
- * latency samples, (x, y) series, texts), then asks the scenario for its
+ * latency histograms, (x, y) series, texts), then asks the scenario for its
  * summary rows (the seed's figure, the lab's, the ratio that matters, why).
  * The report (src/lab/report.c) prints what was filled: text tables, one
  * deterministic JSON document, and with --out CSV, gnuplot plots and one
@@ -27,7 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ujbd/rt.h"
+#include "priv/hist.h"
+#include "priv/rt.h"
 
 struct lab_ctx; /* opaque: seed, quick, disk, world, the user's --GROUP=LIST strings */
 uint64_t lab_ctx_seed(const struct lab_ctx *c);
@@ -48,8 +49,9 @@ void lab_fail_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct lab_result; /* one variant's results, filled by the scenario */
 int lab_result_metric(struct lab_result *r, const char *name, double v); /* a JSON number */
 int lab_result_array(struct lab_result *r, const char *name, const double *v, size_t n); /* array */
-/* Latency samples (ms) for CDF plots in --out; not in the JSON document. */
-int lab_result_samples(struct lab_result *r, const char *name, const double *v, size_t n);
+/* A latency histogram (rt_hist, ns) for the distribution plots in --out, kept as its
+   non-empty buckets (top in ms, count); not in the JSON document. */
+int lab_result_hist(struct lab_result *r, const char *name, const struct rt_hist *h);
 /* (x, y) series for plots in --out (e.g. "sector_vs_time": x seconds, y sector). */
 int lab_result_series(struct lab_result *r, const char *name, const double *x, const double *y,
 		      size_t n);

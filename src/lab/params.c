@@ -13,15 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/fs.h"
+#include "fs/fs.h"
 #include "lab/real.h"
 #include "lab/runner.h"
 #include "lab/scen.h"
-#include "ujbd/blk.h"
+#include "priv/blk.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_sim.h"
-#include "ujbd/param.h"
-#include "ujbd/stack.h"
+#include "priv/dev_sim.h"
+#include "priv/param.h"
+#include "priv/stack.h"
 
 /* One group: its name, its table (NULL: none yet, or no parameters) and
  * what fills its defaults (NULL: the table's). */
@@ -34,7 +34,7 @@ struct lab_group {
 
 static void fs_defaults(void *p)
 {
-	lab_fs_params_default(p);
+	fs_params_default(p);
 }
 
 /* A real file's, as the lab opens it (real.h): O_DIRECT, its disk's flag. */
@@ -45,14 +45,14 @@ static void file_defaults(void *p)
 }
 
 /*
- * Groups that are not in a registry: "fs" (src/lab/fs.h), "jbd" (the
+ * Groups that are not in a registry: "fs" (src/fs/fs.h), "jbd" (the
  * journal's options, src/lab/jbd_params.c), then the tables scenarios declare
  * (one row each: name, table, defaults or NULL, ""). A list for a group
  * without a table is recorded unchecked (it must still read
  * name=value,...).
  */
 static const struct lab_group extra_groups[] = {
-	{ "fs", &lab_fs_param_table, fs_defaults, "" },
+	{ "fs", &fs_param_table, fs_defaults, "" },
 	{ "jbd", &lab_jbd_param_table, lab_jbd_params_default, "" },
 	{ "aim7", &lab_aim7_param_table, NULL, "" },
 };

@@ -17,9 +17,9 @@
 
 #include "lab/real.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_file.h"
-#include "ujbd/param.h"
-#include "ujbd/stack.h"
+#include "priv/dev_file.h"
+#include "priv/param.h"
+#include "priv/stack.h"
 
 const char *lab_real_path(const struct lab_ctx *c)
 {

@@ -12,9 +12,9 @@
  * lab_file_name):
  *   lab.json, report.txt            the JSON document and the text report
  *   S_V_metrics.csv                 name,index,value (index: arrays only)
- *   S_V_data.csv                    kind,name,index,x,y (samples: x only)
+ *   S_V_data.csv                    kind,name,index,x,y (hist: bucket top ms, count)
  *   S_V_NAME.txt                    each text (blktrace excerpts, notes)
- *   S_NAME_cdf.{gp,png}             latency CDF of samples NAME, a line per variant
+ *   S_NAME_cdf.{gp,png}             latency CDF of histogram NAME, a line per variant
  *   S_bars.{gp,png}                 every metric as grouped bars, relative to
  *                                   the first variant that ran (1.0)
  *   S_flush.{gp,png}                arrays flush_ms against fg_latency_ms_max
@@ -130,11 +130,11 @@ static void csv_data(FILE *f, const struct lab_result *r)
 	for (size_t i = 0; i < lab_result_count(r); i++) {
 		const struct lab_item *it = lab_result_item(r, i);
 
-		for (size_t j = 0; it->i_kind == LAB_SAMPLES && j < it->i_n; j++)
-			fprintf(f, "sample,%s,%zu," NUM_FMT ",\n", it->i_name, j, it->i_x[j]);
-		for (size_t j = 0; it->i_kind == LAB_SERIES && j < it->i_n; j++)
-			fprintf(f, "series,%s,%zu," NUM_FMT "," NUM_FMT "\n", it->i_name, j,
-				it->i_x[j], it->i_y[j]);
+		for (size_t j = 0; (it->i_kind == LAB_HIST || it->i_kind == LAB_SERIES) && j < it->i_n;
+		     j++)
+			fprintf(f, "%s,%s,%zu," NUM_FMT "," NUM_FMT "\n",
+				it->i_kind == LAB_HIST ? "hist" : "series", it->i_name, j, it->i_x[j],
+				it->i_y[j]);
 	}
 }
 
@@ -150,7 +150,7 @@ static void write_variant_files(struct out *o, const char *s, const char *v,
 		out_close(o, f, name);
 	}
 	base_name(name, sizeof(name), s, v, "_data.csv");
-	if (has_kind(r, LAB_SAMPLES, LAB_SERIES) && (f = out_open(o, name))) {
+	if (has_kind(r, LAB_HIST, LAB_SERIES) && (f = out_open(o, name))) {
 		csv_data(f, r);
 		out_close(o, f, name);
 	}
@@ -179,13 +179,6 @@ static void gp_head(FILE *f, const char *png, const char *title, const char *xl,
 		   "set grid\nset key outside right top\n", png, title, xl, yl);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static const struct lab_item *item_of(const struct lab_result *r, const char *name,
 				      enum lab_item_kind kind)
 {
@@ -201,21 +194,21 @@ static const struct lab_item *item_of(const struct lab_result *r, const char *na
 /* One CDF data file: sorted values and the fraction at or below each. */
 static bool cdf_data(struct out *o, const char *file, const struct lab_item *it)
 {
-	double *v = malloc((it->i_n ? it->i_n : 1) * sizeof(*v));
+	double total = 0, below = 0;
 	FILE *f;
 
-	if (!v || !it->i_n) {
-		free(v);
+	for (size_t j = 0; j < it->i_n; j++)
+		total += it->i_y[j];
+	if (!(total > 0))
 		return false;
-	}
-	memcpy(v, it->i_x, it->i_n * sizeof(*v));
-	qsort(v, it->i_n, sizeof(*v), cmp_double);
+	/* buckets come in increasing order: the fraction at or below each top */
 	if ((f = out_open(o, file))) {
-		for (size_t j = 0; j < it->i_n; j++)
-			fprintf(f, NUM_FMT " " NUM_FMT "\n", v[j], (double)(j + 1) / (double)it->i_n);
+		for (size_t j = 0; j < it->i_n; j++) {
+			below += it->i_y[j];
+			fprintf(f, NUM_FMT " " NUM_FMT "\n", it->i_x[j], below / total);
+		}
 		out_close(o, f, file);
 	}
-	free(v);
 	return f != NULL;
 }
 
@@ -235,10 +228,10 @@ static void plot_cdf(struct out *o, size_t si, const char *name)
 	if (!(f = out_open(o, dat)))
 		return;
 	snprintf(title, sizeof(title), "%s: %s, CDF per variant", s, name);
-	gp_head(f, gp, title, "latency (ms)", "fraction of samples at or below");
+	gp_head(f, gp, title, "latency (ms)", "fraction of operations at or below");
 	fputs("set key inside right bottom\n", f);
 	for (size_t k = 0; k < sr->sr_nvariants; k++) {
-		const struct lab_item *it = item_of(sr->sr_res[k], name, LAB_SAMPLES);
+		const struct lab_item *it = item_of(sr->sr_res[k], name, LAB_HIST);
 
 		base_name(dat, sizeof(dat), s, sr->sr_scen->s_variants[k], "_");
 		strncat(dat, file, sizeof(dat) - strlen(dat) - 8);
@@ -259,16 +252,16 @@ static void plot_cdfs(struct out *o, size_t si)
 {
 	const struct lab_scen_run *sr = &o->o_run->r_scen[si];
 
-	/* each distinct samples name, in first-seen order */
+	/* each distinct histogram name, in first-seen order */
 	for (size_t k = 0; k < sr->sr_nvariants; k++)
 		for (size_t i = 0; sr->sr_res[k] && i < lab_result_count(sr->sr_res[k]); i++) {
 			const struct lab_item *it = lab_result_item(sr->sr_res[k], i);
 			bool seen = false;
 
-			if (it->i_kind != LAB_SAMPLES)
+			if (it->i_kind != LAB_HIST)
 				continue;
 			for (size_t e = 0; e < k && !seen; e++)
-				seen = item_of(sr->sr_res[e], it->i_name, LAB_SAMPLES) != NULL;
+				seen = item_of(sr->sr_res[e], it->i_name, LAB_HIST) != NULL;
 			if (!seen)
 				plot_cdf(o, si, it->i_name);
 		}

@@ -3,7 +3,7 @@
  * summary rows, and the loop over scenarios x variants.
  *
  * The one idea: a result is an append-only list of named items (metrics,
- * arrays, samples, series, texts) kept in the order the scenario added
+ * arrays, histograms, series, texts) kept in the order the scenario added
  * them; setting a name again replaces its value in place. Order and content
  * depend only on the scenario, never on pointers or the wall clock, which is
  * what makes the report's bytes a function of the seed.
@@ -18,7 +18,7 @@
 #include "ujbd/ujbd.h"
 
 #define LAB_MAX_ITEMS 4096     /* per result */
-#define LAB_MAX_VALUES (1u << 24) /* per array, samples or series */
+#define LAB_MAX_VALUES (1u << 24) /* per array, histogram or series */
 #define LAB_MAX_ROWS 64        /* summary rows per scenario */
 #define LAB_MAX_NAME 64
 
@@ -316,15 +316,15 @@ static int result_add(struct lab_result *r, enum lab_item_kind kind, const char 
 {
 	struct lab_item it = { .i_kind = kind, .i_n = n };
 
-	if (!r || !name_ok(name) || n > LAB_MAX_VALUES || (n && !x) || (kind == LAB_SERIES && n && !y))
+	if (!r || !name_ok(name) || n > LAB_MAX_VALUES || (n && !x) || (kind != LAB_ARRAY && n && !y))
 		return -EINVAL;
-	if (!all_finite(x, n) || (kind == LAB_SERIES && !all_finite(y, n)))
+	if (!all_finite(x, n) || (kind != LAB_ARRAY && !all_finite(y, n)))
 		return -EINVAL;
 	it.i_name = strdup(name);
 	it.i_x = dup_values(x, n);
-	if (kind == LAB_SERIES)
+	if (kind != LAB_ARRAY)
 		it.i_y = dup_values(y, n);
-	if (!it.i_name || !it.i_x || (kind == LAB_SERIES && !it.i_y)) {
+	if (!it.i_name || !it.i_x || (kind != LAB_ARRAY && !it.i_y)) {
 		item_release(&it);
 		return -ENOMEM;
 	}
@@ -348,9 +348,23 @@ int lab_result_array(struct lab_result *r, const char *name, const double *v, si
 	return result_add(r, LAB_ARRAY, name, v, NULL, n);
 }
 
-int lab_result_samples(struct lab_result *r, const char *name, const double *v, size_t n)
+int lab_result_hist(struct lab_result *r, const char *name, const struct rt_hist *h)
 {
-	return result_add(r, LAB_SAMPLES, name, v, NULL, n);
+	double x[RT_HIST_BUCKETS], y[RT_HIST_BUCKETS];
+	size_t n = 0;
+
+	if (!h)
+		return -EINVAL;
+	for (unsigned b = 0; b < RT_HIST_BUCKETS; b++) {
+		uint64_t top;
+
+		if (!h->h_bucket[b])
+			continue;
+		top = rt_hist_bucket_max(b);
+		x[n] = (double)(top < h->h_max_ns ? top : h->h_max_ns) / 1e6;
+		y[n++] = (double)h->h_bucket[b];
+	}
+	return result_add(r, LAB_HIST, name, x, y, n);
 }
 
 int lab_result_series(struct lab_result *r, const char *name, const double *x, const double *y,

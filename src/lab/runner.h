@@ -69,7 +69,7 @@ int lab_params_json(FILE *f, const struct lab_ctx *c);
 enum lab_item_kind {
 	LAB_METRIC = 0,
 	LAB_ARRAY = 1,
-	LAB_SAMPLES = 2,
+	LAB_HIST = 2,       /* i_x bucket tops (ms), i_y counts */
 	LAB_SERIES = 3,
 	LAB_TEXT = 4,
 };
@@ -79,8 +79,8 @@ struct lab_item {
 	enum lab_item_kind i_kind;
 	char *i_name;
 	double i_value;   /* LAB_METRIC */
-	double *i_x;      /* LAB_ARRAY, LAB_SAMPLES (values), LAB_SERIES (x) */
-	double *i_y;      /* LAB_SERIES */
+	double *i_x;      /* LAB_ARRAY, LAB_HIST (bucket tops), LAB_SERIES (x) */
+	double *i_y;      /* LAB_HIST (counts), LAB_SERIES */
 	size_t i_n;
 	char *i_text;     /* LAB_TEXT */
 };
@@ -146,7 +146,7 @@ int lab_report_text(FILE *f, const struct lab_run *run);
 int lab_report_json(FILE *f, const struct lab_run *run);
 /*
  * Write dir/: lab.json, per scenario and variant NAME_VARIANT_metrics.csv
- * and NAME_VARIANT_data.csv (samples, series), gnuplot scripts (*.gp) and,
+ * and NAME_VARIANT_data.csv (histograms, series), gnuplot scripts (*.gp) and,
  * if gnuplot is found, their PNGs, texts (*.txt) and report.html. The
  * directory is created if missing. 0, or -errno with err.
  */

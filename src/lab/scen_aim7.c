@@ -1,5 +1,6 @@
 /*
- * Scenario `aim7` (seed 002: "jbd2: fix fsync() tid wraparound bug" made
+ * Scenario `aim7` (linux-ext4, December 2012 to January 2013: "jbd2: fix
+ * fsync() tid wraparound bug" made
  * fsync wake the commit thread even when that commit was already asked
  * for; AIM7 lost ~10 %; Eric Sandeen's "jbd2: don't wake kjournald
  * unnecessarily" skips the wakeup). Many tasks loop over small jobs drawn
@@ -63,7 +64,7 @@ const struct rt_param_table lab_aim7_param_table =
 		       struct lab_aim7_params);
 
 struct aim7_task {
-	struct lab_fs *fs;
+	struct fs *fs;
 	const struct lab_aim7_params *p;
 	unsigned id;
 	uint64_t until_ns, seed;
@@ -75,15 +76,15 @@ struct aim7_task {
 static int job_meta(struct aim7_task *t, uint64_t n)
 {
 	char path[48];
-	struct lab_stat st;
-	lab_ino_t ino;
+	struct fs_stat st;
+	fs_ino_t ino;
 	int rc;
 
 	snprintf(path, sizeof(path), "/t%03u/m%llu", t->id, (unsigned long long)n);
-	rc = lab_fs_create(t->fs, path, &ino);
-	rc = rc ? rc : lab_fs_write(t->fs, ino, 0, 4096, 0);
-	rc = rc ? rc : lab_fs_stat(t->fs, path, &st);
-	rc = rc ? rc : lab_fs_unlink(t->fs, path);
+	rc = fs_create(t->fs, path, &ino);
+	rc = rc ? rc : fs_write(t->fs, ino, 0, 4096, 0);
+	rc = rc ? rc : fs_stat(t->fs, path, &st);
+	rc = rc ? rc : fs_unlink(t->fs, path);
 	return rc;
 }
 
@@ -92,16 +93,16 @@ static int job_meta(struct aim7_task *t, uint64_t n)
 static int job_sync(struct aim7_task *t, uint64_t n)
 {
 	char path[48];
-	lab_ino_t ino;
+	fs_ino_t ino;
 	int rc;
 
 	snprintf(path, sizeof(path), "/t%03u/sync", t->id);
-	rc = lab_fs_lookup(t->fs, path, &ino);
+	rc = fs_lookup(t->fs, path, &ino);
 	if (rc == -ENOENT)
-		rc = lab_fs_create(t->fs, path, &ino);
-	rc = rc ? rc : lab_fs_write(t->fs, ino, (n % 16) * 4096, 4096, 0);
-	rc = rc ? rc : lab_fs_fsync(t->fs, ino);
-	rc = rc ? rc : lab_fs_fsync(t->fs, ino);
+		rc = fs_create(t->fs, path, &ino);
+	rc = rc ? rc : fs_write(t->fs, ino, (n % 16) * 4096, 4096, 0);
+	rc = rc ? rc : fs_fsync(t->fs, ino);
+	rc = rc ? rc : fs_fsync(t->fs, ino);
 	return rc;
 }
 
@@ -193,7 +194,7 @@ static int aim7_fn(struct lab_rig *r, void *arg)
 
 	for (unsigned i = 0; i < a->p.tasks && !rc; i++) {
 		snprintf(dir, sizeof(dir), "/t%03u", i);
-		rc = lab_fs_mkdir(r->r_fs, dir);
+		rc = fs_mkdir(r->r_fs, dir);
 	}
 	rc = rc ? rc : ujbd_stats(r->r_j, &before);
 	t0 = rt_now_ns();
@@ -229,7 +230,7 @@ static int aim7_run(const struct lab_ctx *c, const char *variant, struct lab_res
 	/* 2.6.2x ext4 of the seed: jbd2 defaults, dirty 20/10 */
 	rs.fsp.dirty_ratio = 20;
 	rs.fsp.dirty_background_ratio = 10;
-	rs.fsp.journal_place = LAB_JOURNAL_MIDDLE;   /* mke2fs of 2013 */
+	rs.fsp.journal_place = FS_JOURNAL_MIDDLE;   /* mke2fs of 2013 */
 	rs.fsp.fsync_sync = true;
 	rs.jopts.wakeup_cpu_ns = a.p.wakeup_ns;
 	rs.ncpus = a.p.ncpus;

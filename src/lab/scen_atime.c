@@ -1,5 +1,6 @@
 /*
- * Scenario `atime` (seed 000, Arjan van de Ven, 15 Oct 2007): a background
+ * Scenario `atime` (Arjan van de Ven, "Give kjournald a IOPRIO_CLASS_RT io
+ * priority", LKML, 15 Oct 2007): a background
  * thread copies a tree and deletes the old copy, in a loop; a foreground
  * "build" thread stats, opens and reads 4 KiB of the next file of another
  * tree every 5 ms, with strictatime, so every read dirties an inode in a
@@ -19,43 +20,15 @@
 
 #include "lab/scen.h"
 
-/* Sizes: seed 000's "kernel build" and copy loop, scaled to about 2000 files
- * of 4-64 KiB each (issue 11); 50 files a directory, as a source tree. */
+/* Sizes: the thread's "kernel build" and copy loop, scaled to about 2000
+ * files of 4-64 KiB each (a source tree's small files); 50 files a
+ * directory, as a source tree. */
 #define ATIME_FILES 2000u
 #define ATIME_PER_DIR 50u
 #define ATIME_MIN_KIB 4u
 #define ATIME_MAX_KIB 64u
-#define ATIME_PERIOD_NS (5 * RT_NS_PER_MS) /* the build's pace (issue 11) */
+#define ATIME_PERIOD_NS (5 * RT_NS_PER_MS) /* the build's pace: a file every 5 ms */
 #define ATIME_READ_BYTES 4096u
-
-void lab_era_2007(struct lab_rig_spec *rs)
-{
-	rs->elevator = "cfq";
-	rs->jopts.commit_ioprio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4); /* kjournald: default */
-	rs->jopts.journal_meta = false;           /* META tagging came in 2010 (seed 003) */
-	rs->jopts.journal_sync = UJBD_SYNC_OFF;   /* jbd: log blocks WRITE, commit block waited */
-	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_IO; /* jbd's wait (spec 3.5) */
-	rs->jopts.data_mode = UJBD_DATA_ORDERED;
-	rs->fsp.atime = LAB_ATIME_STRICT;         /* relatime became default in 2.6.30 */
-	lab_era_no_barrier(rs);
-}
-
-/* ext3 ran with barrier=0 by default until 2.6.38 (ext4 with barrier=1):
- * the era's journal and fsync asked the drive for no cache flush. */
-void lab_era_no_barrier(struct lab_rig_spec *rs)
-{
-	rs->jopts.barrier = false;
-	rs->fsp.barrier = false;
-}
-
-int lab_variant_ioprio(const char *v, uint16_t *out)
-{
-	if (strcmp(v, "inherit") == 0) {
-		*out = UJBD_IOPRIO_INHERIT;
-		return 0;
-	}
-	return rt_ioprio_parse(v, out);
-}
 
 void lab_atime_opts_init(struct lab_atime_opts *o, const struct lab_ctx *c)
 {
@@ -110,7 +83,7 @@ static int atime_fn(struct lab_rig *r, void *arg)
 
 	memset(&k, 0, sizeof(k));
 	memset(&rd, 0, sizeof(rd));
-	lab_samples_init(&rd.lat);
+	rt_hist_init(&rd.lat);
 	rc = lab_tree_init(&src, "/src", a->o->copy_files, ATIME_PER_DIR, ATIME_MIN_KIB,
 			   ATIME_MAX_KIB, a->seed);
 	if (!rc)
@@ -137,7 +110,7 @@ static int atime_fn(struct lab_rig *r, void *arg)
 		rd.ioprio = a->o->fg_ioprio;
 		rc = atime_threads(r, a, &k, &rd);
 	}
-	a->sum.fg_max = lab_samples_max(&rd.lat);
+	a->sum.fg_max = (double)rd.lat.h_max_ns / 1e6;
 	for (int cause = 0; cause < UJBD_LAT_NR; cause++)
 		if (cause != UJBD_LAT_WAIT_FROZEN && rd.causes.max_ms[cause] > a->sum.fg_journal_max)
 			a->sum.fg_journal_max = rd.causes.max_ms[cause];
@@ -149,7 +122,6 @@ static int atime_fn(struct lab_rig *r, void *arg)
 		rc = lab_result_metric(a->out, "copy_mb_s", s > 0 ? (double)k.bytes / 1e6 / s : 0);
 		rc = rc ? rc : lab_report_journal(r->r_j, &base, a->out);
 	}
-	lab_samples_release(&rd.lat);
 	lab_tree_release(&src);
 	lab_tree_release(&build);
 	return rc;
@@ -175,9 +147,7 @@ static int atime_run(const struct lab_ctx *c, const char *variant, struct lab_re
 	struct lab_atime_opts o;
 	int rc;
 
-	lab_rig_spec_init(&rs);
-	lab_era_2007(&rs);
-	rc = lab_variant_ioprio(variant, &rs.jopts.commit_ioprio);
+	rc = lab_rig_spec_2007(&rs, variant);
 	if (rc)
 		return rc;
 	lab_atime_opts_init(&o, c);

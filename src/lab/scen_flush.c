@@ -44,10 +44,10 @@ static const struct flush_point flush_real_point = { "this disk", NULL, NULL };
 static void flush_today(struct lab_rig_spec *rs)
 {
 	rs->elevator = "cfq";
-	rs->fsp.atime = LAB_ATIME_STRICT;
+	rs->fsp.atime = FS_ATIME_STRICT;
 	rs->fsp.dirty_ratio = 20;
 	rs->fsp.dirty_background_ratio = 10;
-	rs->fsp.journal_place = LAB_JOURNAL_MIDDLE;  /* today's mke2fs */
+	rs->fsp.journal_place = FS_JOURNAL_MIDDLE;  /* today's mke2fs */
 	rs->fsp.fsync_sync = true;
 }
 

@@ -1,5 +1,5 @@
 /*
- * Scenario `fsync-loop` (seed 004, Ted Ts'o, 4 Apr 2009, "Re: [GIT PULL]
+ * Scenario `fsync-loop` (Ted Ts'o, 4 Apr 2009, "Re: [GIT PULL]
  * Ext3 latency fixes"): the regression test of Linux commit 78f707bf,
  * fopen / write 4 KiB / fsync / fclose, 1000 times, no background load.
  * Stock 2.6.29 took 1687 ms; with every journal write WRITE_SYNC 13722 ms,
@@ -31,7 +31,7 @@ struct fl_run {
 	struct lab_result *out;
 	uint64_t ns;
 	int rc;
-	struct lab_fs *fs;
+	struct fs *fs;
 	struct fl_watch *w;
 	struct blk_queue_stats q0;   /* the queue before the loop */
 };
@@ -40,12 +40,12 @@ static void fl_thread(void *arg)
 {
 	struct fl_run *f = arg;
 	uint64_t t0 = rt_now_ns();
-	lab_ino_t ino;
+	fs_ino_t ino;
 
 	for (unsigned i = 0; i < f->iterations && !f->rc; i++) {
-		f->rc = lab_fs_create(f->fs, "/fsync-test", &ino); /* fopen(path, "w") */
-		f->rc = f->rc ? f->rc : lab_fs_write(f->fs, ino, 0, FL_WRITE, 0);
-		f->rc = f->rc ? f->rc : lab_fs_fsync(f->fs, ino);   /* fclose: nothing more */
+		f->rc = fs_create(f->fs, "/fsync-test", &ino); /* fopen(path, "w") */
+		f->rc = f->rc ? f->rc : fs_write(f->fs, ino, 0, FL_WRITE, 0);
+		f->rc = f->rc ? f->rc : fs_fsync(f->fs, ino);   /* fclose: nothing more */
 	}
 	f->ns = rt_now_ns() - t0;
 }
@@ -144,7 +144,7 @@ static int fl_variant(const char *v, struct lab_rig_spec *rs)
 	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
 	rs->fsp.dirty_ratio = 20;
 	rs->fsp.dirty_background_ratio = 10;
-	rs->fsp.journal_place = LAB_JOURNAL_MIDDLE;
+	rs->fsp.journal_place = FS_JOURNAL_MIDDLE;
 	lab_era_no_barrier(rs);
 	rs->fsp.fsync_sync = !stock;
 	rs->fsp.fsync_noidle = rs->jopts.journal_noidle = noidle;

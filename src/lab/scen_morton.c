@@ -1,5 +1,5 @@
 /*
- * Scenario `morton` (seed 000, Andrew Morton's test plan, 15 Oct 2007):
+ * Scenario `morton` (the 2007 atime thread, Andrew Morton's test plan, 15 Oct 2007):
  * "copy-a-kernel-tree-in-a-loop running in the background and then see
  * what impact that has upon a large-linear-read, upon a
  * read-a-different-kernel-tree and upon some database-style multithreaded
@@ -53,24 +53,24 @@ struct morton_run {
 };
 
 /* Write a file of bytes in 1 MiB buffered writes. */
-static int make_file(struct lab_fs *fs, const char *path, uint64_t bytes)
+static int make_file(struct fs *fs, const char *path, uint64_t bytes)
 {
-	lab_ino_t ino;
-	int rc = lab_fs_create(fs, path, &ino);
+	fs_ino_t ino;
+	int rc = fs_create(fs, path, &ino);
 
 	for (uint64_t off = 0; !rc && off < bytes; off += MORTON_CHUNK)
-		rc = lab_fs_write(fs, ino, off, MORTON_CHUNK, 0);
+		rc = fs_write(fs, ino, off, MORTON_CHUNK, 0);
 	return rc;
 }
 
-static int linear_read(struct lab_fs *fs, uint64_t bytes, double *mb_s)
+static int linear_read(struct fs *fs, uint64_t bytes, double *mb_s)
 {
 	uint64_t t0 = rt_now_ns(), got = 0;
-	lab_ino_t ino;
-	int rc = lab_fs_lookup(fs, "/big", &ino);
+	fs_ino_t ino;
+	int rc = fs_lookup(fs, "/big", &ino);
 
 	while (!rc && got < bytes) {
-		int64_t n = lab_fs_read(fs, ino, got, MORTON_CHUNK, 0);
+		int64_t n = fs_read(fs, ino, got, MORTON_CHUNK, 0);
 
 		if (n <= 0)
 			rc = n < 0 ? (int)n : -EIO;
@@ -81,29 +81,9 @@ static int linear_read(struct lab_fs *fs, uint64_t bytes, double *mb_s)
 	return rc;
 }
 
-static int tree_read(struct lab_fs *fs, const struct lab_tree *t, double *s)
-{
-	uint64_t t0 = rt_now_ns();
-	char path[96];
-	lab_ino_t ino;
-	int rc = 0;
-
-	for (unsigned i = 0; i < t->t_files && !rc; i++) {
-		lab_tree_path(t, NULL, i, path, sizeof(path));
-		rc = lab_fs_lookup(fs, path, &ino);
-		for (uint64_t off = 0; !rc && off < t->t_size[i]; off += 64 * 1024) {
-			int64_t n = lab_fs_read(fs, ino, off, 64 * 1024, 0);
-
-			rc = n < 0 ? (int)n : 0;
-		}
-	}
-	*s = (double)(rt_now_ns() - t0) / 1e9;
-	return rc;
-}
-
 struct db_worker {
-	struct lab_fs *fs;
-	lab_ino_t ino;
+	struct fs *fs;
+	fs_ino_t ino;
 	uint64_t blocks, until_ns, seed;
 	uint64_t ops;
 	int rc;
@@ -119,23 +99,23 @@ static void db_thread(void *arg)
 		uint64_t off = rt_prng_below(&p, w->blocks) * MORTON_IO;
 
 		if (rt_prng_below(&p, 2)) {
-			int64_t n = lab_fs_read(w->fs, w->ino, off, MORTON_IO, LAB_IO_DIRECT);
+			int64_t n = fs_read(w->fs, w->ino, off, MORTON_IO, FS_IO_DIRECT);
 
 			w->rc = n < 0 ? (int)n : 0;
 		} else {
-			w->rc = lab_fs_write(w->fs, w->ino, off, MORTON_IO, LAB_IO_DIRECT);
+			w->rc = fs_write(w->fs, w->ino, off, MORTON_IO, FS_IO_DIRECT);
 		}
 		w->ops += !w->rc;
 	}
 }
 
-static int odirect(struct lab_fs *fs, const struct morton_run *m, double *ops_s)
+static int odirect(struct fs *fs, const struct morton_run *m, double *ops_s)
 {
 	struct db_worker w[MORTON_DB_THREADS];
 	rt_thread *t[MORTON_DB_THREADS] = { 0 };
 	uint64_t t0 = rt_now_ns(), ops = 0;
-	lab_ino_t ino;
-	int rc = lab_fs_lookup(fs, "/db", &ino);
+	fs_ino_t ino;
+	int rc = fs_lookup(fs, "/db", &ino);
 
 	for (unsigned i = 0; i < MORTON_DB_THREADS && !rc; i++) {
 		w[i] = (struct db_worker){ .fs = fs, .ino = ino, .blocks = m->z.db_bytes / MORTON_IO,
@@ -159,7 +139,12 @@ static int morton_loads(struct lab_rig *r, struct morton_run *m, const struct la
 	double lin = 0, tree = 0, ops = 0;
 	int rc = linear_read(r->r_fs, m->z.big_bytes, &lin);
 
-	rc = rc ? rc : tree_read(r->r_fs, other, &tree);
+	if (!rc) {
+		uint64_t t0 = rt_now_ns();
+
+		rc = lab_tree_read(r->r_fs, other);
+		tree = (double)(rt_now_ns() - t0) / 1e9;
+	}
 	rc = rc ? rc : odirect(r->r_fs, m, &ops);
 	rc = rc ? rc : lab_result_metric(m->out, "linear_read_mb_s", lin);
 	rc = rc ? rc : lab_result_metric(m->out, "tree_read_s", tree);
@@ -226,9 +211,7 @@ static int morton_run(const struct lab_ctx *c, const char *variant, struct lab_r
 	struct lab_rig_spec rs;
 	int rc;
 
-	lab_rig_spec_init(&rs);
-	lab_era_2007(&rs);
-	rc = lab_variant_ioprio(variant, &rs.jopts.commit_ioprio);
+	rc = lab_rig_spec_2007(&rs, variant);
 	if (rc)
 		return rc;
 	morton_sizes(c, &m.z);

@@ -1,5 +1,5 @@
 /*
- * Scenario `smallfile` (seed 003, Jeff Moyer, 1 Apr 2010, "jbd2: tag
+ * Scenario `smallfile` (Jeff Moyer, 1 Apr 2010, "jbd2: tag
  * journal writes as metadata I/O"): small-file writes with fsync come from
  * two contexts, the writer (its data, SYNC) and the journal thread (the
  * commit); cfq idles on the writer's queue after each of its sync requests
@@ -8,7 +8,7 @@
  * similar 5x; tagging journal writes META removed it (cfq lets a META
  * request preempt the idle window).
  *
- * Workloads (spec 3.1 and 3.2): iozone -i 0 -s 64k -r 4k -e -c (write a
+ * Workloads (as the thread ran them): iozone -i 0 -s 64k -r 4k -e -c (write a
  * 64 KiB file in 4 KiB records, fsync and close timed), repeated over
  * fresh files; fs_mark -s 65536 -n 1000 -t 1 -S 1 (create, write in
  * 16 KiB writes, fsync, close; 1000 files). Variants: the elevator, META
@@ -31,18 +31,18 @@ struct sf_run {
 };
 
 /* One file: create (O_TRUNC), write in records, fsync; close is free. */
-static int sf_file(struct lab_fs *fs, const char *path, unsigned record)
+static int sf_file(struct fs *fs, const char *path, unsigned record)
 {
-	lab_ino_t ino;
-	int rc = lab_fs_create(fs, path, &ino);
+	fs_ino_t ino;
+	int rc = fs_create(fs, path, &ino);
 
 	for (unsigned off = 0; !rc && off < SF_FILE_BYTES; off += record)
-		rc = lab_fs_write(fs, ino, off, record, 0);
-	return rc ? rc : lab_fs_fsync(fs, ino);
+		rc = fs_write(fs, ino, off, record, 0);
+	return rc ? rc : fs_fsync(fs, ino);
 }
 
 struct sf_worker {
-	struct lab_fs *fs;
+	struct fs *fs;
 	const char *dir;
 	unsigned files, record;
 	bool reuse;          /* iozone rewrites one file; fs_mark makes new ones */
@@ -64,10 +64,10 @@ static void sf_thread(void *arg)
 }
 
 /* Run a worker on a thread of its own (its name is its I/O context). */
-static int sf_phase(struct lab_fs *fs, const char *name, struct sf_worker *w)
+static int sf_phase(struct fs *fs, const char *name, struct sf_worker *w)
 {
 	rt_thread *t;
-	int rc = lab_fs_mkdir(fs, w->dir);
+	int rc = fs_mkdir(fs, w->dir);
 
 	rc = rc ? rc : rt_thread_create(&t, name, sf_thread, w);
 	if (rc)
@@ -115,7 +115,7 @@ static int sf_variant(const char *v, struct lab_rig_spec *rs)
 	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
 	rs->fsp.dirty_ratio = 20;
 	rs->fsp.dirty_background_ratio = 10;
-	rs->fsp.journal_place = LAB_JOURNAL_MIDDLE;  /* mke2fs of 2010 (e2fsprogs 1.41) */
+	rs->fsp.journal_place = FS_JOURNAL_MIDDLE;  /* mke2fs of 2010 (e2fsprogs 1.41) */
 	rs->fsp.fsync_sync = true;                   /* 2.6.33: fsync's data WRITE_SYNC */
 	lab_era_no_barrier(rs);
 	rs->elevator = "cfq";

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "rt/assert.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 
 /* Written by rt_set_assert_hook (before threads start, by contract), read
  * by a failing thread: relaxed atomics keep both cheap and race-free. */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "rt/rt_int.h"
-#include "ujbd/hist.h"
+#include "priv/hist.h"
 
 unsigned rt_hist_bucket(uint64_t ns)
 {

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ujbd/param.h"
+#include "priv/param.h"
 
 static double scale_of(const struct rt_param *p)
 {

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 
 #include "rt/assert.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 
 /* What a sim thread is blocked on (for the deadlock report and timeouts). */
 enum rt_wait {

@@ -5,8 +5,8 @@
 #define UJBD_STACK_INT_H
 
 #include "rt/assert.h"
-#include "ujbd/param.h"
-#include "ujbd/stack.h"
+#include "priv/param.h"
+#include "priv/stack.h"
 
 enum stack_disk_kind { STACK_DISK_MODEL, STACK_DISK_MEM, STACK_DISK_FILE };
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "target/inuse.h"
-#include "ujbd/dev_file.h"
+#include "priv/dev_file.h"
 
 /* Bounds on what is scanned: mount lines, /sys/block entries, processes'
  * descriptors (the last only when explaining a refusal). */

@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 #include "t.h"
-#include "ujbd/blk.h"
+#include "priv/blk.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_req.h"
-#include "ujbd/param.h"
-#include "ujbd/rt.h"
-#include "ujbd/stack.h"
+#include "priv/dev_req.h"
+#include "priv/param.h"
+#include "priv/rt.h"
+#include "priv/stack.h"
 
 #define MAXB 64
 #define MAXW 4

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "t.h"
-#include "ujbd/blk.h"
+#include "priv/blk.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_sim.h"
-#include "ujbd/rt.h"
+#include "priv/dev_sim.h"
+#include "priv/rt.h"
 
 #define NR 8
 #define NW 6

@@ -11,7 +11,7 @@
 #include "t.h"
 #include "buf/buf.h"
 #include "ujbd/dev.h"
-#include "ujbd/stack.h"
+#include "priv/stack.h"
 
 #define BS 4096u
 #define NB 64u

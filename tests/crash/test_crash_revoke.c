@@ -17,7 +17,7 @@
 #include "t.h"
 #include "ujbd/dev.h"
 #include "ujbd/jbd_log.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 #include "ujbd/ujbd.h"
 
 #define BS 1024u

@@ -12,10 +12,10 @@
 
 #include "t.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_file.h"
-#include "ujbd/dev_req.h"
-#include "ujbd/dev_sim.h"
-#include "ujbd/rt.h"
+#include "priv/dev_file.h"
+#include "priv/dev_req.h"
+#include "priv/dev_sim.h"
+#include "priv/rt.h"
 
 static char tmpdir[256];
 

@@ -10,9 +10,9 @@
 
 #include "t.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_req.h"
-#include "ujbd/dev_sim.h"
-#include "ujbd/rt.h"
+#include "priv/dev_req.h"
+#include "priv/dev_sim.h"
+#include "priv/rt.h"
 
 #define BS 4096u
 #define DEVSZ (1u << 20)

@@ -12,10 +12,10 @@
 
 #include "t.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_req.h"
-#include "ujbd/dev_sim.h"
-#include "ujbd/param.h"
-#include "ujbd/rt.h"
+#include "priv/dev_req.h"
+#include "priv/dev_sim.h"
+#include "priv/param.h"
+#include "priv/rt.h"
 
 #define KiB 1024u
 #define MiB (1024u * 1024u)

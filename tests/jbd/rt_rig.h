@@ -12,12 +12,12 @@
 
 #include "t.h"
 #include "t_sim.h"
-#include "ujbd/blk.h"
+#include "priv/blk.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_sim.h"
+#include "priv/dev_sim.h"
 #include "ujbd/jbd_log.h"
-#include "ujbd/rt.h"
-#include "ujbd/stack.h"
+#include "priv/rt.h"
+#include "priv/stack.h"
 #include "ujbd/ujbd.h"
 
 struct rig {

@@ -24,7 +24,7 @@
 #include "ujbd/dev.h"
 #include "ujbd/format.h"
 #include "ujbd/jbd_log.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 #include "ujbd/ujbd.h"
 
 #define BS 1024u

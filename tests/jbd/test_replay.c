@@ -16,7 +16,7 @@
 
 #include "t.h"
 #include "ujbd/jbd_log.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 
 #include "alloc_fault.h"
 #include "log_async.h"

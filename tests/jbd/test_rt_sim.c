@@ -12,7 +12,7 @@
 #include "rt_rig.h"
 #include <inttypes.h>
 
-#include "ujbd/stack.h"
+#include "priv/stack.h"
 
 #define BS 4096u
 #define MAXT 8

@@ -16,8 +16,8 @@
 #include "jbd/jtrace.h"
 #include "t.h"
 #include "ujbd/dev.h"
-#include "ujbd/rt.h"
-#include "ujbd/stack.h"
+#include "priv/rt.h"
+#include "priv/stack.h"
 
 static struct jbd_stats st;
 

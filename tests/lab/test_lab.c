@@ -20,7 +20,8 @@ static const char *const other_variants[] = { "one", NULL };
 static int self_run(const struct lab_ctx *c, const char *variant, struct lab_result *out)
 {
 	double k = (double)lab_ctx_seed(c) + (strcmp(variant, "base") ? 2 : 1);
-	double lat[50], t[20], sec[20], fx[3] = { 0, 10, 20 }, fy[3];
+	struct rt_hist lat;
+	double t[20], sec[20], fx[3] = { 0, 10, 20 }, fy[3];
 	int rc = 0;
 
 	if (!strcmp(variant, "broken")) {
@@ -29,8 +30,9 @@ static int self_run(const struct lab_ctx *c, const char *variant, struct lab_res
 	}
 	if (!strcmp(variant, "mute"))
 		return -ENOSPC; /* no why: the errno's text alone */
+	rt_hist_init(&lat);
 	for (size_t i = 0; i < 50; i++)
-		lat[i] = k * (double)((i * 7) % 50 + 1) / 10;
+		rt_hist_add(&lat, (uint64_t)(k * (double)((i * 7) % 50 + 1) * 1e5));
 	for (size_t i = 0; i < 20; i++)
 		t[i] = (double)i / 10, sec[i] = (double)(i * 1000 % 7919) * k;
 	for (size_t i = 0; i < 3; i++)
@@ -40,7 +42,7 @@ static int self_run(const struct lab_ctx *c, const char *variant, struct lab_res
 	rc |= lab_result_metric(out, "zero_count", 0);
 	rc |= lab_result_array(out, "flush_ms", fx, 3);
 	rc |= lab_result_array(out, "fg_latency_ms_max", fy, 3);
-	rc |= lab_result_samples(out, "fg_latency_ms", lat, 50);
+	rc |= lab_result_hist(out, "fg_latency_ms", &lat);
 	rc |= lab_result_series(out, "sector_vs_time", t, sec, 20);
 	rc |= lab_result_text(out, "blktrace", "  8,0    0        1     0.000000000  1  Q  WS 8 + 8 [kjournald]\n");
 	return rc;

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 
 #include "t.h"
-#include "ujbd/param.h"
+#include "priv/param.h"
 
 struct demo {
 	double seek_ms;

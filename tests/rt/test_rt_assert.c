@@ -15,7 +15,7 @@
 
 #include "rt/assert.h"
 #include "t.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 
 #define REPORT_MAX 512
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 #include "t.h"
-#include "ujbd/hist.h"
-#include "ujbd/rt.h"
+#include "priv/hist.h"
+#include "priv/rt.h"
 
 static int cmp_u64(const void *a, const void *b)
 {

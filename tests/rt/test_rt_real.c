@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "t.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 
 uint64_t rt_splitmix64(uint64_t *x); /* src/rt/prng.c, not public */
 

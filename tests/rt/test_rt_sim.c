@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "t.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 
 static uint64_t wall_ns(void)
 {

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "t.h"
-#include "ujbd/dev_req.h"
-#include "ujbd/param.h"
-#include "ujbd/stack.h"
+#include "priv/dev_req.h"
+#include "priv/param.h"
+#include "priv/stack.h"
 
 static char err[256];
 

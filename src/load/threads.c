@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/workload.h"
+#include "load/load.h"
 
 /* The common start: threads count themselves ready, the runner releases. */
 struct lab_start {
@@ -21,9 +21,9 @@ struct lab_start {
 };
 
 struct lab_tctx {
-	const struct lab_threads *c_t;
+	const struct load_threads *c_t;
 	struct lab_start *c_start;
-	struct lab_thread_info *c_info;
+	struct load_thread_info *c_info;
 	unsigned c_idx;
 };
 
@@ -40,7 +40,7 @@ static void lab_wait_start(struct lab_start *s)
 static void lab_thread_main(void *arg)
 {
 	struct lab_tctx *c = arg;
-	const struct lab_threads *t = c->c_t;
+	const struct load_threads *t = c->c_t;
 	uint16_t prio = t->ioprio ? t->ioprio[c->c_idx] : 0;
 
 	if (prio)
@@ -68,7 +68,7 @@ static uint64_t lab_release(struct lab_start *s, unsigned made)
 	return t0;
 }
 
-static int lab_spawn(const struct lab_threads *t, struct lab_tctx *ctx,
+static int lab_spawn(const struct load_threads *t, struct lab_tctx *ctx,
 		     rt_thread **th, unsigned *made)
 {
 	int err = 0;
@@ -86,7 +86,7 @@ static int lab_spawn(const struct lab_threads *t, struct lab_tctx *ctx,
 	return err;
 }
 
-int lab_threads_run(const struct lab_threads *t, struct lab_thread_info *info,
+int load_threads_run(const struct load_threads *t, struct load_thread_info *info,
 		    uint64_t *elapsed_ns)
 {
 	struct lab_start start;
@@ -96,7 +96,7 @@ int lab_threads_run(const struct lab_threads *t, struct lab_thread_info *info,
 	uint64_t t0;
 	int err;
 
-	if (t->n == 0 || t->n > LAB_MAX_THREADS || !t->body || !t->name)
+	if (t->n == 0 || t->n > LOAD_MAX_THREADS || !t->body || !t->name)
 		return -EINVAL;
 	ctx = calloc(t->n, sizeof(*ctx));
 	th = calloc(t->n, sizeof(*th));
@@ -128,7 +128,7 @@ int lab_threads_run(const struct lab_threads *t, struct lab_thread_info *info,
 	return err;
 }
 
-int lab_threads_err(const struct lab_thread_info *info, unsigned n)
+int load_threads_err(const struct load_thread_info *info, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		if (info[i].err)

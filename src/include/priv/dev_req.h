@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "ujbd/dev.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 
 enum dev_op {
 	DEV_OP_READ = 0,

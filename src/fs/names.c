@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/fs_int.h"
-#include "ujbd/blk.h"
+#include "fs/fs_int.h"
+#include "priv/blk.h"
 
 /* ---- handles ---- */
 
-int lfs_tx_start(struct lab_fs *fs, struct lfs_tx *tx, unsigned credits)
+int lfs_tx_start(struct fs *fs, struct lfs_tx *tx, unsigned credits)
 {
 	memset(tx, 0, sizeof(*tx));
 	tx->credits = credits;
@@ -32,7 +32,7 @@ int lfs_tx_start(struct lab_fs *fs, struct lfs_tx *tx, unsigned credits)
 	return ujbd_start(fs->fs_j, credits, &tx->h);
 }
 
-int lfs_tx_stop(struct lab_fs *fs, struct lfs_tx *tx)
+int lfs_tx_stop(struct fs *fs, struct lfs_tx *tx)
 {
 	int rc = ujbd_stop(tx->h);
 
@@ -105,7 +105,7 @@ int lfs_tx_revoke(struct lfs_tx *tx, uint64_t block)
 	return tx->seen_full ? 0 : ujbd_revoke(tx->h, block);
 }
 
-void lfs_note_tid(struct lab_fs *fs, lab_ino_t ino, struct lfs_tx *tx)
+void lfs_note_tid(struct fs *fs, fs_ino_t ino, struct lfs_tx *tx)
 {
 	if (fs->fs_itid && ino && ino <= fs->fs_ninodes)
 		fs->fs_itid[ino - 1] = ujbd_handle_tid(tx->h);
@@ -113,7 +113,7 @@ void lfs_note_tid(struct lab_fs *fs, lab_ino_t ino, struct lfs_tx *tx)
 
 /* ---- inodes ---- */
 
-static int ino_where(struct lab_fs *fs, lab_ino_t ino, uint64_t *block, uint32_t *off)
+static int ino_where(struct fs *fs, fs_ino_t ino, uint64_t *block, uint32_t *off)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	uint32_t grp, idx;
@@ -127,7 +127,7 @@ static int ino_where(struct lab_fs *fs, lab_ino_t ino, uint64_t *block, uint32_t
 	return 0;
 }
 
-int lfs_iget(struct lab_fs *fs, lab_ino_t ino, struct lfs_inode *out)
+int lfs_iget(struct fs *fs, fs_ino_t ino, struct lfs_inode *out)
 {
 	uint8_t buf[LFS_BS];
 	uint64_t block;
@@ -141,7 +141,7 @@ int lfs_iget(struct lab_fs *fs, lab_ino_t ino, struct lfs_inode *out)
 	return rc;
 }
 
-int lfs_iput(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, const struct lfs_inode *in)
+int lfs_iput(struct fs *fs, struct lfs_tx *tx, fs_ino_t ino, const struct lfs_inode *in)
 {
 	struct ujbd_buf *b;
 	uint64_t block;
@@ -159,7 +159,7 @@ int lfs_iput(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, const struct l
 
 /* ---- block maps ---- */
 
-static int ptr_read(struct lab_fs *fs, uint64_t blk, uint32_t idx, uint64_t *out)
+static int ptr_read(struct fs *fs, uint64_t blk, uint32_t idx, uint64_t *out)
 {
 	uint8_t buf[LFS_BS];
 	uint32_t v;
@@ -175,7 +175,7 @@ static int ptr_read(struct lab_fs *fs, uint64_t blk, uint32_t idx, uint64_t *out
 	return v < fs->fs_geo.blocks ? 0 : -EUCLEAN;
 }
 
-int lfs_bmap(struct lab_fs *fs, const struct lfs_inode *in, uint64_t fb, uint64_t *pb)
+int lfs_bmap(struct fs *fs, const struct lfs_inode *in, uint64_t fb, uint64_t *pb)
 {
 	uint64_t ind;
 	int rc;
@@ -198,7 +198,7 @@ int lfs_bmap(struct lab_fs *fs, const struct lfs_inode *in, uint64_t fb, uint64_
 }
 
 /* A new zeroed indirect block near goal. */
-static int new_ind(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_t *out)
+static int new_ind(struct fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_t *out)
 {
 	struct ujbd_buf *b;
 	int rc = lfs_alloc_block(fs, tx, goal, out);
@@ -210,7 +210,7 @@ static int new_ind(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_t
 
 /* Slot idx of indirect block blk: its value, allocated (data: next to
  * *goal; counted) when 0. */
-static int ptr_alloc(struct lab_fs *fs, struct lfs_tx *tx, uint64_t blk, uint32_t idx,
+static int ptr_alloc(struct fs *fs, struct lfs_tx *tx, uint64_t blk, uint32_t idx,
 		     uint64_t *goal, bool is_ind, uint64_t *out, bool *fresh)
 {
 	struct ujbd_buf *b;
@@ -235,7 +235,7 @@ static int ptr_alloc(struct lab_fs *fs, struct lfs_tx *tx, uint64_t blk, uint32_
 
 /* The goal for file block fb: after the block before it, else the start of
  * the inode's group's data area. */
-static uint64_t block_goal(struct lab_fs *fs, lab_ino_t ino, const struct lfs_inode *in,
+static uint64_t block_goal(struct fs *fs, fs_ino_t ino, const struct lfs_inode *in,
 			   uint64_t fb)
 {
 	uint64_t prev = 0;
@@ -245,7 +245,7 @@ static uint64_t block_goal(struct lab_fs *fs, lab_ino_t ino, const struct lfs_in
 	return lfs_ino_goal(fs, ino);
 }
 
-int lfs_bmap_alloc(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, struct lfs_inode *in,
+int lfs_bmap_alloc(struct fs *fs, struct lfs_tx *tx, fs_ino_t ino, struct lfs_inode *in,
 		   uint64_t fb, uint64_t *pb, bool *fresh)
 {
 	uint64_t goal, top, ind, rel;
@@ -289,7 +289,7 @@ out:
 }
 
 /* Free the blocks an indirect block maps (depth 1: data; 2: indirect). */
-static int free_ind(struct lab_fs *fs, struct lfs_tx *tx, uint64_t blk, int depth, bool dir)
+static int free_ind(struct fs *fs, struct lfs_tx *tx, uint64_t blk, int depth, bool dir)
 {
 	uint32_t ptrs[LFS_PTRS];
 	int rc = blk < fs->fs_geo.blocks ? ujbd_read(fs->fs_j, blk, ptrs) : -EUCLEAN;
@@ -304,7 +304,7 @@ static int free_ind(struct lab_fs *fs, struct lfs_tx *tx, uint64_t blk, int dept
 	return rc;
 }
 
-int lfs_free_blocks(struct lab_fs *fs, struct lfs_tx *tx, struct lfs_inode *in)
+int lfs_free_blocks(struct fs *fs, struct lfs_tx *tx, struct lfs_inode *in)
 {
 	bool dir = in->i_mode == LFS_DIR;
 	int rc = 0;
@@ -330,12 +330,12 @@ int lfs_free_blocks(struct lab_fs *fs, struct lfs_tx *tx, struct lfs_inode *in)
 struct dslot {
 	uint64_t pblock;
 	uint32_t idx;
-	lab_ino_t ino;
+	fs_ino_t ino;
 };
 
 /* Find name in dir (slot->ino = 0 when absent); free, if not NULL, gets the
  * first free slot (pblock 0 when none). */
-static int dir_scan(struct lab_fs *fs, const struct lfs_inode *dir, const char *name, size_t len,
+static int dir_scan(struct fs *fs, const struct lfs_inode *dir, const char *name, size_t len,
 		    struct dslot *slot, struct dslot *free_slot)
 {
 	struct lfs_dirent de[LFS_DPB];
@@ -365,7 +365,7 @@ static int dir_scan(struct lab_fs *fs, const struct lfs_inode *dir, const char *
 	return rc;
 }
 
-static int dir_set(struct lfs_tx *tx, const struct dslot *s, lab_ino_t ino, const char *name,
+static int dir_set(struct lfs_tx *tx, const struct dslot *s, fs_ino_t ino, const char *name,
 		   size_t len)
 {
 	struct ujbd_buf *b;
@@ -385,7 +385,7 @@ static int dir_set(struct lfs_tx *tx, const struct dslot *s, lab_ino_t ino, cons
 }
 
 /* A free slot in dir, adding a block at its end when it has none. */
-static int dir_room(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t dino, struct lfs_inode *dir,
+static int dir_room(struct fs *fs, struct lfs_tx *tx, fs_ino_t dino, struct lfs_inode *dir,
 		    struct dslot *fs_slot)
 {
 	struct ujbd_buf *b;
@@ -408,7 +408,7 @@ static int dir_room(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t dino, struct
 	return lfs_iput(fs, tx, dino, dir);
 }
 
-static bool dir_is_empty(struct lab_fs *fs, const struct lfs_inode *dir)
+static bool dir_is_empty(struct fs *fs, const struct lfs_inode *dir)
 {
 	struct lfs_dirent de[LFS_DPB];
 	uint64_t pb;
@@ -426,10 +426,10 @@ static bool dir_is_empty(struct lab_fs *fs, const struct lfs_inode *dir)
 /* ---- paths ---- */
 
 /* Split path: the parent directory's inode and the last name. */
-static int path_parent(struct lab_fs *fs, const char *path, lab_ino_t *parent,
+static int path_parent(struct fs *fs, const char *path, fs_ino_t *parent,
 		       const char **name, size_t *len)
 {
-	lab_ino_t cur = LFS_ROOT_INO;
+	fs_ino_t cur = LFS_ROOT_INO;
 	const char *p = path;
 
 	if (!path || path[0] != '/')
@@ -468,7 +468,7 @@ static int path_parent(struct lab_fs *fs, const char *path, lab_ino_t *parent,
 }
 
 /* Resolve a whole path (the root has an empty last name). */
-static int path_resolve(struct lab_fs *fs, const char *path, lab_ino_t *ino, lab_ino_t *parent,
+static int path_resolve(struct fs *fs, const char *path, fs_ino_t *ino, fs_ino_t *parent,
 			struct dslot *slot)
 {
 	struct lfs_inode d;
@@ -497,7 +497,7 @@ static int path_resolve(struct lab_fs *fs, const char *path, lab_ino_t *ino, lab
 
 /* ---- operations ---- */
 
-static int op_begin(struct lab_fs *fs, struct lfs_tx *tx, unsigned credits)
+static int op_begin(struct fs *fs, struct lfs_tx *tx, unsigned credits)
 {
 	int rc;
 
@@ -508,7 +508,7 @@ static int op_begin(struct lab_fs *fs, struct lfs_tx *tx, unsigned credits)
 	return rc;
 }
 
-static int op_end(struct lab_fs *fs, struct lfs_tx *tx, int rc)
+static int op_end(struct fs *fs, struct lfs_tx *tx, int rc)
 {
 	int s;
 
@@ -517,7 +517,7 @@ static int op_end(struct lab_fs *fs, struct lfs_tx *tx, int rc)
 	return rc ? rc : s;
 }
 
-static unsigned free_credits(const struct lab_fs *fs)
+static unsigned free_credits(const struct fs *fs)
 {
 	uint32_t n = fs->fs_geo.ngroups < 16 ? fs->fs_geo.ngroups : 16;
 
@@ -526,12 +526,12 @@ static unsigned free_credits(const struct lab_fs *fs)
 
 /* A new inode named name in parent (a directory with its first block when
  * dir). Order: room in the parent first, then the inode, then the entry. */
-static int make_node(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t pino, const char *name,
-		     size_t len, bool dir, lab_ino_t *out)
+static int make_node(struct fs *fs, struct lfs_tx *tx, fs_ino_t pino, const char *name,
+		     size_t len, bool dir, fs_ino_t *out)
 {
 	struct lfs_inode parent, in = { 0 };
 	struct dslot s, room;
-	lab_ino_t ino = 0;
+	fs_ino_t ino = 0;
 	uint64_t now = rt_now_ns(), pb;
 	bool fresh;
 	int rc = lfs_iget(fs, pino, &parent);
@@ -578,10 +578,10 @@ static int make_node(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t pino, const
 	return rc;
 }
 
-int lab_fs_mkdir(struct lab_fs *fs, const char *path)
+int fs_mkdir(struct fs *fs, const char *path)
 {
 	struct lfs_tx tx;
-	lab_ino_t pino;
+	fs_ino_t pino;
 	const char *name;
 	size_t len;
 	int rc = op_begin(fs, &tx, 24);
@@ -595,7 +595,7 @@ int lab_fs_mkdir(struct lab_fs *fs, const char *path)
 }
 
 /* Truncate a file to 0 (O_TRUNC). */
-static int truncate_node(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino)
+static int truncate_node(struct fs *fs, struct lfs_tx *tx, fs_ino_t ino)
 {
 	struct lfs_inode in;
 	int rc = lfs_iget(fs, ino, &in);
@@ -612,11 +612,11 @@ static int truncate_node(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino)
 	return rc ? rc : lfs_iput(fs, tx, ino, &in);
 }
 
-int lab_fs_create(struct lab_fs *fs, const char *path, lab_ino_t *ino)
+int fs_create(struct fs *fs, const char *path, fs_ino_t *ino)
 {
 	struct lfs_tx tx;
 	struct dslot s;
-	lab_ino_t pino, got = 0;
+	fs_ino_t pino, got = 0;
 	int rc = op_begin(fs, &tx, 24 + free_credits(fs));
 
 	if (rc)
@@ -637,10 +637,10 @@ int lab_fs_create(struct lab_fs *fs, const char *path, lab_ino_t *ino)
 	return op_end(fs, &tx, rc);
 }
 
-int lab_fs_lookup(struct lab_fs *fs, const char *path, lab_ino_t *ino)
+int fs_lookup(struct fs *fs, const char *path, fs_ino_t *ino)
 {
 	struct dslot s;
-	lab_ino_t pino, got = 0;
+	fs_ino_t pino, got = 0;
 	int rc;
 
 	rt_cpu(fs->fs_p.cpu_op_ns);
@@ -652,11 +652,11 @@ int lab_fs_lookup(struct lab_fs *fs, const char *path, lab_ino_t *ino)
 	return rc;
 }
 
-int lab_fs_stat(struct lab_fs *fs, const char *path, struct lab_stat *st)
+int fs_stat(struct fs *fs, const char *path, struct fs_stat *st)
 {
 	struct lfs_inode in;
 	struct dslot s;
-	lab_ino_t pino, ino = 0;
+	fs_ino_t pino, ino = 0;
 	int rc;
 
 	rt_cpu(fs->fs_p.cpu_op_ns);
@@ -667,7 +667,7 @@ int lab_fs_stat(struct lab_fs *fs, const char *path, struct lab_stat *st)
 	rt_mutex_unlock(&fs->fs_lock);
 	if (rc)
 		return rc;
-	*st = (struct lab_stat){ .ino = ino, .dir = in.i_mode == LFS_DIR, .size = in.i_size,
+	*st = (struct fs_stat){ .ino = ino, .dir = in.i_mode == LFS_DIR, .size = in.i_size,
 				 .blocks = in.i_blocks, .atime_ns = in.i_atime_ns,
 				 .mtime_ns = in.i_mtime_ns, .ctime_ns = in.i_ctime_ns,
 				 .nlink = in.i_nlink };
@@ -675,7 +675,7 @@ int lab_fs_stat(struct lab_fs *fs, const char *path, struct lab_stat *st)
 }
 
 /* Drop one link to ino (the entry is already gone); free it at 0. */
-static int drop_link(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t pino, lab_ino_t ino)
+static int drop_link(struct fs *fs, struct lfs_tx *tx, fs_ino_t pino, fs_ino_t ino)
 {
 	struct lfs_inode in, parent;
 	bool dir;
@@ -704,12 +704,12 @@ static int drop_link(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t pino, lab_i
 	return rc ? rc : lfs_iput(fs, tx, pino, &parent);
 }
 
-int lab_fs_unlink(struct lab_fs *fs, const char *path)
+int fs_unlink(struct fs *fs, const char *path)
 {
 	struct lfs_inode in, parent;
 	struct lfs_tx tx;
 	struct dslot s;
-	lab_ino_t pino, ino;
+	fs_ino_t pino, ino;
 	int rc = op_begin(fs, &tx, 12 + free_credits(fs));
 
 	if (rc)
@@ -735,7 +735,7 @@ int lab_fs_unlink(struct lab_fs *fs, const char *path)
 }
 
 /* Is dir `anc` an ancestor of (or equal to) dir ino? */
-static int is_ancestor(struct lab_fs *fs, lab_ino_t anc, lab_ino_t ino, bool *out)
+static int is_ancestor(struct fs *fs, fs_ino_t anc, fs_ino_t ino, bool *out)
 {
 	struct lfs_inode in;
 
@@ -756,7 +756,7 @@ static int is_ancestor(struct lab_fs *fs, lab_ino_t anc, lab_ino_t ino, bool *ou
 }
 
 /* Checks before a rename changes anything. */
-static int rename_check(struct lab_fs *fs, lab_ino_t ino, lab_ino_t tpino, lab_ino_t tino)
+static int rename_check(struct fs *fs, fs_ino_t ino, fs_ino_t tpino, fs_ino_t tino)
 {
 	struct lfs_inode in, tin;
 	bool loop = false;
@@ -777,8 +777,8 @@ static int rename_check(struct lab_fs *fs, lab_ino_t ino, lab_ino_t tpino, lab_i
 }
 
 /* The moved directory's ".." and its parents' link counts. */
-static int rename_reparent(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, lab_ino_t from,
-			   lab_ino_t to)
+static int rename_reparent(struct fs *fs, struct lfs_tx *tx, fs_ino_t ino, fs_ino_t from,
+			   fs_ino_t to)
 {
 	struct lfs_inode in, p;
 	int rc = lfs_iget(fs, ino, &in);
@@ -798,11 +798,11 @@ static int rename_reparent(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, 
 	return rc ? rc : lfs_iput(fs, tx, to, &p);
 }
 
-static int do_rename(struct lab_fs *fs, struct lfs_tx *tx, const char *from, const char *to)
+static int do_rename(struct fs *fs, struct lfs_tx *tx, const char *from, const char *to)
 {
 	struct lfs_inode tp;
 	struct dslot s, ts, room;
-	lab_ino_t pino, ino, tpino;
+	fs_ino_t pino, ino, tpino;
 	const char *name;
 	size_t len;
 	int rc = path_resolve(fs, from, &ino, &pino, &s);
@@ -838,7 +838,7 @@ static int do_rename(struct lab_fs *fs, struct lfs_tx *tx, const char *from, con
 	return rc;
 }
 
-int lab_fs_rename(struct lab_fs *fs, const char *from, const char *to)
+int fs_rename(struct fs *fs, const char *from, const char *to)
 {
 	struct lfs_tx tx;
 	int rc = op_begin(fs, &tx, 24 + free_credits(fs));
@@ -851,12 +851,12 @@ int lab_fs_rename(struct lab_fs *fs, const char *from, const char *to)
 
 /* ---- mount ---- */
 
-int lab_fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_params *p,
-		 struct lab_fs **out)
+int fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct fs_params *p,
+		 struct fs **out)
 {
 	uint8_t buf[LFS_BS];
 	struct lfs_sb sb;
-	struct lab_fs *fs;
+	struct fs *fs;
 	int rc;
 
 	if (!j || !data_q || !p || !out || ujbd_block_size(j) != LFS_BS)
@@ -910,7 +910,7 @@ int lab_fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_p
 	return 0;
 }
 
-int lab_fs_unmount(struct lab_fs *fs)
+int fs_unmount(struct fs *fs)
 {
 	int rc, s;
 

@@ -1,9 +1,9 @@
 /*
- * blkload.c: a load generator over a block queue: N rt threads, each with
+ * blk.c: a load generator over a block queue: N rt threads, each with
  * its own I/O priority, keep iodepth bios in flight (random or sequential,
  * reads or writes) for a duration, and report IOPS, throughput and the
  * latency distribution of their own I/O. It shows a scheduler's fairness,
- * or its lack of it, thread by thread (tests/lab/test_blkload.c).
+ * or its lack of it, thread by thread (tests/load/test_blkload.c).
  *
  * The one idea: latency is taken from the block layer's own time stamps
  * (bio queued -> its request completed, btt's Q2C), so the time a thread
@@ -14,15 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/workload.h"
+#include "load/load.h"
 #include "rt/assert.h"
 
 #define RING 256                 /* >= the largest iodepth */
 
-void lab_blkload_opts_default(struct lab_blkload_opts *o)
+void load_blk_opts_default(struct load_blk_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->pattern = LAB_BLKLOAD_RANDREAD;
+	o->pattern = LOAD_BLK_RANDREAD;
 	o->block_size = 4096;
 	o->threads = 1;
 	o->iodepth = 1;
@@ -31,7 +31,7 @@ void lab_blkload_opts_default(struct lab_blkload_opts *o)
 }
 
 struct blkload_thread {
-	const struct lab_blkload_opts *o;
+	const struct load_blk_opts *o;
 	struct blk_queue *q;
 	unsigned index;
 	uint64_t region_off, region_len; /* this thread's bytes */
@@ -45,12 +45,12 @@ struct blkload_thread {
 	char *buf;
 	struct rt_prng prng;
 	uint64_t next_seq_off;
-	struct lab_blkload_result *res;
+	struct load_blk_result *res;
 };
 
-static int is_seq(enum lab_blkload_pattern p)
+static int is_seq(enum load_blk_pattern p)
 {
-	return p == LAB_BLKLOAD_READ || p == LAB_BLKLOAD_WRITE;
+	return p == LOAD_BLK_READ || p == LOAD_BLK_WRITE;
 }
 
 static void blkload_end_io(struct blk_bio *b)
@@ -79,10 +79,10 @@ static uint64_t blkload_next_off(struct blkload_thread *t)
 
 static int blkload_submit(struct blkload_thread *t, unsigned idx)
 {
-	const struct lab_blkload_opts *o = t->o;
+	const struct load_blk_opts *o = t->o;
 	struct blk_bio *b = &t->bios[idx];
-	int write = o->pattern == LAB_BLKLOAD_RANDWRITE ||
-		    o->pattern == LAB_BLKLOAD_WRITE;
+	int write = o->pattern == LOAD_BLK_RANDWRITE ||
+		    o->pattern == LOAD_BLK_WRITE;
 
 	memset(b, 0, sizeof(*b));
 	b->b_op = write ? BLK_OP_WRITE : BLK_OP_READ;
@@ -97,7 +97,7 @@ static int blkload_submit(struct blkload_thread *t, unsigned idx)
 
 static void blkload_record(struct blkload_thread *t, const struct blk_bio *b)
 {
-	struct lab_blkload_result *r = t->res;
+	struct load_blk_result *r = t->res;
 
 	if (b->b_error) {
 		r->errors++;
@@ -125,7 +125,7 @@ static unsigned blkload_reap(struct blkload_thread *t)
 /* Keep iodepth bios in flight until the time or count limit. */
 static int blkload_loop(struct blkload_thread *t)
 {
-	const struct lab_blkload_opts *o = t->o;
+	const struct load_blk_opts *o = t->o;
 	uint64_t start = rt_now_ns(), end = start + o->duration_ns, submitted = 0;
 	unsigned inflight = 0;
 	int stop = 0, rc = 0;
@@ -154,15 +154,15 @@ static int blkload_loop(struct blkload_thread *t)
 	return rc;
 }
 
-static void blkload_summarise(struct lab_blkload_result *r)
+static void blkload_summarise(struct load_blk_result *r)
 {
-	struct lab_lat l;
+	struct load_lat l;
 
 	if (r->elapsed_ns) {
 		r->iops = (double)r->ios * 1e9 / (double)r->elapsed_ns;
 		r->mb_s = (double)r->bytes * 1e3 / (double)r->elapsed_ns;
 	}
-	lab_lat_of(&r->lat, &l);
+	load_lat_of(&r->lat, &l);
 	r->lat_us_avg = l.avg_us;
 	r->lat_us_p50 = l.p50_us;
 	r->lat_us_p99 = l.p99_us;
@@ -180,13 +180,13 @@ static int blkload_body(void *arg, unsigned i)
 	return rc;
 }
 
-static int blkload_check(const struct blk_queue *q, const struct lab_blkload_opts *o,
+static int blkload_check(const struct blk_queue *q, const struct load_blk_opts *o,
 			 uint64_t *span)
 {
 	struct dev *d = blk_queue_dev(q);
 	uint64_t size = dev_size(d);
 
-	if (o->threads == 0 || o->threads > LAB_BLKLOAD_MAX_THREADS)
+	if (o->threads == 0 || o->threads > LOAD_BLK_MAX_THREADS)
 		return -EINVAL;
 	if (o->iodepth == 0 || o->iodepth > RING || o->block_size == 0 ||
 	    o->block_size % dev_block_size(d) || o->block_size % 512)
@@ -204,8 +204,8 @@ static int blkload_check(const struct blk_queue *q, const struct lab_blkload_opt
 }
 
 static int blkload_thread_init(struct blkload_thread *t, struct blk_queue *q,
-			       const struct lab_blkload_opts *o, unsigned i,
-			       uint64_t span, struct lab_blkload_result *res)
+			       const struct load_blk_opts *o, unsigned i,
+			       uint64_t span, struct load_blk_result *res)
 {
 	int seq = is_seq(o->pattern);
 	/* Random threads share the region; sequential ones split it. */
@@ -240,10 +240,10 @@ static void blkload_thread_release(struct blkload_thread *t)
 	free(t->buf);
 }
 
-int lab_blkload_run(struct blk_queue *q, const struct lab_blkload_opts *o,
-		    struct lab_blkload_result *out)
+int load_blk_run(struct blk_queue *q, const struct load_blk_opts *o,
+		    struct load_blk_result *out)
 {
-	struct lab_thread_info info[LAB_BLKLOAD_MAX_THREADS];
+	struct load_thread_info info[LOAD_BLK_MAX_THREADS];
 	struct blkload_thread *t;
 	unsigned ready = 0;
 	uint64_t span;
@@ -257,18 +257,18 @@ int lab_blkload_run(struct blk_queue *q, const struct lab_blkload_opts *o,
 	for (; ready < o->threads && rc == 0; ready += rc == 0)
 		rc = blkload_thread_init(&t[ready], q, o, ready, span, &out[ready]);
 	if (rc == 0) {
-		struct lab_threads th = { .n = o->threads, .name = "bench",
+		struct load_threads th = { .n = o->threads, .name = "bench",
 					  .ioprio = o->ioprio, .body = blkload_body,
 					  .arg = t };
 
-		rc = lab_threads_run(&th, info, NULL);
+		rc = load_threads_run(&th, info, NULL);
 		for (unsigned i = 0; i < o->threads; i++) {
 			memcpy(out[i].name, info[i].name, sizeof(out[i].name));
 			out[i].pid = info[i].pid;
 			out[i].ioprio = info[i].ioprio;
 		}
 		if (rc == 0)
-			rc = lab_threads_err(info, o->threads);
+			rc = load_threads_err(info, o->threads);
 	}
 	for (unsigned i = 0; i < ready; i++)
 		blkload_thread_release(&t[i]);
@@ -276,12 +276,12 @@ int lab_blkload_run(struct blk_queue *q, const struct lab_blkload_opts *o,
 	return rc;
 }
 
-int lab_blkload_json(FILE *f, const struct lab_blkload_result *r, unsigned n)
+int load_blk_json(FILE *f, const struct load_blk_result *r, unsigned n)
 {
 	int rc = fprintf(f, "[");
 
 	for (unsigned i = 0; i < n && rc >= 0; i++) {
-		struct lab_lat l = { r[i].lat_us_avg, r[i].lat_us_p50,
+		struct load_lat l = { r[i].lat_us_avg, r[i].lat_us_p50,
 				     r[i].lat_us_p99, r[i].lat_us_max };
 		char prio[16];
 
@@ -292,7 +292,7 @@ int lab_blkload_json(FILE *f, const struct lab_blkload_result *r, unsigned n)
 			     r[i].name, r[i].pid, prio, r[i].ios, r[i].errors,
 			     r[i].iops, r[i].mb_s);
 		if (rc >= 0)
-			rc = lab_lat_json(f, &l, 1);
+			rc = load_lat_json(f, &l, 1);
 		if (rc >= 0)
 			rc = fprintf(f, "}");
 	}

@@ -1,14 +1,14 @@
 /*
- * The lab's file-system model (src/lab/fs*.c): operations, ext3's
+ * The lab's file-system model (src/fs/): operations, ext3's
  * allocation, atime policies, the page cache, writeback and throttling,
  * fsync durability. Every test runs in the sim world (virtual time) on a
- * small file system (groups of 1024 blocks) and ends with lab_fsck.
+ * small file system (groups of 1024 blocks) and ends with fs_fsck.
  */
 #include "fs_rig.h"
 
 struct tcase {
 	void (*body)(struct frig *r);
-	void (*tweak)(struct lab_fs_params *p);
+	void (*tweak)(struct fs_params *p);
 	uint64_t dblocks, jblocks;
 	bool rec, ssd;
 };
@@ -43,15 +43,15 @@ static void sim_main(void *arg)
 		T_CHECK(frig_sim(7, sim_main, &tc) == 0);                     \
 	}
 
-static struct lab_fs_stats st(struct frig *r)
+static struct fs_stats st(struct frig *r)
 {
-	struct lab_fs_stats s;
+	struct fs_stats s;
 
-	lab_fs_stats(r->fs, &s);
+	fs_stats(r->fs, &s);
 	return s;
 }
 
-static uint32_t ino_grp(struct frig *r, lab_ino_t ino)
+static uint32_t ino_grp(struct frig *r, fs_ino_t ino)
 {
 	return (ino - 1) / r->p.inodes_per_group;
 }
@@ -60,51 +60,51 @@ static uint32_t ino_grp(struct frig *r, lab_ino_t ino)
 
 static void t_ops_body(struct frig *r)
 {
-	struct lab_stat s;
-	lab_ino_t f, g;
+	struct fs_stat s;
+	fs_ino_t f, g;
 	char msg[200];
 
-	T_EQ(lab_fs_mkdir(r->fs, "/a"), 0);
-	T_EQ(lab_fs_mkdir(r->fs, "/a"), -EEXIST);
-	T_EQ(lab_fs_mkdir(r->fs, "/x/y"), -ENOENT);
-	T_EQ(lab_fs_create(r->fs, "/a/f", &f), 0);
-	T_EQ(lab_fs_write(r->fs, f, 0, 100000, 0), 0);
-	T_EQ(lab_fs_stat(r->fs, "/a/f", &s), 0);
+	T_EQ(fs_mkdir(r->fs, "/a"), 0);
+	T_EQ(fs_mkdir(r->fs, "/a"), -EEXIST);
+	T_EQ(fs_mkdir(r->fs, "/x/y"), -ENOENT);
+	T_EQ(fs_create(r->fs, "/a/f", &f), 0);
+	T_EQ(fs_write(r->fs, f, 0, 100000, 0), 0);
+	T_EQ(fs_stat(r->fs, "/a/f", &s), 0);
 	T_EQ(s.ino, f);
 	T_CHECK(!s.dir);
 	T_EQ(s.size, 100000);
 	T_EQ(s.blocks, 25);
 	T_EQ(s.nlink, 1);
-	T_EQ(lab_fs_read(r->fs, f, 0, 4096, 0), 4096);
-	T_EQ(lab_fs_read(r->fs, f, 99000, 4096, 0), 1000);  /* short at EOF */
-	T_EQ(lab_fs_read(r->fs, f, 200000, 4096, 0), 0);
-	T_EQ(lab_fs_stat(r->fs, "/a", &s), 0);
+	T_EQ(fs_read(r->fs, f, 0, 4096, 0), 4096);
+	T_EQ(fs_read(r->fs, f, 99000, 4096, 0), 1000);  /* short at EOF */
+	T_EQ(fs_read(r->fs, f, 200000, 4096, 0), 0);
+	T_EQ(fs_stat(r->fs, "/a", &s), 0);
 	T_CHECK(s.dir);
 	T_EQ(s.nlink, 2);
-	T_EQ(lab_fs_stat(r->fs, "/", &s), 0);
+	T_EQ(fs_stat(r->fs, "/", &s), 0);
 	T_EQ(s.nlink, 3);
-	T_EQ(lab_fs_rename(r->fs, "/a/f", "/a/g"), 0);
-	T_EQ(lab_fs_lookup(r->fs, "/a/f", &g), -ENOENT);
-	T_EQ(lab_fs_lookup(r->fs, "/a/g", &g), 0);
+	T_EQ(fs_rename(r->fs, "/a/f", "/a/g"), 0);
+	T_EQ(fs_lookup(r->fs, "/a/f", &g), -ENOENT);
+	T_EQ(fs_lookup(r->fs, "/a/g", &g), 0);
 	T_EQ(g, f);
-	T_EQ(lab_fs_mkdir(r->fs, "/b"), 0);
-	T_EQ(lab_fs_rename(r->fs, "/a", "/b/a"), 0);     /* a directory moves */
-	T_EQ(lab_fs_rename(r->fs, "/b", "/b/a/b"), -EINVAL); /* into itself */
-	T_EQ(lab_fs_lookup(r->fs, "/b/a/g", &g), 0);
-	T_EQ(lab_fs_unlink(r->fs, "/b"), -ENOTEMPTY);
-	T_EQ(lab_fs_create(r->fs, "/b/h", &g), 0);
-	T_EQ(lab_fs_rename(r->fs, "/b/h", "/b/a/g"), 0); /* replaces g: frees it */
-	T_EQ(lab_fs_lookup(r->fs, "/b/h", &f), -ENOENT);
-	T_EQ(lab_fs_stat(r->fs, "/b/a/g", &s), 0);
+	T_EQ(fs_mkdir(r->fs, "/b"), 0);
+	T_EQ(fs_rename(r->fs, "/a", "/b/a"), 0);     /* a directory moves */
+	T_EQ(fs_rename(r->fs, "/b", "/b/a/b"), -EINVAL); /* into itself */
+	T_EQ(fs_lookup(r->fs, "/b/a/g", &g), 0);
+	T_EQ(fs_unlink(r->fs, "/b"), -ENOTEMPTY);
+	T_EQ(fs_create(r->fs, "/b/h", &g), 0);
+	T_EQ(fs_rename(r->fs, "/b/h", "/b/a/g"), 0); /* replaces g: frees it */
+	T_EQ(fs_lookup(r->fs, "/b/h", &f), -ENOENT);
+	T_EQ(fs_stat(r->fs, "/b/a/g", &s), 0);
 	T_EQ(s.ino, g);
 	T_EQ(s.size, 0);
-	T_EQ(lab_fs_create(r->fs, "/b/a/g", &f), 0);     /* O_TRUNC of an existing file */
+	T_EQ(fs_create(r->fs, "/b/a/g", &f), 0);     /* O_TRUNC of an existing file */
 	T_EQ(f, g);
-	T_EQ(lab_fs_unlink(r->fs, "/b/a/g"), 0);
-	T_EQ(lab_fs_unlink(r->fs, "/b/a/g"), -ENOENT);
-	T_EQ(lab_fs_unlink(r->fs, "/b/a"), 0);           /* rmdir */
-	T_EQ(lab_fs_unlink(r->fs, "/b"), 0);
-	T_EQ(lab_fs_stat(r->fs, "/", &s), 0);
+	T_EQ(fs_unlink(r->fs, "/b/a/g"), 0);
+	T_EQ(fs_unlink(r->fs, "/b/a/g"), -ENOENT);
+	T_EQ(fs_unlink(r->fs, "/b/a"), 0);           /* rmdir */
+	T_EQ(fs_unlink(r->fs, "/b"), 0);
+	T_EQ(fs_stat(r->fs, "/", &s), 0);
 	T_EQ(s.nlink, 2);
 	T_EQ(frig_down(r), 0);
 	T_EQ(frig_fsck(r, msg, sizeof(msg)), 0);
@@ -113,43 +113,43 @@ FS_TEST(t_ops, NULL, 0, 0)
 
 static void t_many_names_body(struct frig *r)
 {
-	struct lab_stat s;
+	struct fs_stat s;
 	char path[64];
-	lab_ino_t ino;
+	fs_ino_t ino;
 
-	T_EQ(lab_fs_mkdir(r->fs, "/d"), 0);
+	T_EQ(fs_mkdir(r->fs, "/d"), 0);
 	for (int i = 0; i < 200; i++) {
 		snprintf(path, sizeof(path), "/d/file-with-a-longish-name-%03d", i);
-		T_EQ(lab_fs_create(r->fs, path, &ino), 0);
+		T_EQ(fs_create(r->fs, path, &ino), 0);
 	}
-	T_EQ(lab_fs_stat(r->fs, "/d", &s), 0);
+	T_EQ(fs_stat(r->fs, "/d", &s), 0);
 	T_EQ(s.size, 4 * 4096);                          /* 64 entries a block */
 	for (int i = 0; i < 200; i += 2) {
 		snprintf(path, sizeof(path), "/d/file-with-a-longish-name-%03d", i);
-		T_EQ(lab_fs_unlink(r->fs, path), 0);
+		T_EQ(fs_unlink(r->fs, path), 0);
 	}
 	for (int i = 0; i < 200; i++) {
 		snprintf(path, sizeof(path), "/d/file-with-a-longish-name-%03d", i);
-		T_EQ(lab_fs_lookup(r->fs, path, &ino), i % 2 ? 0 : -ENOENT);
+		T_EQ(fs_lookup(r->fs, path, &ino), i % 2 ? 0 : -ENOENT);
 	}
-	T_EQ(lab_fs_create(r->fs, "/d/new", &ino), 0);   /* reuses a freed slot */
-	T_EQ(lab_fs_stat(r->fs, "/d", &s), 0);
+	T_EQ(fs_create(r->fs, "/d/new", &ino), 0);   /* reuses a freed slot */
+	T_EQ(fs_stat(r->fs, "/d", &s), 0);
 	T_EQ(s.size, 4 * 4096);
 }
 FS_TEST(t_many_names, NULL, 0, 0)
 
 static void t_indirect_body(struct frig *r)
 {
-	struct lab_fs_stats s;
-	struct lab_stat ls;
-	lab_ino_t f;
+	struct fs_stats s;
+	struct fs_stat ls;
+	fs_ino_t f;
 	char msg[200];
 
 	/* 1100 blocks: 12 direct, 1024 through the indirect block, the rest
 	 * through the double-indirect one */
-	T_EQ(lab_fs_create(r->fs, "/big", &f), 0);
-	T_EQ(lab_fs_write(r->fs, f, 0, 1100ull * 4096, 0), 0);
-	T_EQ(lab_fs_stat(r->fs, "/big", &ls), 0);
+	T_EQ(fs_create(r->fs, "/big", &f), 0);
+	T_EQ(fs_write(r->fs, f, 0, 1100ull * 4096, 0), 0);
+	T_EQ(fs_stat(r->fs, "/big", &ls), 0);
 	T_EQ(ls.blocks, 1100);
 	T_EQ(ujbd_sync(r->j), 0);                         /* ordered data on disk */
 	T_EQ(frig_down(r), 0);
@@ -157,12 +157,12 @@ static void t_indirect_body(struct frig *r)
 	/* remount: the reads come from the disk and name their blocks */
 	T_EQ(blk_queue_new(r->dev, NULL, &r->q), 0);
 	T_EQ(frig_open_journal(r, false), 0);
-	T_EQ(lab_fs_mount(r->j, r->q, &r->p, &r->fs), 0);
-	T_EQ(lab_fs_read(r->fs, f, 0, 1100ull * 4096, 0), 1100 * 4096);
+	T_EQ(fs_mount(r->j, r->q, &r->p, &r->fs), 0);
+	T_EQ(fs_read(r->fs, f, 0, 1100ull * 4096, 0), 1100 * 4096);
 	s = st(r);
 	T_EQ(s.data_reads, 1100);
 	T_EQ(s.verify_errors, 0);
-	T_EQ(lab_fs_unlink(r->fs, "/big"), 0);
+	T_EQ(fs_unlink(r->fs, "/big"), 0);
 }
 FS_TEST(t_indirect, NULL, 0, 0)
 
@@ -170,26 +170,26 @@ FS_TEST(t_indirect, NULL, 0, 0)
 
 static void t_alloc_body(struct frig *r)
 {
-	lab_ino_t a, b, c, f, g;
+	fs_ino_t a, b, c, f, g;
 	struct lfs_inode in;
 	uint32_t ga, gb, gc;
 
-	T_EQ(lab_fs_mkdir(r->fs, "/a"), 0);
-	T_EQ(lab_fs_mkdir(r->fs, "/b"), 0);
-	T_EQ(lab_fs_mkdir(r->fs, "/c"), 0);
-	T_EQ(lab_fs_lookup(r->fs, "/a", &a), 0);
-	T_EQ(lab_fs_lookup(r->fs, "/b", &b), 0);
-	T_EQ(lab_fs_lookup(r->fs, "/c", &c), 0);
+	T_EQ(fs_mkdir(r->fs, "/a"), 0);
+	T_EQ(fs_mkdir(r->fs, "/b"), 0);
+	T_EQ(fs_mkdir(r->fs, "/c"), 0);
+	T_EQ(fs_lookup(r->fs, "/a", &a), 0);
+	T_EQ(fs_lookup(r->fs, "/b", &b), 0);
+	T_EQ(fs_lookup(r->fs, "/c", &c), 0);
 	ga = ino_grp(r, a);
 	gb = ino_grp(r, b);
 	gc = ino_grp(r, c);
 	T_CHECK(ga != gb && gb != gc && ga != gc);        /* top-level dirs spread */
-	T_EQ(lab_fs_mkdir(r->fs, "/b/sub"), 0);
-	T_EQ(lab_fs_lookup(r->fs, "/b/sub", &g), 0);
+	T_EQ(fs_mkdir(r->fs, "/b/sub"), 0);
+	T_EQ(fs_lookup(r->fs, "/b/sub", &g), 0);
 	T_EQ(ino_grp(r, g), gb);                          /* a deeper dir stays */
-	T_EQ(lab_fs_create(r->fs, "/b/f", &f), 0);
+	T_EQ(fs_create(r->fs, "/b/f", &f), 0);
 	T_EQ(ino_grp(r, f), gb);                          /* a file in its dir's group */
-	T_EQ(lab_fs_write(r->fs, f, 0, 10 * 4096, 0), 0);
+	T_EQ(fs_write(r->fs, f, 0, 10 * 4096, 0), 0);
 	T_EQ(frig_down(r), 0);
 	T_EQ(frig_inode(r, f, &in), 0);
 	uint64_t gstart = (uint64_t)gb * r->p.blocks_per_group;
@@ -212,7 +212,7 @@ static void t_alloc_orlov_fallback_body(struct frig *r)
 
 	for (int i = 0; i < 32; i++) {
 		snprintf(path, sizeof(path), "/t%03d", i);
-		T_EQ(lab_fs_mkdir(r->fs, path), 0);
+		T_EQ(fs_mkdir(r->fs, path), 0);
 	}
 }
 FS_TEST(t_alloc_orlov_fallback, NULL, 0, 0)
@@ -221,19 +221,19 @@ FS_TEST(t_alloc_orlov_fallback, NULL, 0, 0)
 
 static int atime_run(struct frig *r, unsigned n, uint64_t *handles, uint64_t *updates)
 {
-	struct lab_fs_stats s0, s1;
-	lab_ino_t f;
-	int rc = lab_fs_create(r->fs, "/f", &f);
+	struct fs_stats s0, s1;
+	fs_ino_t f;
+	int rc = fs_create(r->fs, "/f", &f);
 
 	if (!rc)
-		rc = lab_fs_write(r->fs, f, 0, 4096, 0);
+		rc = fs_write(r->fs, f, 0, 4096, 0);
 	rt_sleep_ns(RT_NS_PER_S);
-	lab_fs_stats(r->fs, &s0);
+	fs_stats(r->fs, &s0);
 	for (unsigned i = 0; i < n && !rc; i++) {
-		int64_t got = lab_fs_read(r->fs, f, 0, 4096, 0);
+		int64_t got = fs_read(r->fs, f, 0, 4096, 0);
 		rc = got == 4096 ? 0 : -EIO;
 	}
-	lab_fs_stats(r->fs, &s1);
+	fs_stats(r->fs, &s1);
 	*handles = s1.handles - s0.handles;
 	*updates = s1.atime_updates - s0.atime_updates;
 	return rc;
@@ -255,9 +255,9 @@ static void t_atime_strict_body(struct frig *r)
 }
 FS_TEST(t_atime_strict, NULL, 0, 0)
 
-static void tw_relatime(struct lab_fs_params *p)
+static void tw_relatime(struct fs_params *p)
 {
-	p->atime = LAB_ATIME_RELATIME;
+	p->atime = FS_ATIME_RELATIME;
 }
 static void t_atime_relatime_body(struct frig *r)
 {
@@ -269,9 +269,9 @@ static void t_atime_relatime_body(struct frig *r)
 }
 FS_TEST(t_atime_relatime, tw_relatime, 0, 0)
 
-static void tw_noatime(struct lab_fs_params *p)
+static void tw_noatime(struct fs_params *p)
 {
-	p->atime = LAB_ATIME_NOATIME;
+	p->atime = FS_ATIME_NOATIME;
 }
 static void t_atime_noatime_body(struct frig *r)
 {
@@ -286,78 +286,78 @@ FS_TEST(t_atime_noatime, tw_noatime, 0, 0)
 /* ---- the page cache ---- */
 
 /* A file of n blocks, on disk and out of the cache (remounted). */
-static int cold_file(struct frig *r, const char *path, uint64_t n, lab_ino_t *f)
+static int cold_file(struct frig *r, const char *path, uint64_t n, fs_ino_t *f)
 {
-	int rc = lab_fs_create(r->fs, path, f);
+	int rc = fs_create(r->fs, path, f);
 
 	if (!rc)
-		rc = lab_fs_write(r->fs, *f, 0, n * 4096, 0);
+		rc = fs_write(r->fs, *f, 0, n * 4096, 0);
 	if (!rc)
-		rc = lab_fs_unmount(r->fs);
+		rc = fs_unmount(r->fs);
 	r->fs = NULL;
 	if (!rc)
-		rc = lab_fs_mount(r->j, r->q, &r->p, &r->fs);
+		rc = fs_mount(r->j, r->q, &r->p, &r->fs);
 	return rc;
 }
 
 static void t_cache_hit_body(struct frig *r)
 {
-	struct lab_fs_stats s;
-	lab_ino_t f;
+	struct fs_stats s;
+	fs_ino_t f;
 
 	T_EQ(cold_file(r, "/f", 4, &f), 0);
-	T_EQ(lab_fs_read(r->fs, f, 0, 4 * 4096, 0), 4 * 4096);
+	T_EQ(fs_read(r->fs, f, 0, 4 * 4096, 0), 4 * 4096);
 	s = st(r);
 	T_EQ(s.read_hits, 0);
 	T_EQ(s.data_reads, 4);
-	T_EQ(lab_fs_read(r->fs, f, 0, 4 * 4096, 0), 4 * 4096);
+	T_EQ(fs_read(r->fs, f, 0, 4 * 4096, 0), 4 * 4096);
 	s = st(r);
 	T_EQ(s.read_hits, 4);                    /* the second read hits */
 	T_EQ(s.data_reads, 4);
 	T_EQ(s.verify_errors, 0);
-	T_EQ(lab_fs_read(r->fs, f, 0, 4 * 4096, LAB_IO_DIRECT), 4 * 4096);
+	T_EQ(fs_read(r->fs, f, 0, 4 * 4096, FS_IO_DIRECT), 4 * 4096);
 	T_EQ(st(r).data_reads, 8);               /* O_DIRECT bypasses the cache */
 }
 FS_TEST(t_cache_hit, NULL, 0, 0)
 
 static void t_readahead_body(struct frig *r)
 {
-	struct lab_fs_stats s;
-	lab_ino_t f;
+	struct fs_stats s;
+	fs_ino_t f;
 
 	T_EQ(cold_file(r, "/f", 100, &f), 0);
-	T_EQ(lab_fs_read(r->fs, f, 0, 4096, 0), 4096);
+	T_EQ(fs_read(r->fs, f, 0, 4096, 0), 4096);
 	s = st(r);
 	T_EQ(s.readahead_blocks, 31);            /* 128 KiB window */
 	T_EQ(s.data_reads, 32);
 	for (int i = 1; i < 32; i++)
-		T_EQ(lab_fs_read(r->fs, f, (uint64_t)i * 4096, 4096, 0), 4096);
+		T_EQ(fs_read(r->fs, f, (uint64_t)i * 4096, 4096, 0), 4096);
 	s = st(r);
 	T_EQ(s.data_reads, 32);                  /* all hits */
 	T_EQ(s.read_hits, 31);
-	T_EQ(lab_fs_read(r->fs, f, 32 * 4096, 4096, 0), 4096);
+	T_EQ(fs_read(r->fs, f, 32 * 4096, 4096, 0), 4096);
 	T_EQ(st(r).data_reads, 64);              /* sequential: the next window */
 	/* a random read brings no read-ahead */
-	T_EQ(lab_fs_read(r->fs, f, 80 * 4096, 4096, 0), 4096);
+	T_EQ(fs_read(r->fs, f, 80 * 4096, 4096, 0), 4096);
 	T_EQ(st(r).data_reads, 65);
 }
 FS_TEST(t_readahead, NULL, 0, 0)
 
-static void tw_small_ram(struct lab_fs_params *p)
+static void tw_small_ram(struct fs_params *p)
 {
 	p->ram_bytes = 1ull << 20;               /* 256 pages */
 }
 static void t_eviction_body(struct frig *r)
 {
-	struct lab_fs_stats s;
-	lab_ino_t f;
+	struct fs_stats s;
+	fs_ino_t f;
 
 	T_EQ(cold_file(r, "/f", 1000, &f), 0);
-	T_EQ(lab_fs_read(r->fs, f, 0, 1000 * 4096, 0), 1000 * 4096);
+	T_EQ(fs_read(r->fs, f, 0, 1000 * 4096, 0), 1000 * 4096);
 	s = st(r);
 	T_CHECK(s.cached_pages <= 256);
 	T_CHECK(s.evictions >= 1000 - 256);
-	T_EQ(lab_fs_read(r->fs, f, 0, 4096, 0), 4096);   /* evicted: read again */
+	T_EQ(fs_read(r->fs, f, 0, 4096, 0), 4096);   /* evicted: read again */
 	T_CHECK(st(r).data_reads > s.data_reads);
 }
 FS_TEST(t_eviction, tw_small_ram, 0, 0)
@@ -366,23 +366,23 @@ FS_TEST(t_eviction, tw_small_ram, 0, 0)
 
 /* n allocated blocks, committed (their ordered data no longer counts as
  * dirty), then overwritten: dirty in the page cache. */
-static int dirty_file(struct frig *r, uint64_t n, lab_ino_t *f)
+static int dirty_file(struct frig *r, uint64_t n, fs_ino_t *f)
 {
-	int rc = lab_fs_create(r->fs, "/w", f);
+	int rc = fs_create(r->fs, "/w", f);
 
 	if (!rc)
-		rc = lab_fs_write(r->fs, *f, 0, n * 4096, 0);
+		rc = fs_write(r->fs, *f, 0, n * 4096, 0);
 	if (!rc)
 		rc = ujbd_sync(r->j);
 	if (!rc)
-		rc = lab_fs_write(r->fs, *f, 0, n * 4096, 0);
+		rc = fs_write(r->fs, *f, 0, n * 4096, 0);
 	return rc;
 }
 
 static void t_writeback_expire_body(struct frig *r)
 {
 	uint64_t t0 = rt_now_ns();
-	lab_ino_t f;
+	fs_ino_t f;
 
 	T_EQ(dirty_file(r, 8, &f), 0);
 	T_EQ(st(r).dirty_pages, 8);
@@ -397,12 +397,12 @@ FS_TEST(t_writeback_expire, NULL, 0, 0)
 
 static void t_writeback_background_body(struct frig *r)
 {
-	struct lab_fs_stats s;
-	lab_ino_t f;
+	struct fs_stats s;
+	fs_ino_t f;
 
 	/* 256 pages of RAM: background at 12 pages, throttling at 25 */
 	T_EQ(dirty_file(r, 20, &f), 0);
-	T_EQ(lab_fs_write(r->fs, f, 0, 4096, 0), 0); /* a write sees it, wakes pdflush */
+	T_EQ(fs_write(r->fs, f, 0, 4096, 0), 0); /* a write sees it, wakes pdflush */
 	rt_sleep_ns(RT_NS_PER_S);
 	s = st(r);
 	T_CHECK(s.writeback_blocks > 0);
@@ -413,12 +413,12 @@ FS_TEST(t_writeback_background, tw_small_ram, 0, 0)
 
 static void t_throttle_body(struct frig *r)
 {
-	struct lab_fs_stats s;
-	lab_ino_t f;
+	struct fs_stats s;
+	fs_ino_t f;
 
-	T_EQ(lab_fs_create(r->fs, "/w", &f), 0);
-	T_EQ(lab_fs_write(r->fs, f, 0, 200 * 4096, 0), 0);
-	T_EQ(lab_fs_write(r->fs, f, 0, 200 * 4096, 0), 0);
+	T_EQ(fs_create(r->fs, "/w", &f), 0);
+	T_EQ(fs_write(r->fs, f, 0, 200 * 4096, 0), 0);
+	T_EQ(fs_write(r->fs, f, 0, 200 * 4096, 0), 0);
 	s = st(r);
 	T_CHECK(s.throttled > 0);
 	T_CHECK(s.throttle_ns > 0);
@@ -440,11 +440,11 @@ static void t_throttle(void)
  * ordered left to write. */
 static void t_throttle_ordered_body(struct frig *r)
 {
-	struct lab_fs_stats s;
-	lab_ino_t f;
+	struct fs_stats s;
+	fs_ino_t f;
 
-	T_EQ(lab_fs_create(r->fs, "/w", &f), 0);
-	T_EQ(lab_fs_write(r->fs, f, 0, 200 * 4096, 0), 0);
+	T_EQ(fs_create(r->fs, "/w", &f), 0);
+	T_EQ(fs_write(r->fs, f, 0, 200 * 4096, 0), 0);
 	s = st(r);
 	T_CHECK(s.throttled > 0);
 	T_CHECK(s.throttle_ns > 0);
@@ -463,17 +463,17 @@ static void t_throttle_ordered(void)
 
 /* Crash r now: the recovered image passes fsck and holds /d/f of nblocks
  * blocks, each naming itself. */
-static void check_crash_holds(struct frig *r, lab_ino_t f, unsigned nblocks)
+static void check_crash_holds(struct frig *r, fs_ino_t f, unsigned nblocks)
 {
-	struct lab_fs_stats s;
+	struct fs_stats s;
 	struct frig c = *r;
-	struct lab_stat ls;
-	lab_ino_t g;
+	struct fs_stat ls;
+	fs_ino_t g;
 	char msg[200];
 	int rc;
 
 	T_EQ(frig_crash(r, dev_rec_count(r->dev), NULL, &c.mem), 0);
-	rc = lab_fsck(c.mem, FR_BS, msg, sizeof(msg));
+	rc = fs_fsck(c.mem, FR_BS, msg, sizeof(msg));
 	if (rc)
 		T_FAILF("fsck of the crash image: %s", msg);
 	c.dev = c.mem;
@@ -484,17 +484,17 @@ static void check_crash_holds(struct frig *r, lab_ino_t f, unsigned nblocks)
 	if (!rc)
 		rc = frig_open_journal(&c, false);
 	if (!rc)
-		rc = lab_fs_mount(c.j, c.q, &c.p, &c.fs);
+		rc = fs_mount(c.j, c.q, &c.p, &c.fs);
 	if (!rc)
-		rc = lab_fs_stat(c.fs, "/d/f", &ls);
+		rc = fs_stat(c.fs, "/d/f", &ls);
 	if (!rc)
-		rc = lab_fs_lookup(c.fs, "/d/f", &g);
+		rc = fs_lookup(c.fs, "/d/f", &g);
 	if (!rc && (ls.size != nblocks * 4096ull || g != f))
 		rc = -EUCLEAN;
 	if (!rc)
-		rc = lab_fs_read(c.fs, g, 0, nblocks * 4096ull, 0) == nblocks * 4096 ? 0 : -EIO;
+		rc = fs_read(c.fs, g, 0, nblocks * 4096ull, 0) == nblocks * 4096 ? 0 : -EIO;
 	if (!rc) {
-		lab_fs_stats(c.fs, &s);
+		fs_stats(c.fs, &s);
 		rc = s.verify_errors || s.data_reads != nblocks ? -EUCLEAN : 0;
 	}
 	frig_down(&c);
@@ -507,13 +507,13 @@ static void check_crash_holds(struct frig *r, lab_ino_t f, unsigned nblocks)
  * has the file, its size and its data (each block names itself). */
 static void t_fsync_durable_body(struct frig *r)
 {
-	lab_ino_t f;
+	fs_ino_t f;
 
-	T_EQ(lab_fs_mkdir(r->fs, "/d"), 0);
-	T_EQ(lab_fs_create(r->fs, "/d/f", &f), 0);
-	T_EQ(lab_fs_write(r->fs, f, 0, 6 * 4096, 0), 0);
-	T_EQ(lab_fs_write(r->fs, f, 0, 2 * 4096, 0), 0);    /* overwritten before written */
-	T_EQ(lab_fs_fsync(r->fs, f), 0);
+	T_EQ(fs_mkdir(r->fs, "/d"), 0);
+	T_EQ(fs_create(r->fs, "/d/f", &f), 0);
+	T_EQ(fs_write(r->fs, f, 0, 6 * 4096, 0), 0);
+	T_EQ(fs_write(r->fs, f, 0, 2 * 4096, 0), 0);    /* overwritten before written */
+	T_EQ(fs_fsync(r->fs, f), 0);
 	T_EQ(st(r).fsync_blocks, 6);                        /* fsync wrote all six itself */
 	check_crash_holds(r, f, 6);
 }
@@ -530,11 +530,11 @@ static void t_fsync_durable(void)
  * crash right after the commit finds the data the metadata names. */
 static void t_commit_writes_ordered_body(struct frig *r)
 {
-	lab_ino_t f;
+	fs_ino_t f;
 
-	T_EQ(lab_fs_mkdir(r->fs, "/d"), 0);
-	T_EQ(lab_fs_create(r->fs, "/d/f", &f), 0);
-	T_EQ(lab_fs_write(r->fs, f, 0, 5 * 4096, 0), 0);
+	T_EQ(fs_mkdir(r->fs, "/d"), 0);
+	T_EQ(fs_create(r->fs, "/d/f", &f), 0);
+	T_EQ(fs_write(r->fs, f, 0, 5 * 4096, 0), 0);
 	T_EQ(ujbd_sync(r->j), 0);
 	T_EQ(st(r).fsync_blocks, 0);
 	T_EQ(st(r).writeback_blocks, 0);                    /* pdflush did not either */
@@ -551,15 +551,15 @@ static void t_commit_writes_ordered(void)
 
 static void t_params(void)
 {
-	struct lab_fs_params p;
+	struct fs_params p;
 	char err[200];
 
-	lab_fs_params_default(&p);
-	T_STREQ(lab_fs_param_table.t_name, "fs");
+	fs_params_default(&p);
+	T_STREQ(fs_param_table.t_name, "fs");
 	T_EQ(p.blocks_per_group, 32768);
 	T_EQ(p.inodes_per_group, 16384);
 	T_EQ(p.inode_size, 128);
-	T_EQ(p.atime, LAB_ATIME_STRICT);
+	T_EQ(p.atime, FS_ATIME_STRICT);
 	T_EQ_U64(p.ram_bytes, 1ull << 30);
 	T_EQ(p.dirty_ratio, 10);
 	T_EQ(p.dirty_background_ratio, 5);
@@ -567,13 +567,13 @@ static void t_params(void)
 	T_EQ_U64(p.writeback_interval_ns, 5 * RT_NS_PER_S);
 	T_EQ(p.readahead_kib, 128);
 	T_EQ(p.pdflush_ioprio, RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4));
-	T_EQ(rt_param_parse(&lab_fs_param_table, &p, "dirty_expire_ns=1000,atime=2", err,
+	T_EQ(rt_param_parse(&fs_param_table, &p, "dirty_expire_ns=1000,atime=2", err,
 			    sizeof(err)), 0);
 	T_EQ_U64(p.dirty_expire_ns, RT_NS_PER_S);
-	T_EQ(p.atime, LAB_ATIME_NOATIME);
-	T_CHECK(rt_param_parse(&lab_fs_param_table, &p, "atime=3", err, sizeof(err)) < 0);
-	for (size_t i = 0; i < lab_fs_param_table.t_nparams; i++)
-		T_CHECK(lab_fs_param_table.t_params[i].p_source[0] != 0);
+	T_EQ(p.atime, FS_ATIME_NOATIME);
+	T_CHECK(rt_param_parse(&fs_param_table, &p, "atime=3", err, sizeof(err)) < 0);
+	for (size_t i = 0; i < fs_param_table.t_nparams; i++)
+		T_CHECK(fs_param_table.t_params[i].p_source[0] != 0);
 }
 
 static void t_fsck_finds(void);
@@ -610,14 +610,14 @@ static void t_fsck_finds_body(struct frig *r)
 {
 	struct lfs_inode in;
 	uint8_t buf[FR_BS];
-	lab_ino_t f, g;
+	fs_ino_t f, g;
 	char msg[200];
 	uint64_t blk, off;
 
-	T_EQ(lab_fs_create(r->fs, "/f", &f), 0);
-	T_EQ(lab_fs_create(r->fs, "/g", &g), 0);
-	T_EQ(lab_fs_write(r->fs, f, 0, 3 * 4096, 0), 0);
-	T_EQ(lab_fs_write(r->fs, g, 0, 4096, 0), 0);
+	T_EQ(fs_create(r->fs, "/f", &f), 0);
+	T_EQ(fs_create(r->fs, "/g", &g), 0);
+	T_EQ(fs_write(r->fs, f, 0, 3 * 4096, 0), 0);
+	T_EQ(fs_write(r->fs, g, 0, 4096, 0), 0);
 	T_EQ(frig_down(r), 0);
 	T_EQ(frig_fsck(r, msg, sizeof(msg)), 0);
 	/* g's block made f's too: owned twice */

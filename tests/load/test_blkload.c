@@ -1,5 +1,5 @@
 /*
- * The block-layer load generator (lab_blkload) in the sim world: two random
+ * The block-layer load generator (load_blk) in the sim world: two random
  * readers on the simulated HDD, one rt:4 and one be:4. Under cfq the RT one
  * is served first and the BE one waits; noop ignores priorities and the two
  * share the disk. (Moved from tests/blk/test_blk.c with src/blk/bench.c.)
@@ -8,19 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/workload.h"
+#include "load/load.h"
 #include "t.h"
 #include "t_sim.h"
-#include "ujbd/blk.h"
+#include "priv/blk.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_sim.h"
-#include "ujbd/rt.h"
+#include "priv/dev_sim.h"
+#include "priv/rt.h"
 
 /* ---- the load generator: RT vs BE random readers (devbench --threads) -- */
 
 struct bench_arg {
 	enum blk_elevator e;
-	struct lab_blkload_result r[2];
+	struct load_blk_result r[2];
 	int rc;
 };
 
@@ -40,13 +40,13 @@ static void bench_main(void *arg)
 		dev_close(d);
 		return;
 	}
-	struct lab_blkload_opts bo;
-	lab_blkload_opts_default(&bo);
+	struct load_blk_opts bo;
+	load_blk_opts_default(&bo);
 	uint16_t prio[2] = { RT_IOPRIO(RT_IOPRIO_CLASS_RT, 4), RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4) };
 	bo.threads = 2;
 	bo.ioprio = prio;
 	bo.duration_ns = 3 * RT_NS_PER_S;
-	ba->rc = lab_blkload_run(q, &bo, ba->r);
+	ba->rc = load_blk_run(q, &bo, ba->r);
 	blk_queue_free(q);
 	dev_close(d);
 }
@@ -57,7 +57,7 @@ static void test_bench_rt_vs_be(void)
 	ba->e = BLK_ELV_CFQ;
 	T_EQ(t_sim_run(12, bench_main, ba), 0);
 	T_EQ(ba->rc, 0);
-	const struct lab_blkload_result *rt = &ba->r[0], *be = &ba->r[1];
+	const struct load_blk_result *rt = &ba->r[0], *be = &ba->r[1];
 	fprintf(stderr, "    cfq: rt %.1f iops p50 %.0f us, be %.1f iops p50 %.0f us max %.0f us\n",
 		rt->iops, rt->lat_us_p50, be->iops, be->lat_us_p50, be->lat_us_max);
 	T_EQ(RT_IOPRIO_CLASS(rt->ioprio), RT_IOPRIO_CLASS_RT);
@@ -79,7 +79,7 @@ static void test_bench_rt_vs_be(void)
 /* The JSON array carries one entry per thread, with its name and ioprio. */
 static void test_blkload_json(void)
 {
-	struct lab_blkload_result r[2];
+	struct load_blk_result r[2];
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -92,7 +92,7 @@ static void test_blkload_json(void)
 	r[1].ioprio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
 	r[0].ios = 7;
 	r[1].lat_us_p50 = 13.5;
-	T_EQ(lab_blkload_json(f, r, 2), 0);
+	T_EQ(load_blk_json(f, r, 2), 0);
 	fclose(f);
 	T_CHECK(strstr(buf, "[{\"name\":\"bench0\",\"pid\":0,\"ioprio\":\"rt:4\",\"ios\":7,") == buf);
 	T_CHECK(strstr(buf, "{\"name\":\"bench1\",\"pid\":0,\"ioprio\":\"be:4\"") != NULL);

@@ -7,9 +7,9 @@
  */
 #include <errno.h>
 
-#include "lab/workload.h"
+#include "load/load.h"
 
-void lab_lat_of(const struct rt_hist *h, struct lab_lat *out)
+void load_lat_of(const struct rt_hist *h, struct load_lat *out)
 {
 	out->avg_us = h->h_count ?
 		(double)h->h_sum_ns / (double)h->h_count / 1e3 : 0.0;
@@ -18,7 +18,7 @@ void lab_lat_of(const struct rt_hist *h, struct lab_lat *out)
 	out->max_us = (double)h->h_max_ns / 1e3;
 }
 
-int lab_lat_json(FILE *f, const struct lab_lat *l, int prec)
+int load_lat_json(FILE *f, const struct load_lat *l, int prec)
 {
 	int rc = fprintf(f, "\"latency_us\":{\"avg\":%.*f,\"p50\":%.*f,"
 			 "\"p99\":%.*f,\"max\":%.*f}", prec, l->avg_us, prec,

@@ -1,6 +1,6 @@
 /*
- * The lab's shared pieces in the sim world: lab_threads_run (names, I/O
- * priority per thread, errors, the elapsed time) and lab_devload (the
+ * The lab's shared pieces in the sim world: load_threads_run (names, I/O
+ * priority per thread, errors, the elapsed time) and load_dev (the
  * threads share the I/O count, the merge is the sum of the threads, the
  * same seed gives the same figures, the report keeps devbench's keys).
  */
@@ -9,19 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/workload.h"
+#include "load/load.h"
 #include "t.h"
 #include "t_sim.h"
-#include "ujbd/blk.h"
+#include "priv/blk.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_sim.h"
-#include "ujbd/rt.h"
+#include "priv/dev_sim.h"
+#include "priv/rt.h"
 
-/* ---- lab_threads_run -------------------------------------------------- */
+/* ---- load_threads_run -------------------------------------------------- */
 
 struct thr_arg {
 	bool together, same_name;
-	struct lab_thread_info info[3];
+	struct load_thread_info info[3];
 	uint64_t elapsed_ns;
 	int rc;
 };
@@ -40,11 +40,11 @@ static void thr_main(void *arg)
 	struct thr_arg *a = arg;
 	uint16_t prio[3] = { RT_IOPRIO(RT_IOPRIO_CLASS_RT, 2), 0,
 			     RT_IOPRIO(RT_IOPRIO_CLASS_IDLE, 0) };
-	struct lab_threads t = { .n = 3, .name = "w", .same_name = a->same_name,
+	struct load_threads t = { .n = 3, .name = "w", .same_name = a->same_name,
 				 .ioprio = prio, .together = a->together,
 				 .body = thr_body, .arg = a };
 
-	a->rc = lab_threads_run(&t, a->info, &a->elapsed_ns);
+	a->rc = load_threads_run(&t, a->info, &a->elapsed_ns);
 }
 
 static void test_threads(void)
@@ -60,8 +60,8 @@ static void test_threads(void)
 	T_CHECK(a.info[0].pid != a.info[1].pid);
 	T_EQ(a.info[0].err, 0);
 	T_EQ(a.info[1].err, -EIO);
-	T_EQ(lab_threads_err(a.info, 3), -EIO);
-	T_EQ(lab_threads_err(a.info, 1), 0);
+	T_EQ(load_threads_err(a.info, 3), -EIO);
+	T_EQ(load_threads_err(a.info, 1), 0);
 	T_EQ(a.info[2].err, -ENOSPC);
 	/* virtual time: the bodies sleep 5 ms, all at once */
 	T_EQ_U64(a.elapsed_ns, 5 * RT_NS_PER_MS);
@@ -70,26 +70,26 @@ static void test_threads(void)
 	a.same_name = true;
 	T_EQ(t_sim_run(3, thr_main, &a), 0);
 	T_STREQ(a.info[1].name, "w");
-	T_EQ(lab_threads_err(a.info, 3), -EIO);
+	T_EQ(load_threads_err(a.info, 3), -EIO);
 	T_EQ_U64(a.elapsed_ns, 5 * RT_NS_PER_MS);
 }
 
 static void test_threads_bad(void)
 {
-	struct lab_thread_info info[1];
-	struct lab_threads t = { .n = 0, .name = "x", .body = thr_body };
+	struct load_thread_info info[1];
+	struct load_threads t = { .n = 0, .name = "x", .body = thr_body };
 
-	T_EQ(lab_threads_run(&t, info, NULL), -EINVAL);
-	t.n = LAB_MAX_THREADS + 1;
-	T_EQ(lab_threads_run(&t, info, NULL), -EINVAL);
+	T_EQ(load_threads_run(&t, info, NULL), -EINVAL);
+	t.n = LOAD_MAX_THREADS + 1;
+	T_EQ(load_threads_run(&t, info, NULL), -EINVAL);
 }
 
-/* ---- lab_devload -------------------------------------------------------- */
+/* ---- load_dev -------------------------------------------------------- */
 
 struct dev_arg {
 	bool queue;
 	unsigned threads;
-	struct lab_devload *r;
+	struct load_dev *r;
 	int rc;
 };
 
@@ -97,7 +97,7 @@ static void dev_main(void *arg)
 {
 	struct dev_arg *a = arg;
 	struct dev_ssd_params p;
-	struct lab_devload_opts o = { .pattern = LAB_DEVLOAD_RAND, .bs = 4096, .ops = 300,
+	struct load_dev_opts o = { .pattern = LOAD_DEV_RAND, .bs = 4096, .ops = 300,
 				      .seed = 7, .threads = a->threads };
 	struct blk_queue_opts qo;
 	struct blk_queue *q = NULL;
@@ -110,7 +110,7 @@ static void dev_main(void *arg)
 	qo.elevator = BLK_ELV_NOOP;
 	if (a->queue && (a->rc = blk_queue_new(d, &qo, &q)) < 0)
 		goto out;
-	a->rc = lab_devload_run(d, q, &o, a->r);
+	a->rc = load_dev_run(d, q, &o, a->r);
 	blk_queue_free(q);
 out:
 	dev_close(d);
@@ -119,7 +119,7 @@ out:
 static void test_devload(void)
 {
 	struct dev_arg a = { .queue = true, .threads = 3 };
-	struct lab_devload_stats all, s;
+	struct load_dev_stats all, s;
 	uint64_t sum = 0, count = 0;
 	double p50;
 
@@ -129,11 +129,11 @@ static void test_devload(void)
 	T_EQ(a.rc, 0);
 	T_EQ(a.r->nthreads, 3);
 	T_STREQ(a.r->thr[1].name, "bench1");
-	lab_devload_stats(a.r, 0, 3, &all);
+	load_dev_stats(a.r, 0, 3, &all);
 	T_EQ_U64(all.n, 300); /* --ops is shared: 300 in all */
 	T_EQ_U64(all.bytes, 300 * 4096);
 	for (unsigned i = 0; i < 3; i++) {
-		lab_devload_stats(a.r, i, 1, &s);
+		load_dev_stats(a.r, i, 1, &s);
 		T_CHECK(s.n > 0);
 		sum += s.n;
 		count += a.r->thr[i].lat.h_count;
@@ -146,14 +146,14 @@ static void test_devload(void)
 	p50 = all.lat.p50_us;
 	/* the same seed, the same figures */
 	T_EQ(t_sim_run(5, dev_main, &a), 0);
-	lab_devload_stats(a.r, 0, 3, &all);
+	load_dev_stats(a.r, 0, 3, &all);
 	T_CHECK(all.lat.p50_us == p50);
 	/* no queue: one thread, straight to the device; more is refused */
 	a.queue = false;
 	a.threads = 1;
 	T_EQ(t_sim_run(5, dev_main, &a), 0);
 	T_EQ(a.rc, 0);
-	lab_devload_stats(a.r, 0, 1, &all);
+	load_dev_stats(a.r, 0, 1, &all);
 	T_EQ_U64(all.n, 300);
 	a.threads = 2;
 	T_EQ(t_sim_run(5, dev_main, &a), 0);
@@ -163,8 +163,8 @@ static void test_devload(void)
 
 static void test_devload_report(void)
 {
-	struct lab_devload *r = calloc(1, sizeof(*r));
-	struct lab_devload_report rep = { .disk = "hdd", .pattern = "rand", .bs = 4096,
+	struct load_dev *r = calloc(1, sizeof(*r));
+	struct load_dev_report rep = { .disk = "hdd", .pattern = "rand", .bs = 4096,
 					  .world = "sim", .seed = 1, .elevator = "cfq",
 					  .json = true };
 	char *buf = NULL;
@@ -183,7 +183,7 @@ static void test_devload_report(void)
 	}
 	f = open_memstream(&buf, &len);
 	T_CHECK(f);
-	T_EQ(lab_devload_print(f, &rep, r), 0);
+	T_EQ(load_dev_print(f, &rep, r), 0);
 	fclose(f);
 	T_CHECK(strstr(buf, "{\"disk\":\"hdd\",\"pattern\":\"rand\",\"bs\":4096,\"ops\":2,"
 		       "\"world\":\"sim\",\"seed\":1,\"time\":\"virtual\",\"elapsed_s\":1.000000,\"iops\":2.000,"

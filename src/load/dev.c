@@ -1,5 +1,5 @@
 /*
- * devload.c: devbench's load: N I/Os, one at a time per thread, on a
+ * dev.c: devbench's load: N I/Os, one at a time per thread, on a
  * device or as bios through a block queue, and devbench's report.
  *
  * The one idea: a thread's loop asks devload_next() what its i-th I/O is
@@ -14,22 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/workload.h"
+#include "load/load.h"
 
-static const char *const pattern_names[LAB_DEVLOAD_PATTERNS] = {
+static const char *const pattern_names[LOAD_DEV_PATTERNS] = {
 	"seq", "rand", "write-flush",
 };
 
-const char *lab_devload_pattern_name(enum lab_devload_pattern p)
+const char *load_dev_pattern_name(enum load_dev_pattern p)
 {
-	return (unsigned)p < LAB_DEVLOAD_PATTERNS ? pattern_names[p] : "?";
+	return (unsigned)p < LOAD_DEV_PATTERNS ? pattern_names[p] : "?";
 }
 
-int lab_devload_pattern_parse(const char *s, enum lab_devload_pattern *out)
+int load_dev_pattern_parse(const char *s, enum load_dev_pattern *out)
 {
-	for (unsigned i = 0; i < LAB_DEVLOAD_PATTERNS; i++)
+	for (unsigned i = 0; i < LOAD_DEV_PATTERNS; i++)
 		if (!strcmp(s, pattern_names[i])) {
-			*out = (enum lab_devload_pattern)i;
+			*out = (enum load_dev_pattern)i;
 			return 0;
 		}
 	return -EINVAL;
@@ -44,11 +44,11 @@ struct devload_thread {
 struct devload {
 	struct dev *d_dev;
 	struct blk_queue *d_q;     /* or NULL: straight to the device */
-	const struct lab_devload_opts *d_o;
+	const struct load_dev_opts *d_o;
 	uint64_t d_span;           /* bytes addressed: the disk, in whole bs */
 	uint64_t d_claimed;        /* I/Os claimed by the threads (atomic) */
-	struct lab_devload *d_out;
-	struct devload_thread d_thr[LAB_DEVLOAD_MAX_THREADS];
+	struct load_dev *d_out;
+	struct devload_thread d_thr[LOAD_DEV_MAX_THREADS];
 };
 
 enum devload_op { DOP_READ, DOP_WRITE_FLUSH };
@@ -61,11 +61,11 @@ static void devload_next(const struct devload *l, struct devload_thread *t,
 	uint64_t blocks = l->d_span / bs;
 
 	switch (l->d_o->pattern) {
-	case LAB_DEVLOAD_RAND:
+	case LOAD_DEV_RAND:
 		*op = DOP_READ;
 		*off = rt_prng_below(&t->dt_prng, blocks) * bs;
 		break;
-	case LAB_DEVLOAD_SEQ:
+	case LOAD_DEV_SEQ:
 		*op = DOP_READ;
 		*off = (i % blocks) * bs;
 		break;
@@ -100,7 +100,7 @@ static int devload_issue(struct devload *l, unsigned idx, enum devload_op op,
 			 uint64_t off)
 {
 	struct devload_thread *t = &l->d_thr[idx];
-	struct lab_devload_thread *r = &l->d_out->thr[idx];
+	struct load_dev_thread *r = &l->d_out->thr[idx];
 	uint32_t bs = l->d_o->bs;
 	uint64_t t0 = rt_now_ns();
 	int err;
@@ -162,12 +162,12 @@ static int devload_thread_init(struct devload *l, unsigned idx)
 }
 
 static int devload_check(struct dev *d, struct blk_queue *q,
-			 const struct lab_devload_opts *o, uint64_t *span)
+			 const struct load_dev_opts *o, uint64_t *span)
 {
-	if ((unsigned)o->pattern >= LAB_DEVLOAD_PATTERNS || o->bs == 0 ||
+	if ((unsigned)o->pattern >= LOAD_DEV_PATTERNS || o->bs == 0 ||
 	    o->bs % 512 || o->bs % dev_block_size(d))
 		return -EINVAL;
-	if (o->threads == 0 || o->threads > LAB_DEVLOAD_MAX_THREADS ||
+	if (o->threads == 0 || o->threads > LOAD_DEV_MAX_THREADS ||
 	    (!q && o->threads != 1))
 		return -EINVAL;
 	*span = dev_size(d) - dev_size(d) % o->bs;
@@ -177,10 +177,10 @@ static int devload_check(struct dev *d, struct blk_queue *q,
 /* Threads named bench0.. through the queue; without one, on this thread. */
 static int devload_drive(struct devload *l)
 {
-	const struct lab_devload_opts *o = l->d_o;
-	struct lab_devload *out = l->d_out;
-	struct lab_thread_info info[LAB_DEVLOAD_MAX_THREADS];
-	struct lab_threads th = { .n = o->threads, .name = "bench",
+	const struct load_dev_opts *o = l->d_o;
+	struct load_dev *out = l->d_out;
+	struct load_thread_info info[LOAD_DEV_MAX_THREADS];
+	struct load_threads th = { .n = o->threads, .name = "bench",
 				  .ioprio = o->ioprio, .body = devload_body,
 				  .arg = l };
 	uint64_t t0;
@@ -194,16 +194,16 @@ static int devload_drive(struct devload *l)
 		out->thr[0].ioprio = rt_ioprio_get();
 		return err;
 	}
-	err = lab_threads_run(&th, info, &out->elapsed_ns);
+	err = load_threads_run(&th, info, &out->elapsed_ns);
 	for (unsigned i = 0; i < o->threads; i++) {
 		memcpy(out->thr[i].name, info[i].name, sizeof(out->thr[i].name));
 		out->thr[i].ioprio = info[i].ioprio;
 	}
-	return err ? err : lab_threads_err(info, o->threads);
+	return err ? err : load_threads_err(info, o->threads);
 }
 
-int lab_devload_run(struct dev *d, struct blk_queue *q,
-		    const struct lab_devload_opts *o, struct lab_devload *out)
+int load_dev_run(struct dev *d, struct blk_queue *q,
+		    const struct load_dev_opts *o, struct load_dev *out)
 {
 	struct devload *l;
 	uint64_t span;
@@ -231,8 +231,8 @@ int lab_devload_run(struct dev *d, struct blk_queue *q,
 
 /* ---- the report ---------------------------------------------------------- */
 
-void lab_devload_stats(const struct lab_devload *r, unsigned first, unsigned n,
-		       struct lab_devload_stats *s)
+void load_dev_stats(const struct load_dev *r, unsigned first, unsigned n,
+		       struct load_dev_stats *s)
 {
 	struct rt_hist *all = malloc(sizeof(*all));
 
@@ -246,7 +246,7 @@ void lab_devload_stats(const struct lab_devload *r, unsigned first, unsigned n,
 			rt_hist_merge(all, &r->thr[i].lat);
 	}
 	if (all)
-		lab_lat_of(all, &s->lat);
+		load_lat_of(all, &s->lat);
 	free(all);
 	if (s->n && r->elapsed_ns) {
 		s->iops = (double)s->n * 1e9 / (double)r->elapsed_ns;
@@ -256,14 +256,14 @@ void lab_devload_stats(const struct lab_devload *r, unsigned first, unsigned n,
 
 /* The sim world's clock is virtual: every time and rate it prints says so,
  * so a reader never takes a simulated disk's figures for a measurement. */
-static bool devload_virtual(const struct lab_devload_report *rep)
+static bool devload_virtual(const struct load_dev_report *rep)
 {
 	return !strcmp(rep->world, "sim");
 }
 
 /* Through the block layer: the elevator and one entry per thread. */
-static int devload_print_threads(FILE *f, const struct lab_devload_report *rep,
-				 const struct lab_devload *r)
+static int devload_print_threads(FILE *f, const struct load_dev_report *rep,
+				 const struct load_dev *r)
 {
 	int rc;
 
@@ -272,10 +272,10 @@ static int devload_print_threads(FILE *f, const struct lab_devload_report *rep,
 	else
 		rc = fprintf(f, "  elevator  %s\n", rep->elevator);
 	for (unsigned i = 0; i < r->nthreads && rc >= 0; i++) {
-		struct lab_devload_stats s;
+		struct load_dev_stats s;
 		char prio[16];
 
-		lab_devload_stats(r, i, 1, &s);
+		load_dev_stats(r, i, 1, &s);
 		rt_ioprio_str(r->thr[i].ioprio, prio, sizeof(prio));
 		if (!rep->json) {
 			rc = fprintf(f, "  %-8s  %-6s ops %" PRIu64 ", iops %.1f, latency avg %.1f us, "
@@ -289,7 +289,7 @@ static int devload_print_threads(FILE *f, const struct lab_devload_report *rep,
 			     ",\"iops\":%.3f,\"mb_s\":%.3f,", i ? "," : "",
 			     r->thr[i].name, prio, s.n, s.iops, s.mb_s);
 		if (rc >= 0)
-			rc = lab_lat_json(f, &s.lat, 3);
+			rc = load_lat_json(f, &s.lat, 3);
 		if (rc >= 0)
 			rc = fprintf(f, "}");
 	}
@@ -298,9 +298,9 @@ static int devload_print_threads(FILE *f, const struct lab_devload_report *rep,
 	return rc < 0 ? -EIO : 0;
 }
 
-static int devload_print_json(FILE *f, const struct lab_devload_report *rep,
-			      const struct lab_devload *r,
-			      const struct lab_devload_stats *s)
+static int devload_print_json(FILE *f, const struct load_dev_report *rep,
+			      const struct load_dev *r,
+			      const struct load_dev_stats *s)
 {
 	int rc = fprintf(f, "{\"disk\":\"%s\",\"pattern\":\"%s\",\"bs\":%" PRIu32
 			 ",\"ops\":%" PRIu64 ",\"world\":\"%s\",\"seed\":%" PRIu64
@@ -310,7 +310,7 @@ static int devload_print_json(FILE *f, const struct lab_devload_report *rep,
 			 (double)r->elapsed_ns / 1e9, s->iops, s->mb_s);
 
 	if (rc >= 0)
-		rc = lab_lat_json(f, &s->lat, 3);
+		rc = load_lat_json(f, &s->lat, 3);
 	if (rc >= 0 && rep->elevator)
 		rc = devload_print_threads(f, rep, r);
 	if (rc >= 0)
@@ -318,14 +318,14 @@ static int devload_print_json(FILE *f, const struct lab_devload_report *rep,
 	return rc < 0 ? -EIO : 0;
 }
 
-int lab_devload_print(FILE *f, const struct lab_devload_report *rep,
-		      const struct lab_devload *r)
+int load_dev_print(FILE *f, const struct load_dev_report *rep,
+		      const struct load_dev *r)
 {
-	struct lab_devload_stats s;
+	struct load_dev_stats s;
 	bool virt = devload_virtual(rep);
 	int rc;
 
-	lab_devload_stats(r, 0, r->nthreads, &s);
+	load_dev_stats(r, 0, r->nthreads, &s);
 	if (rep->json)
 		return devload_print_json(f, rep, r, &s);
 	rc = fprintf(f, "devbench: disk %s%s%s, pattern %s, bs %" PRIu32 ", %s world%s, seed %"

@@ -5,7 +5,7 @@
  * at every flush point of the log (just before and just after it) and at
  * its end, the image a power cut leaves (flushed writes only, and seeded
  * subsets of the unflushed ones) is recovered through ujbd_open and must
- * pass lab_fsck.
+ * pass fs_fsck.
  */
 #include "fs_rig.h"
 
@@ -43,7 +43,7 @@ static bool expected(int rc)
 static int one_op(struct frig *r, struct rt_prng *g)
 {
 	char a[64], b[64];
-	lab_ino_t ino;
+	fs_ino_t ino;
 	unsigned op = (unsigned)rt_prng_below(g, 12);
 	int rc;
 
@@ -52,40 +52,40 @@ static int one_op(struct frig *r, struct rt_prng *g)
 	case 0:
 	case 1:
 	case 11:
-		return lab_fs_create(r->fs, a, &ino);
+		return fs_create(r->fs, a, &ino);
 	case 2:
 	case 3: {
-		struct lab_stat st;
-		rc = lab_fs_stat(r->fs, a, &st);
+		struct fs_stat st;
+		rc = fs_stat(r->fs, a, &st);
 		if (!rc && !st.dir)
-			rc = lab_fs_write(r->fs, st.ino, st.size, 1 + rt_prng_below(g, 30 * 4096), 0);
+			rc = fs_write(r->fs, st.ino, st.size, 1 + rt_prng_below(g, 30 * 4096), 0);
 		return rc;
 	}
 	case 4:
-		rc = lab_fs_lookup(r->fs, a, &ino);
-		return rc ? rc : lab_fs_write(r->fs, ino, 0, 3 * 4096, 0);   /* overwrite */
+		rc = fs_lookup(r->fs, a, &ino);
+		return rc ? rc : fs_write(r->fs, ino, 0, 3 * 4096, 0);   /* overwrite */
 	case 5:
-		rc = lab_fs_lookup(r->fs, a, &ino);
-		return rc ? rc : lab_fs_fsync(r->fs, ino);
+		rc = fs_lookup(r->fs, a, &ino);
+		return rc ? rc : fs_fsync(r->fs, ino);
 	case 6:
-		return lab_fs_unlink(r->fs, a);
+		return fs_unlink(r->fs, a);
 	case 7:
 		path_file(b, sizeof(b), g);
-		return lab_fs_rename(r->fs, a, b);
+		return fs_rename(r->fs, a, b);
 	case 8:
 		snprintf(b, sizeof(b), "/d%u/s%u", (unsigned)rt_prng_below(g, NDIRS),
 			 (unsigned)rt_prng_below(g, 3));
-		return rt_prng_below(g, 2) ? lab_fs_mkdir(r->fs, b) : lab_fs_unlink(r->fs, b);
+		return rt_prng_below(g, 2) ? fs_mkdir(r->fs, b) : fs_unlink(r->fs, b);
 	case 9:
 		if (!direct_ops)
-			return lab_fs_lookup(r->fs, a, &ino);
-		rc = lab_fs_lookup(r->fs, a, &ino);
-		return rc ? rc : (int)(lab_fs_write(r->fs, ino, 4096 * rt_prng_below(g, 20),
+			return fs_lookup(r->fs, a, &ino);
+		rc = fs_lookup(r->fs, a, &ino);
+		return rc ? rc : (int)(fs_write(r->fs, ino, 4096 * rt_prng_below(g, 20),
 						    4096 * (1 + rt_prng_below(g, 4)),
-						    LAB_IO_DIRECT));
+						    FS_IO_DIRECT));
 	default:
-		rc = lab_fs_lookup(r->fs, a, &ino);
-		return rc ? rc : (lab_fs_read(r->fs, ino, 0, 64 * 4096, 0) < 0 ? -EIO : 0);
+		rc = fs_lookup(r->fs, a, &ino);
+		return rc ? rc : (fs_read(r->fs, ino, 0, 64 * 4096, 0) < 0 ? -EIO : 0);
 	}
 }
 
@@ -132,7 +132,7 @@ static int check_data(struct dev *img, const struct frig *r, char *msg, size_t l
 		if (dev_pread(img, ib, FR_BS, (meta + 1) * FR_BS) < 0)
 			return -EIO;
 		for (uint32_t i = 0; i < ipg; i++) {
-			lab_ino_t ino = g * ipg + i + 1;
+			fs_ino_t ino = g * ipg + i + 1;
 			struct lfs_inode in;
 
 			if (ino < LFS_FIRST_INO || !(ib[i / 8] & (1u << (i % 8))))
@@ -185,7 +185,7 @@ static int check_image(struct frig *r, size_t point, const struct dev_crash_poli
 		snprintf(cr->msg, sizeof(cr->msg), "point %zu: recovery %d", point, rc);
 		return rc;
 	}
-	rc = lab_fsck(img, FR_BS, msg, sizeof(msg));
+	rc = fs_fsck(img, FR_BS, msg, sizeof(msg));
 	if (!rc && cr->check_data)
 		rc = check_data(img, r, msg, sizeof(msg));
 	if (rc && getenv("FS_CRASH_DEBUG")) {
@@ -272,7 +272,7 @@ static void run_main(void *arg)
 	rc = frig_up(&r, 2048, 512, true);
 	for (unsigned i = 0; i < NDIRS && !rc; i++) {
 		snprintf(p, sizeof(p), "/d%u", i);
-		rc = lab_fs_mkdir(r.fs, p);
+		rc = fs_mkdir(r.fs, p);
 	}
 	for (unsigned i = 0; i < NTHR && !rc; i++) {
 		w[i] = (struct wl){ .r = &r, .id = i, .seed = cr->seed };
@@ -338,7 +338,7 @@ static void wl_main(void *arg)
 	for (unsigned i = 0; i < NDIRS && !rc; i++) {
 		char p[16];
 		snprintf(p, sizeof(p), "/d%u", i);
-		rc = lab_fs_mkdir(r.fs, p);
+		rc = fs_mkdir(r.fs, p);
 	}
 	for (unsigned i = 0; i < NTHR && !rc; i++) {
 		w[i] = (struct wl){ .r = &r, .id = i, .seed = cr->seed };

@@ -1,6 +1,6 @@
 /*
  * The lab's workload pieces: the scenarios' stack (lab_rig), trees of files,
- * the tree-copy loop and the foreground reader of seed 000, and samples.
+ * the tree-copy loop and the foreground reader of the 2007 atime thread.
  *
  * The one idea: each workload is a thread body over a struct it owns, run
  * until a virtual stop time; the scenario starts threads, joins them and
@@ -13,77 +13,8 @@
 #include <string.h>
 
 #include "lab/real.h"
-#include "lab/workloads.h"
-#include "ujbd/rt.h"
-
-/* ---- samples -------------------------------------------------------------- */
-
-void lab_samples_init(struct lab_samples *s)
-{
-	memset(s, 0, sizeof(*s));
-}
-
-void lab_samples_release(struct lab_samples *s)
-{
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
-
-int lab_samples_add(struct lab_samples *s, double ms)
-{
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-		double *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
-	s->v[s->n++] = ms;
-	return 0;
-}
-
-double lab_samples_avg(const struct lab_samples *s)
-{
-	double sum = 0;
-
-	for (size_t i = 0; i < s->n; i++)
-		sum += s->v[i];
-	return s->n ? sum / (double)s->n : 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-double lab_samples_pct(const struct lab_samples *s, double pct)
-{
-	double *v, r;
-	size_t k;
-
-	if (!s->n || !(v = malloc(s->n * sizeof(*v))))
-		return 0;
-	memcpy(v, s->v, s->n * sizeof(*v));
-	qsort(v, s->n, sizeof(*v), cmp_double);
-	k = (size_t)ceil(pct / 100.0 * (double)s->n); /* nearest rank */
-	r = v[k ? k - 1 : 0];
-	free(v);
-	return r;
-}
-
-double lab_samples_max(const struct lab_samples *s)
-{
-	double m = 0;
-
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i] > m)
-			m = s->v[i];
-	return m;
-}
+#include "lab/rig.h"
+#include "priv/rt.h"
 
 /* ---- the rig ---------------------------------------------------------------- */
 
@@ -93,9 +24,9 @@ void lab_rig_spec_init(struct lab_rig_spec *rs)
 	rs->elevator = "cfq";
 	/* The era's journal: every fsync's commit by kjournald, ordered data
 	 * home before the commit block, no async commit (ujbd's own defaults
-	 * differ there: issue 14). */
+	 * differ there: docs/runtime.md). */
 	ujbd_opts_jbd2(&rs->jopts);
-	lab_fs_params_default(&rs->fsp);
+	fs_params_default(&rs->fsp);
 	/* The buffer cache is the page cache of the era: metadata blocks stay
 	 * cached up to the RAM (the fs model's ram_bytes), as in 2.6.2x where
 	 * buffer heads live in the block device's page cache. */
@@ -164,7 +95,7 @@ static int rig_layout(const struct lab_ctx *c, const struct lab_rig_spec *rs, co
 
 	if (rc)
 		return rc;
-	rc = lab_fs_journal_map(&rs->fsp, bytes / 4096, sp->journal_map, STACK_MAX_JEXT, &nmap);
+	rc = fs_journal_map(&rs->fsp, bytes / 4096, sp->journal_map, STACK_MAX_JEXT, &nmap);
 	if (rc) {
 		snprintf(err, n, "%s: %llu bytes: no room for the file system and its journal "
 			 "(fs journal_blocks=%u)", model, (unsigned long long)bytes,
@@ -229,15 +160,15 @@ static int rig_main(struct stack *s, void *arg)
 	r->r_stack = s;
 	r->r_j = stack_journal(s);
 	r->r_q = stack_queue(s, 0);
-	rc = lab_fs_mkfs(r->r_j, r->r_q, &r->r_fsp);
+	rc = fs_mkfs(r->r_j, r->r_q, &r->r_fsp);
 	if (!rc) /* mkfs's bitmaps go home now, not during the measurement */
 		rc = rig_quiesce(r);
 	if (!rc)
-		rc = lab_fs_mount(r->r_j, r->r_q, &r->r_fsp, &r->r_fs);
+		rc = fs_mount(r->r_j, r->r_q, &r->r_fsp, &r->r_fs);
 	if (rc)
 		return rc;
 	rc = r->r_fn(r, r->r_arg);
-	urc = r->r_fs ? lab_fs_unmount(r->r_fs) : 0;
+	urc = r->r_fs ? fs_unmount(r->r_fs) : 0;
 	r->r_fs = NULL;
 	return rc ? rc : urc;
 }
@@ -252,7 +183,7 @@ int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
 	int rc;
 
 	err[0] = '\0';
-	rc = rt_param_parse(&lab_fs_param_table, &r.r_fsp, lab_ctx_params(c, "fs"), err,
+	rc = rt_param_parse(&fs_param_table, &r.r_fsp, lab_ctx_params(c, "fs"), err,
 			    sizeof(err));
 	rs->fsp = r.r_fsp;
 	if (!rc) /* the user's journal options over the scenario's */
@@ -275,13 +206,13 @@ int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
 
 int lab_rig_remount(struct lab_rig *r)
 {
-	int rc = lab_fs_unmount(r->r_fs);
+	int rc = fs_unmount(r->r_fs);
 
 	r->r_fs = NULL;
 	if (!rc) /* the setup's metadata goes home before the measurement */
 		rc = rig_quiesce(r);
 	if (!rc)
-		rc = lab_fs_mount(r->r_j, r->r_q, &r->r_fsp, &r->r_fs);
+		rc = fs_mount(r->r_j, r->r_q, &r->r_fsp, &r->r_fs);
 	return rc;
 }
 
@@ -333,48 +264,48 @@ static void tree_dir(const struct lab_tree *t, const char *root, unsigned d, cha
 }
 
 /* mkdir root and, when file i starts a directory, that directory. */
-static int tree_mkdirs(struct lab_fs *fs, const struct lab_tree *t, const char *root, unsigned i)
+static int tree_mkdirs(struct fs *fs, const struct lab_tree *t, const char *root, unsigned i)
 {
 	char path[96];
 	int rc = 0;
 
 	if (i == 0)
-		rc = lab_fs_mkdir(fs, root);
+		rc = fs_mkdir(fs, root);
 	if (!rc && i % t->t_per_dir == 0) {
 		tree_dir(t, root, i / t->t_per_dir, path, sizeof(path));
-		rc = lab_fs_mkdir(fs, path);
+		rc = fs_mkdir(fs, path);
 	}
 	return rc == -EEXIST ? 0 : rc;
 }
 
-int lab_tree_make(struct lab_fs *fs, const struct lab_tree *t)
+int lab_tree_make(struct fs *fs, const struct lab_tree *t)
 {
 	char path[96];
-	lab_ino_t ino;
+	fs_ino_t ino;
 	int rc = 0;
 
 	for (unsigned i = 0; i < t->t_files && !rc; i++) {
 		rc = tree_mkdirs(fs, t, t->t_root, i);
 		lab_tree_path(t, NULL, i, path, sizeof(path));
 		if (!rc)
-			rc = lab_fs_create(fs, path, &ino);
+			rc = fs_create(fs, path, &ino);
 		if (!rc)
-			rc = lab_fs_write(fs, ino, 0, t->t_size[i], 0);
+			rc = fs_write(fs, ino, 0, t->t_size[i], 0);
 	}
 	return rc;
 }
 
-int lab_tree_read(struct lab_fs *fs, const struct lab_tree *t)
+int lab_tree_read(struct fs *fs, const struct lab_tree *t)
 {
 	char path[96];
-	lab_ino_t ino;
+	fs_ino_t ino;
 	int rc = 0;
 
 	for (unsigned i = 0; i < t->t_files && !rc; i++) {
 		lab_tree_path(t, NULL, i, path, sizeof(path));
-		rc = lab_fs_lookup(fs, path, &ino);
+		rc = fs_lookup(fs, path, &ino);
 		for (uint64_t off = 0; !rc && off < t->t_size[i]; off += 64 * 1024) {
-			int64_t n = lab_fs_read(fs, ino, off, 64 * 1024, 0);
+			int64_t n = fs_read(fs, ino, off, 64 * 1024, 0);
 
 			rc = n < 0 ? (int)n : 0;
 		}
@@ -382,7 +313,7 @@ int lab_tree_read(struct lab_fs *fs, const struct lab_tree *t)
 	return rc;
 }
 
-int lab_tree_remove(struct lab_fs *fs, const struct lab_tree *t, const char *root)
+int lab_tree_remove(struct fs *fs, const struct lab_tree *t, const char *root)
 {
 	unsigned dirs = (t->t_files + t->t_per_dir - 1) / t->t_per_dir;
 	char path[96];
@@ -390,16 +321,16 @@ int lab_tree_remove(struct lab_fs *fs, const struct lab_tree *t, const char *roo
 
 	for (unsigned i = 0; i < t->t_files && !rc; i++) {
 		lab_tree_path(t, root, i, path, sizeof(path));
-		rc = lab_fs_unlink(fs, path);
+		rc = fs_unlink(fs, path);
 		rc = rc == -ENOENT ? 0 : rc;
 	}
 	for (unsigned d = 0; d < dirs && !rc; d++) {
 		tree_dir(t, root, d, path, sizeof(path));
-		rc = lab_fs_unlink(fs, path);
+		rc = fs_unlink(fs, path);
 		rc = rc == -ENOENT ? 0 : rc;
 	}
 	if (!rc)
-		rc = lab_fs_unlink(fs, root);
+		rc = fs_unlink(fs, root);
 	return rc == -ENOENT ? 0 : rc;
 }
 
@@ -420,23 +351,23 @@ static bool copier_done(const struct lab_copier *k)
 static int copy_file(struct lab_copier *k, const char *root, unsigned i)
 {
 	char from[96], to[96];
-	lab_ino_t si, di;
+	fs_ino_t si, di;
 	uint64_t size = k->src->t_size[i];
 	int rc;
 
 	lab_tree_path(k->src, NULL, i, from, sizeof(from));
 	lab_tree_path(k->src, root, i, to, sizeof(to));
-	rc = lab_fs_lookup(k->fs, from, &si);
+	rc = fs_lookup(k->fs, from, &si);
 	if (!rc)
-		rc = lab_fs_create(k->fs, to, &di);
+		rc = fs_create(k->fs, to, &di);
 	for (uint64_t off = 0; !rc && off < size; off += COPY_CHUNK) {
 		uint64_t len = size - off < COPY_CHUNK ? size - off : COPY_CHUNK;
-		int64_t got = lab_fs_read(k->fs, si, off, len, 0);
+		int64_t got = fs_read(k->fs, si, off, len, 0);
 
 		/* cp's own work: the bytes cross its buffer twice (read, write) */
 		if (got > 0)
 			rt_cpu((uint64_t)got * LAB_CP_PS_PER_BYTE / 1000);
-		rc = got < 0 ? (int)got : lab_fs_write(k->fs, di, off, (uint64_t)got, 0);
+		rc = got < 0 ? (int)got : fs_write(k->fs, di, off, (uint64_t)got, 0);
 		if (!rc)
 			k->bytes += (uint64_t)got;
 	}
@@ -475,18 +406,18 @@ void lab_copier_thread(void *arg)
 static int reader_op(struct lab_reader *rd, unsigned i)
 {
 	char path[96];
-	struct lab_stat st;
-	lab_ino_t ino;
+	struct fs_stat st;
+	fs_ino_t ino;
 	int64_t got;
 	int rc;
 
 	lab_tree_path(rd->tree, NULL, i, path, sizeof(path));
-	rc = lab_fs_stat(rd->fs, path, &st);
+	rc = fs_stat(rd->fs, path, &st);
 	if (!rc)
-		rc = lab_fs_lookup(rd->fs, path, &ino);
+		rc = fs_lookup(rd->fs, path, &ino);
 	if (rc)
 		return rc;
-	got = lab_fs_read(rd->fs, ino, 0, rd->read_bytes, 0);
+	got = fs_read(rd->fs, ino, 0, rd->read_bytes, 0);
 	return got < 0 ? (int)got : 0;
 }
 
@@ -529,7 +460,7 @@ void lab_reader_thread(void *arg)
 		rc = reader_op(rd, i);
 		double ms = (double)(rt_now_ns() - t0) / 1e6;
 		if (!rc)
-			rc = lab_samples_add(&rd->lat, ms);
+			rt_hist_add(&rd->lat, rt_now_ns() - t0);
 		reader_causes(&rd->causes, &before, &acc, ms);
 		next += rd->period_ns;
 		if (next > rt_now_ns())
@@ -556,10 +487,11 @@ int lab_reader_report(const struct lab_reader *rd, struct lab_result *r)
 	char name[64];
 	int rc;
 
-	rc = lab_result_metric(r, "fg_latency_ms_avg", lab_samples_avg(&rd->lat));
-	rc = rc ? rc : lab_result_metric(r, "fg_latency_ms_p99", lab_samples_pct(&rd->lat, 99));
-	rc = rc ? rc : lab_result_metric(r, "fg_latency_ms_max", lab_samples_max(&rd->lat));
-	rc = rc ? rc : lab_result_metric(r, "fg_ops", (double)rd->lat.n);
+	rc = lab_result_metric(r, "fg_latency_ms_avg", (double)rt_hist_mean(&rd->lat) / 1e6);
+	rc = rc ? rc : lab_result_metric(r, "fg_latency_ms_p99",
+					  (double)rt_hist_percentile(&rd->lat, 99) / 1e6);
+	rc = rc ? rc : lab_result_metric(r, "fg_latency_ms_max", (double)rd->lat.h_max_ns / 1e6);
+	rc = rc ? rc : lab_result_metric(r, "fg_ops", (double)rd->lat.h_count);
 	for (int c = 0; c < UJBD_LAT_NR && !rc; c++) {
 		if (!cause_name[c])
 			continue;
@@ -570,8 +502,8 @@ int lab_reader_report(const struct lab_reader *rd, struct lab_result *r)
 	}
 	rc = rc ? rc : lab_result_metric(r, "fg_other_ms_total", fc->other_sum_ms);
 	rc = rc ? rc : lab_result_metric(r, "fg_other_ms_max", fc->other_max_ms);
-	if (!rc && rd->lat.n)
-		rc = lab_result_samples(r, "fg_latency_ms", rd->lat.v, rd->lat.n);
+	if (!rc && rd->lat.h_count)
+		rc = lab_result_hist(r, "fg_latency_ms", &rd->lat);
 	return rc;
 }
 

@@ -16,7 +16,7 @@
  *   pointers) and one double-indirect block.
  *   A data block starts with a header (struct lfs_dhdr: ino, file block,
  *   generation) followed by a pattern derived from it.
- * No field is trusted when read from a disk: lab_fsck checks all of them;
+ * No field is trusted when read from a disk: fs_fsck checks all of them;
  * the mounted model checks what it follows (block numbers in range).
  *
  * Lock order: fs_lock, then pc_lock. fs_lock guards every metadata change and
@@ -25,14 +25,14 @@
  * cache data I/O. pc_lock guards the page cache and the counters; it is
  * never held across any I/O or journal call.
  */
-#ifndef UJBD_LAB_FS_INT_H
-#define UJBD_LAB_FS_INT_H
+#ifndef UJBD_FS_INT_H
+#define UJBD_FS_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lab/fs.h"
-#include "ujbd/rt.h"
+#include "fs/fs.h"
+#include "priv/rt.h"
 #include "ujbd/ujbd.h"
 
 #define LFS_MAGIC 0x4c414246u   /* "FBAL" */
@@ -133,12 +133,12 @@ void lfs_init_inode_bitmap(const struct lfs_geo *g, uint32_t grp, uint8_t *bm);
 /* The journal's blocks in group grp. */
 uint32_t lfs_journal_in_group(const struct lfs_geo *g, const struct jbd_extent *jmap,
 			      size_t jn, uint32_t grp);
-void lfs_fill_data(void *buf, lab_ino_t ino, uint64_t fblock, uint32_t gen);
+void lfs_fill_data(void *buf, fs_ino_t ino, uint64_t fblock, uint32_t gen);
 
 /* ---- the page cache ---- */
 
 struct lfs_page {
-	lab_ino_t pg_ino;
+	fs_ino_t pg_ino;
 	uint32_t pg_gen;
 	uint64_t pg_fblock, pg_pblock;
 	uint64_t pg_dirty_ns;     /* when it became dirty */
@@ -157,10 +157,10 @@ struct lfs_list {
 	uint64_t n;
 };
 
-struct lab_fs {
+struct fs {
 	struct ujbd *fs_j;
 	struct blk_queue *fs_q;
-	struct lab_fs_params fs_p;
+	struct fs_params fs_p;
 	struct lfs_geo fs_geo;
 	/* the internal journal's pieces (mkfs; nothing else writes there) */
 	struct jbd_extent fs_jmap[8];
@@ -198,10 +198,10 @@ struct lab_fs {
 	bool pd_stop, pd_kick;        /* [pc_lock] */
 	/* [pc_lock] inodes with O_DIRECT writes in flight (inode_dio_wait):
 	 * their blocks are not freed until the writes are done */
-	lab_ino_t dio_ino[64];
+	fs_ino_t dio_ino[64];
 	unsigned dio_n;
 	rt_thread *pd_thread;
-	struct lab_fs_stats fs_st;    /* [pc_lock] */
+	struct fs_stats fs_st;    /* [pc_lock] */
 };
 
 /* A handle with its credit accounting. */
@@ -213,8 +213,8 @@ struct lfs_tx {
 	bool seen_full;      /* more than seen[] holds */
 };
 
-int lfs_tx_start(struct lab_fs *fs, struct lfs_tx *tx, unsigned credits);
-int lfs_tx_stop(struct lab_fs *fs, struct lfs_tx *tx);
+int lfs_tx_start(struct fs *fs, struct lfs_tx *tx, unsigned credits);
+int lfs_tx_stop(struct fs *fs, struct lfs_tx *tx);
 /* Buffer of block for change (create: a new block, zeroed). */
 int lfs_tx_get(struct lfs_tx *tx, uint64_t block, bool create, struct ujbd_buf **out);
 int lfs_tx_dirty(struct lfs_tx *tx, struct ujbd_buf *b);
@@ -222,48 +222,48 @@ int lfs_tx_dirty(struct lfs_tx *tx, struct ujbd_buf *b);
 int lfs_tx_revoke(struct lfs_tx *tx, uint64_t block);
 
 /* Inodes and block maps [fs_lock]. */
-int lfs_iget(struct lab_fs *fs, lab_ino_t ino, struct lfs_inode *out);
-int lfs_iput(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, const struct lfs_inode *in);
+int lfs_iget(struct fs *fs, fs_ino_t ino, struct lfs_inode *out);
+int lfs_iput(struct fs *fs, struct lfs_tx *tx, fs_ino_t ino, const struct lfs_inode *in);
 /* Physical block of file block fb (0: a hole). */
-int lfs_bmap(struct lab_fs *fs, const struct lfs_inode *in, uint64_t fb, uint64_t *pb);
+int lfs_bmap(struct fs *fs, const struct lfs_inode *in, uint64_t fb, uint64_t *pb);
 /* Map fb, allocating it (and indirect blocks) near goal when a hole;
  * *fresh tells whether it was allocated. */
-int lfs_bmap_alloc(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, struct lfs_inode *in,
+int lfs_bmap_alloc(struct fs *fs, struct lfs_tx *tx, fs_ino_t ino, struct lfs_inode *in,
 		   uint64_t fb, uint64_t *pb, bool *fresh);
 /* Free every block of the inode (data and indirect). */
-int lfs_free_blocks(struct lab_fs *fs, struct lfs_tx *tx, struct lfs_inode *in);
+int lfs_free_blocks(struct fs *fs, struct lfs_tx *tx, struct lfs_inode *in);
 
 /* Allocation (fs_alloc.c) [fs_lock]. */
-int lfs_gd_get(struct lab_fs *fs, uint32_t grp, struct lfs_gd *out);
+int lfs_gd_get(struct fs *fs, uint32_t grp, struct lfs_gd *out);
 /* Write group grp's bitmaps if mkfs left them unwritten (LFS_BG_*_UNINIT),
  * in tx, before anything is taken from the group. */
-int lfs_group_init(struct lab_fs *fs, struct lfs_tx *tx, uint32_t grp);
-int lfs_alloc_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t parent, bool dir,
-		    lab_ino_t *out);
-int lfs_free_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, bool dir);
-int lfs_alloc_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_t *out);
+int lfs_group_init(struct fs *fs, struct lfs_tx *tx, uint32_t grp);
+int lfs_alloc_inode(struct fs *fs, struct lfs_tx *tx, fs_ino_t parent, bool dir,
+		    fs_ino_t *out);
+int lfs_free_inode(struct fs *fs, struct lfs_tx *tx, fs_ino_t ino, bool dir);
+int lfs_alloc_block(struct fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_t *out);
 /* meta: the block held metadata (a directory or indirect block), or data
  * under data=journal: its journaled copies are revoked. */
-int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block, bool meta);
-uint64_t lfs_ino_goal(struct lab_fs *fs, lab_ino_t ino);
+int lfs_free_block(struct fs *fs, struct lfs_tx *tx, uint64_t block, bool meta);
+uint64_t lfs_ino_goal(struct fs *fs, fs_ino_t ino);
 
 /* Page cache (fs_cache.c). */
-int lfs_pc_init(struct lab_fs *fs);
-void lfs_pc_release(struct lab_fs *fs);
-int lfs_pdflush_start(struct lab_fs *fs);
-void lfs_pdflush_stop(struct lab_fs *fs);
+int lfs_pc_init(struct fs *fs);
+void lfs_pc_release(struct fs *fs);
+int lfs_pdflush_start(struct fs *fs);
+void lfs_pdflush_stop(struct fs *fs);
 /* Drop the inode's pages from file block `from` on (waits for writeback);
  * `to` (the size in blocks) bounds the fast lookup, pages past it are
  * found by a scan. */
 /* Drop the pages [from, to) of ino, whose blocks the transaction tid frees
  * (waiting for writeback in flight, and for a committing transaction's
  * ordered data to be written first). */
-void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to,
+void lfs_pc_truncate(struct fs *fs, fs_ino_t ino, uint64_t from, uint64_t to,
 		     ujbd_tid_t tid);
 /* ujbd_set_data_hook's hook: the ordered pages of transactions <= io->tid. */
 int lfs_ordered_hook(void *arg, const struct ujbd_data_io *io);
 /* Write every dirty page back and wait. */
-int lfs_pc_sync(struct lab_fs *fs);
-void lfs_note_tid(struct lab_fs *fs, lab_ino_t ino, struct lfs_tx *tx);
+int lfs_pc_sync(struct fs *fs);
+void lfs_note_tid(struct fs *fs, fs_ino_t ino, struct lfs_tx *tx);
 
-#endif /* UJBD_LAB_FS_INT_H */
+#endif /* UJBD_FS_INT_H */

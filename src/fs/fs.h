@@ -1,5 +1,6 @@
 /*
- * The lab's file-system model: a small ext3 on the data device of a journal.
+ * The file-system model: a small ext3 on the data device of a journal, the
+ * load the lab's scenarios put on the journal and the block layer.
  *
  * The one idea: it is honest about which blocks each operation touches and
  * where they lie, because the I/O schedulers' behaviour depends on seeks and
@@ -16,15 +17,15 @@
  * Thread-safety: every call may be made by many rt threads at once.
  * Errors: 0 or a negative errno; nothing prints.
  */
-#ifndef UJBD_LAB_FS_H
-#define UJBD_LAB_FS_H
+#ifndef UJBD_FS_H
+#define UJBD_FS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ujbd/format.h"
-#include "ujbd/param.h"
+#include "priv/param.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,14 +35,14 @@ struct ujbd;
 struct blk_queue;
 struct dev;
 
-enum lab_atime { LAB_ATIME_STRICT = 0, LAB_ATIME_RELATIME = 1, LAB_ATIME_NOATIME = 2 };
+enum fs_atime { FS_ATIME_STRICT = 0, FS_ATIME_RELATIME = 1, FS_ATIME_NOATIME = 2 };
 
-/* The "fs" parameter group: every field is a row of lab_fs_param_table. */
-struct lab_fs_params {
+/* The "fs" parameter group: every field is a row of fs_param_table. */
+struct fs_params {
 	uint32_t blocks_per_group;      /* 32768 */
 	uint32_t inodes_per_group;      /* 16384 (inode_ratio 8192) */
 	uint32_t inode_size;            /* 128 */
-	unsigned atime;                 /* enum lab_atime, default strict (2007) */
+	unsigned atime;                 /* enum fs_atime, default strict (2007) */
 	uint64_t ram_bytes;             /* 1 GiB: the base of the dirty ratios */
 	unsigned dirty_ratio;           /* percent, 10 (2.6.23) */
 	unsigned dirty_background_ratio; /* percent, 5 */
@@ -62,7 +63,7 @@ struct lab_fs_params {
 	 * option must match) */
 	bool barrier;
 	/* mkfs: the internal journal, inside the file system (ext3's inode 8):
-	 * its size, and where mke2fs put it (enum lab_journal_place) */
+	 * its size, and where mke2fs put it (enum fs_journal_place) */
 	uint32_t journal_blocks;
 	unsigned journal_place;
 	/* fsync's writeback bios are SYNC (WB_SYNC_ALL writeback as
@@ -74,15 +75,15 @@ struct lab_fs_params {
 	bool fsync_noidle;
 };
 
-enum lab_journal_place {
-	LAB_JOURNAL_START = 0,   /* after group 0's metadata: e2fsprogs before 1.41.1 */
-	LAB_JOURNAL_MIDDLE = 1,  /* the middle group: e2fsprogs 1.41.1 (2008) on */
+enum fs_journal_place {
+	FS_JOURNAL_START = 0,   /* after group 0's metadata: e2fsprogs before 1.41.1 */
+	FS_JOURNAL_MIDDLE = 1,  /* the middle group: e2fsprogs 1.41.1 (2008) on */
 };
 
-extern const struct rt_param_table lab_fs_param_table; /* t_name "fs" */
-void lab_fs_params_default(struct lab_fs_params *p);
+extern const struct rt_param_table fs_param_table; /* t_name "fs" */
+void fs_params_default(struct fs_params *p);
 
-struct lab_fs;
+struct fs;
 
 /*
  * Where mkfs puts the journal on a device of dev_blocks blocks of 4 KiB
@@ -91,7 +92,7 @@ struct lab_fs;
  * block, length), into map[max]; *n their count. -ENOSPC when it does not
  * fit, -EINVAL for bad geometry.
  */
-int lab_fs_journal_map(const struct lab_fs_params *p, uint64_t dev_blocks,
+int fs_journal_map(const struct fs_params *p, uint64_t dev_blocks,
 		       struct jbd_extent *map, size_t max, size_t *n);
 
 /*
@@ -100,17 +101,17 @@ int lab_fs_journal_map(const struct lab_fs_params *p, uint64_t dev_blocks,
  * device's size in fs blocks (= the journal block size, 4096). Committed
  * (durable) on return.
  */
-int lab_fs_mkfs(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_params *p);
+int fs_mkfs(struct ujbd *j, struct blk_queue *data_q, const struct fs_params *p);
 /* Mount: read the group descriptors and bitmaps, start pdflush. */
-int lab_fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_params *p,
-		 struct lab_fs **out);
+int fs_mount(struct ujbd *j, struct blk_queue *data_q, const struct fs_params *p,
+		 struct fs **out);
 /* Write back everything, commit, stop pdflush, free. */
-int lab_fs_unmount(struct lab_fs *fs);
+int fs_unmount(struct fs *fs);
 
-typedef uint32_t lab_ino_t;
+typedef uint32_t fs_ino_t;
 
-struct lab_stat {
-	lab_ino_t ino;
+struct fs_stat {
+	fs_ino_t ino;
 	bool dir;
 	uint64_t size;
 	uint64_t blocks;     /* data blocks allocated (not indirect blocks) */
@@ -118,12 +119,12 @@ struct lab_stat {
 	uint32_t nlink;
 };
 
-int lab_fs_mkdir(struct lab_fs *fs, const char *path);   /* "/a/b" absolute paths */
-int lab_fs_create(struct lab_fs *fs, const char *path, lab_ino_t *ino); /* O_CREAT|O_TRUNC */
-int lab_fs_lookup(struct lab_fs *fs, const char *path, lab_ino_t *ino); /* open: -ENOENT */
-int lab_fs_stat(struct lab_fs *fs, const char *path, struct lab_stat *st);
+int fs_mkdir(struct fs *fs, const char *path);   /* "/a/b" absolute paths */
+int fs_create(struct fs *fs, const char *path, fs_ino_t *ino); /* O_CREAT|O_TRUNC */
+int fs_lookup(struct fs *fs, const char *path, fs_ino_t *ino); /* open: -ENOENT */
+int fs_stat(struct fs *fs, const char *path, struct fs_stat *st);
 
-#define LAB_IO_DIRECT (1u << 0) /* O_DIRECT: no page cache, caller's thread, SYNC */
+#define FS_IO_DIRECT (1u << 0) /* O_DIRECT: no page cache, caller's thread, SYNC */
 
 /*
  * Buffered write (allocates, dirties the page cache, attaches ordered data to
@@ -132,18 +133,18 @@ int lab_fs_stat(struct lab_fs *fs, const char *path, struct lab_stat *st);
  * pattern derived from (ino, file block, a per-write generation); reads
  * through the cache verify the header of each block they read from disk.
  */
-int lab_fs_write(struct lab_fs *fs, lab_ino_t ino, uint64_t off, uint64_t len, unsigned flags);
+int fs_write(struct fs *fs, fs_ino_t ino, uint64_t off, uint64_t len, unsigned flags);
 /* Read through the page cache (read-ahead on sequential access; atime per
  * the mount's policy), or O_DIRECT. Returns bytes read (short at EOF) or
  * -errno. */
-int64_t lab_fs_read(struct lab_fs *fs, lab_ino_t ino, uint64_t off, uint64_t len, unsigned flags);
+int64_t fs_read(struct fs *fs, fs_ino_t ino, uint64_t off, uint64_t len, unsigned flags);
 /* Write the file's dirty data from the caller (SYNC under fsync_sync) and commit. */
-int lab_fs_fsync(struct lab_fs *fs, lab_ino_t ino);
-int lab_fs_unlink(struct lab_fs *fs, const char *path); /* files, and empty dirs (rmdir) */
-int lab_fs_rename(struct lab_fs *fs, const char *from, const char *to);
+int fs_fsync(struct fs *fs, fs_ino_t ino);
+int fs_unlink(struct fs *fs, const char *path); /* files, and empty dirs (rmdir) */
+int fs_rename(struct fs *fs, const char *from, const char *to);
 
 /* Counters the scenarios report. */
-struct lab_fs_stats {
+struct fs_stats {
 	uint64_t reads, read_hits, readahead_blocks, writeback_blocks;
 	uint64_t throttled, throttle_ns;
 	uint64_t data_reads, data_writes;   /* data blocks read / written on disk */
@@ -155,7 +156,7 @@ struct lab_fs_stats {
 	uint64_t dirty_pages, cached_pages; /* now */
 	uint64_t pdflush_wakeups;
 };
-void lab_fs_stats(struct lab_fs *fs, struct lab_fs_stats *out);
+void fs_stats(struct fs *fs, struct fs_stats *out);
 
 /*
  * The checker, on a device holding an unmounted or recovered image: bitmaps
@@ -163,9 +164,9 @@ void lab_fs_stats(struct lab_fs *fs, struct lab_fs_stats *out);
  * owned twice, free counts match. 0 consistent, -EUCLEAN with the first
  * problem in msg (one line), -EIO.
  */
-int lab_fsck(struct dev *data, uint32_t block_size, char *msg, size_t msglen);
+int fs_fsck(struct dev *data, uint32_t block_size, char *msg, size_t msglen);
 
 #ifdef __cplusplus
 }
 #endif
-#endif /* UJBD_LAB_FS_H */
+#endif /* UJBD_FS_H */

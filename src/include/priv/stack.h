@@ -39,11 +39,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ujbd/blk.h"
+#include "priv/blk.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_sim.h"
+#include "priv/dev_sim.h"
 #include "ujbd/format.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 #include "ujbd/ujbd.h"
 
 #ifdef __cplusplus

@@ -16,14 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/fs_int.h"
+#include "fs/fs_int.h"
 
 static uint64_t gd_block(uint32_t grp)
 {
 	return 1 + grp / LFS_GPB;
 }
 
-int lfs_gd_get(struct lab_fs *fs, uint32_t grp, struct lfs_gd *out)
+int lfs_gd_get(struct fs *fs, uint32_t grp, struct lfs_gd *out)
 {
 	uint8_t buf[LFS_BS];
 	int rc = ujbd_read(fs->fs_j, gd_block(grp), buf);
@@ -33,7 +33,7 @@ int lfs_gd_get(struct lab_fs *fs, uint32_t grp, struct lfs_gd *out)
 	return rc;
 }
 
-int lfs_group_init(struct lab_fs *fs, struct lfs_tx *tx, uint32_t grp)
+int lfs_group_init(struct fs *fs, struct lfs_tx *tx, uint32_t grp)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	struct ujbd_buf *b;
@@ -69,7 +69,7 @@ int lfs_group_init(struct lab_fs *fs, struct lfs_tx *tx, uint32_t grp)
 }
 
 /* Add dfree/dinodes/ddirs to group grp's counters. */
-static int gd_add(struct lab_fs *fs, struct lfs_tx *tx, uint32_t grp, int dfree, int dinodes,
+static int gd_add(struct fs *fs, struct lfs_tx *tx, uint32_t grp, int dfree, int dinodes,
 		  int ddirs)
 {
 	struct ujbd_buf *b;
@@ -88,12 +88,12 @@ static int gd_add(struct lab_fs *fs, struct lfs_tx *tx, uint32_t grp, int dfree,
 	return lfs_tx_dirty(tx, b);
 }
 
-static uint32_t ino_group(const struct lab_fs *fs, lab_ino_t ino)
+static uint32_t ino_group(const struct fs *fs, fs_ino_t ino)
 {
 	return (ino - 1) / fs->fs_geo.ipg;
 }
 
-uint64_t lfs_ino_goal(struct lab_fs *fs, lab_ino_t ino)
+uint64_t lfs_ino_goal(struct fs *fs, fs_ino_t ino)
 {
 	return lfs_group_data(&fs->fs_geo, ino_group(fs, ino));
 }
@@ -101,7 +101,7 @@ uint64_t lfs_ino_goal(struct lab_fs *fs, lab_ino_t ino)
 /* Orlov for a top-level directory: fewest directories among the groups with
  * at least average free inodes and blocks; ties to the lowest group after
  * the parent's. */
-static int group_spread(struct lab_fs *fs, uint32_t *out)
+static int group_spread(struct fs *fs, uint32_t *out)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	uint64_t free_i = 0, free_b = 0;
@@ -134,7 +134,7 @@ static int group_spread(struct lab_fs *fs, uint32_t *out)
 
 /* The parent's group if it has a free inode and free blocks, else the next
  * that has (ext3's find_group_other, linear). */
-static int group_near(struct lab_fs *fs, uint32_t pgrp, uint32_t *out)
+static int group_near(struct fs *fs, uint32_t pgrp, uint32_t *out)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	struct lfs_gd gd;
@@ -157,13 +157,13 @@ static int group_near(struct lab_fs *fs, uint32_t pgrp, uint32_t *out)
 
 /* ---- blocks freed but not yet committed ---- */
 
-static bool pf_test(const struct lab_fs *fs, uint64_t b)
+static bool pf_test(const struct fs *fs, uint64_t b)
 {
 	return fs->pf_bm && (fs->pf_bm[b / 8] & (1u << (b % 8)));
 }
 
 /* Forget the frees whose transaction has committed. */
-static void pf_prune(struct lab_fs *fs)
+static void pf_prune(struct fs *fs)
 {
 	ujbd_tid_t done;
 
@@ -179,7 +179,7 @@ static void pf_prune(struct lab_fs *fs)
 		fs->pf_head = fs->pf_n = 0;
 }
 
-static int pf_add(struct lab_fs *fs, uint64_t b, ujbd_tid_t tid)
+static int pf_add(struct fs *fs, uint64_t b, ujbd_tid_t tid)
 {
 	if (!fs->pf_bm)
 		return 0;
@@ -208,7 +208,7 @@ static int pf_add(struct lab_fs *fs, uint64_t b, ujbd_tid_t tid)
 /* First clear bit in [from, n) of a bitmap block, else -1; for a block
  * bitmap (base: its group's first block, else UINT64_MAX) a block freed by
  * an uncommitted transaction is not free yet. */
-static int64_t bit_find(const struct lab_fs *fs, const uint8_t *bm, uint32_t from, uint32_t n,
+static int64_t bit_find(const struct fs *fs, const uint8_t *bm, uint32_t from, uint32_t n,
 			uint64_t base)
 {
 	for (uint32_t i = from; i < n; i++) {
@@ -223,7 +223,7 @@ static int64_t bit_find(const struct lab_fs *fs, const uint8_t *bm, uint32_t fro
 	return -1;
 }
 
-static int bitmap_take(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block, uint32_t from,
+static int bitmap_take(struct fs *fs, struct lfs_tx *tx, uint64_t block, uint32_t from,
 		       uint32_t n, uint64_t base, int64_t *bit)
 {
 	struct ujbd_buf *b;
@@ -260,8 +260,8 @@ static int bitmap_clear(struct lfs_tx *tx, uint64_t block, uint32_t bit)
 	return lfs_tx_dirty(tx, b);
 }
 
-int lfs_alloc_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t parent, bool dir,
-		    lab_ino_t *out)
+int lfs_alloc_inode(struct fs *fs, struct lfs_tx *tx, fs_ino_t parent, bool dir,
+		    fs_ino_t *out)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	uint32_t grp = 0, start;
@@ -289,11 +289,11 @@ int lfs_alloc_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t parent, bool
 	if (!rc)
 		rc = gd_add(fs, tx, grp, 0, -1, dir ? 1 : 0);
 	if (!rc)
-		*out = grp * g->ipg + (lab_ino_t)bit + 1;
+		*out = grp * g->ipg + (fs_ino_t)bit + 1;
 	return rc;
 }
 
-int lfs_free_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, bool dir)
+int lfs_free_inode(struct fs *fs, struct lfs_tx *tx, fs_ino_t ino, bool dir)
 {
 	uint32_t grp = ino_group(fs, ino);
 	int rc = bitmap_clear(tx, lfs_group_meta(&fs->fs_geo, grp) + 1, (ino - 1) % fs->fs_geo.ipg);
@@ -301,7 +301,7 @@ int lfs_free_inode(struct lab_fs *fs, struct lfs_tx *tx, lab_ino_t ino, bool dir
 	return rc ? rc : gd_add(fs, tx, grp, 0, 1, dir ? -1 : 0);
 }
 
-int lfs_alloc_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_t *out)
+int lfs_alloc_block(struct fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_t *out)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	uint32_t grp = (uint32_t)(goal / g->bpg), start;
@@ -344,7 +344,7 @@ int lfs_alloc_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t goal, uint64_
 	return rc;
 }
 
-int lfs_free_block(struct lab_fs *fs, struct lfs_tx *tx, uint64_t block, bool meta)
+int lfs_free_block(struct fs *fs, struct lfs_tx *tx, uint64_t block, bool meta)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	uint32_t grp = (uint32_t)(block / g->bpg);

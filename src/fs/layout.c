@@ -15,17 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/fs_int.h"
-#include "ujbd/blk.h"
+#include "fs/fs_int.h"
+#include "priv/blk.h"
 
 #define P(field, type, unit, scale, def, min, max, src, help) \
-	RT_PARAM(struct lab_fs_params, field, type, unit, scale, def, min, max, src, help)
+	RT_PARAM(struct fs_params, field, type, unit, scale, def, min, max, src, help)
 
-static const struct rt_param lab_fs_rows[] = {
+static const struct rt_param fs_rows[] = {
 	P(blocks_per_group, RT_PARAM_U32, "blocks", 0, 32768, 64, 32768,
 	  "mke2fs: 8 * block size (one bitmap block)", "blocks per block group"),
 	/* whole inode-table blocks: 32 inodes of 128 bytes in a 4 KiB block */
-	RT_PARAM_RULE(struct lab_fs_params, inodes_per_group, RT_PARAM_U32, "inodes", 0, 16384,
+	RT_PARAM_RULE(struct fs_params, inodes_per_group, RT_PARAM_U32, "inodes", 0, 16384,
 		      32, 32768, 32, false,
 		      "mke2fs.conf inode_ratio 8192: 32768 blocks * 4096 / 8192", "inodes per group"),
 	P(inode_size, RT_PARAM_U32, "bytes", 0, 128, 128, 128,
@@ -84,14 +84,14 @@ static const struct rt_param lab_fs_rows[] = {
 
 #undef P
 
-const struct rt_param_table lab_fs_param_table =
-	RT_PARAM_TABLE("fs", "the ext3-like file-system model", lab_fs_rows,
-		       struct lab_fs_params);
+const struct rt_param_table fs_param_table =
+	RT_PARAM_TABLE("fs", "the ext3-like file-system model", fs_rows,
+		       struct fs_params);
 
-void lab_fs_params_default(struct lab_fs_params *p)
+void fs_params_default(struct fs_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	rt_param_defaults(&lab_fs_param_table, p);
+	rt_param_defaults(&fs_param_table, p);
 }
 
 /* ---- geometry ---- */
@@ -144,7 +144,7 @@ int lfs_geo_from_sb(const struct lfs_sb *sb, struct lfs_geo *g)
 
 /* Geometry for a new file system of `blocks` blocks; the last group is
  * dropped when too small to hold its metadata and some data. */
-static int geo_new(const struct lab_fs_params *p, uint64_t blocks, struct lfs_geo *g)
+static int geo_new(const struct fs_params *p, uint64_t blocks, struct lfs_geo *g)
 {
 	if (p->blocks_per_group < 64 || p->blocks_per_group > 8 * LFS_BS ||
 	    p->inodes_per_group < 32 || p->inodes_per_group > 8 * LFS_BS ||
@@ -191,14 +191,14 @@ size_t lfs_journal_map(const struct lfs_geo *g, uint64_t first, uint64_t n,
 }
 
 /* The journal's first block under p's journal_place. */
-static uint64_t journal_first(const struct lfs_geo *g, const struct lab_fs_params *p)
+static uint64_t journal_first(const struct lfs_geo *g, const struct fs_params *p)
 {
-	if (p->journal_place == LAB_JOURNAL_MIDDLE)
+	if (p->journal_place == FS_JOURNAL_MIDDLE)
 		return lfs_group_data(g, g->ngroups / 2);
 	return lfs_group_data(g, 0) + 1; /* after the root directory's block */
 }
 
-void lfs_fill_data(void *buf, lab_ino_t ino, uint64_t fblock, uint32_t gen)
+void lfs_fill_data(void *buf, fs_ino_t ino, uint64_t fblock, uint32_t gen)
 {
 	struct lfs_dhdr h = { LFS_DMAGIC, ino, fblock, gen, 0 };
 	uint32_t *w = buf, x = (uint32_t)(fblock * 2654435761u) ^ ino ^ (gen * 40503u);
@@ -273,13 +273,13 @@ static int mk_block(struct lfs_tx *tx, uint64_t block, const void *data, size_t 
 
 /* A group whose bitmaps mkfs writes: group 0 (the root, the reserved
  * inodes) and the groups the journal lies in; the rest start uninit. */
-static bool mk_eager(const struct lab_fs *fs, uint32_t grp)
+static bool mk_eager(const struct fs *fs, uint32_t grp)
 {
 	return grp == 0 || lfs_journal_in_group(&fs->fs_geo, fs->fs_jmap, fs->fs_jn, grp) > 0;
 }
 
 /* The eager groups' bitmaps, in handles of at most 16 groups. */
-static int mk_groups(struct lab_fs *fs, uint8_t *tmp)
+static int mk_groups(struct fs *fs, uint8_t *tmp)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	uint32_t grp = 0;
@@ -306,7 +306,7 @@ static int mk_groups(struct lab_fs *fs, uint8_t *tmp)
 	return rc;
 }
 
-static int mk_gdt(struct lab_fs *fs, struct lfs_tx *tx, uint8_t *tmp)
+static int mk_gdt(struct fs *fs, struct lfs_tx *tx, uint8_t *tmp)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	int rc = 0;
@@ -336,7 +336,7 @@ static int mk_gdt(struct lab_fs *fs, struct lfs_tx *tx, uint8_t *tmp)
 
 /* The root directory (one empty block, the first data block of group 0)
  * and the superblock, last: the file system exists once it commits. */
-static int mk_root(struct lab_fs *fs, uint8_t *tmp)
+static int mk_root(struct fs *fs, uint8_t *tmp)
 {
 	const struct lfs_geo *g = &fs->fs_geo;
 	struct lfs_inode root = { 0 };
@@ -374,12 +374,12 @@ static int mk_root(struct lab_fs *fs, uint8_t *tmp)
 }
 
 /* The file system's size on a data device of dev_blocks blocks. */
-static uint64_t fs_size(const struct lab_fs_params *p, uint64_t dev_blocks)
+static uint64_t fs_size(const struct fs_params *p, uint64_t dev_blocks)
 {
 	return p->fs_blocks && p->fs_blocks < dev_blocks ? p->fs_blocks : dev_blocks;
 }
 
-int lab_fs_journal_map(const struct lab_fs_params *p, uint64_t dev_blocks,
+int fs_journal_map(const struct fs_params *p, uint64_t dev_blocks,
 		       struct jbd_extent *map, size_t max, size_t *n)
 {
 	struct lfs_geo g;
@@ -392,9 +392,9 @@ int lab_fs_journal_map(const struct lab_fs_params *p, uint64_t dev_blocks,
 	return *n ? 0 : -ENOSPC;
 }
 
-int lab_fs_mkfs(struct ujbd *j, struct blk_queue *data_q, const struct lab_fs_params *p)
+int fs_mkfs(struct ujbd *j, struct blk_queue *data_q, const struct fs_params *p)
 {
-	struct lab_fs *fs;
+	struct fs *fs;
 	uint8_t *tmp = NULL;
 	int rc;
 

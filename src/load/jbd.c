@@ -1,5 +1,5 @@
 /*
- * jload.c: the journal workloads of `ujbd bench` and their plain-file
+ * jbd.c: the journal workloads of `ujbd bench` and their plain-file
  * baselines, and bench's report.
  *
  *   fsync-loop    per thread: write a data block and an "inode" block in a
@@ -25,33 +25,33 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lab/workload.h"
+#include "load/load.h"
 
-static const char *const kind_names[LAB_JLOAD_KINDS] = {
+static const char *const kind_names[LOAD_JBD_KINDS] = {
 	"fsync-loop", "group-commit", "handles",
 };
 
-const char *lab_jload_kind_name(enum lab_jload_kind k)
+const char *load_jbd_kind_name(enum load_jbd_kind k)
 {
-	return (unsigned)k < LAB_JLOAD_KINDS ? kind_names[k] : "?";
+	return (unsigned)k < LOAD_JBD_KINDS ? kind_names[k] : "?";
 }
 
-uint64_t lab_jload_data_blocks(enum lab_jload_kind k, unsigned n)
+uint64_t load_jbd_data_blocks(enum load_jbd_kind k, unsigned n)
 {
-	if (k == LAB_JLOAD_HANDLES)
-		return 1 + (uint64_t)n * LAB_JLOAD_HANDLE_BLOCKS;
-	return 1 + (uint64_t)n * (LAB_JLOAD_SPAN + 1);
+	if (k == LOAD_JBD_HANDLES)
+		return 1 + (uint64_t)n * LOAD_JBD_HANDLE_BLOCKS;
+	return 1 + (uint64_t)n * (LOAD_JBD_SPAN + 1);
 }
 
 /* One worker thread's buffer and what it measured. */
 struct jload_thr {
-	uint8_t t_buf[LAB_JLOAD_BS] __attribute__((aligned(64)));
+	uint8_t t_buf[LOAD_JBD_BS] __attribute__((aligned(64)));
 	uint64_t t_ops;
 	struct rt_hist t_lat;      /* ns per (timed) iteration */
 };
 
 struct jload {
-	const struct lab_jload_opts *l_o;
+	const struct load_jbd_opts *l_o;
 	struct jload_thr *l_thr;   /* [threads] */
 };
 
@@ -80,7 +80,7 @@ static int dirty_block(struct ujbd_handle *h, uint64_t block, unsigned thr,
 
 /* The fsync of an iteration: commit the handle's tid and wait (what ext4's
  * fsync does), or a sync handle whose stop waits (with batching). */
-static int stop_and_fsync(const struct lab_jload_opts *o, struct ujbd_handle *h)
+static int stop_and_fsync(const struct load_jbd_opts *o, struct ujbd_handle *h)
 {
 	ujbd_tid_t tid = ujbd_handle_tid(h);
 	int err;
@@ -95,8 +95,9 @@ static int stop_and_fsync(const struct lab_jload_opts *o, struct ujbd_handle *h)
 	if (!err)
 		err = ujbd_wait_tid(o->j, tid);
 	/* fsyncs of a file with nothing new: its tid is already committed
-	 * (AIM7's sync jobs; seed 002: with wake=always each one wakes the
-	 * commit thread for nothing) */
+	 * (AIM7's sync jobs; with wake=always each one wakes the commit
+	 * thread for nothing: "jbd: don't wake kjournald unnecessarily",
+	 * linux-ext4, December 2012) */
 	for (unsigned k = 0; k < o->clean_fsyncs && !err; k++) {
 		err = ujbd_commit_tid(o->j, tid);
 		if (!err)
@@ -108,11 +109,11 @@ static int stop_and_fsync(const struct lab_jload_opts *o, struct ujbd_handle *h)
 /* fsync-loop: a data block (ordered/writeback: home; journal: journaled)
  * and the thread's "inode" block, then fsync. group-commit: the inode
  * block only. */
-static int iter_fsync(const struct lab_jload_opts *o, struct jload_thr *t,
+static int iter_fsync(const struct load_jbd_opts *o, struct jload_thr *t,
 		      unsigned idx, uint64_t i)
 {
-	uint64_t inode = o->base + 1 + (uint64_t)idx * (LAB_JLOAD_SPAN + 1);
-	bool data = o->kind == LAB_JLOAD_FSYNC_LOOP;
+	uint64_t inode = o->base + 1 + (uint64_t)idx * (LOAD_JBD_SPAN + 1);
+	bool data = o->kind == LOAD_JBD_FSYNC_LOOP;
 	struct ujbd_handle *h;
 	int err = ujbd_start(o->j, data ? 2 : 1, &h);
 
@@ -120,7 +121,7 @@ static int iter_fsync(const struct lab_jload_opts *o, struct jload_thr *t,
 		return err;
 	if (data) {
 		stamp(t->t_buf, idx, i);
-		err = ujbd_write_data(h, inode + 1 + i % LAB_JLOAD_SPAN, t->t_buf);
+		err = ujbd_write_data(h, inode + 1 + i % LOAD_JBD_SPAN, t->t_buf);
 	}
 	if (!err)
 		err = dirty_block(h, inode, idx, i);
@@ -131,10 +132,10 @@ static int iter_fsync(const struct lab_jload_opts *o, struct jload_thr *t,
 	return stop_and_fsync(o, h);
 }
 
-static int iter_handle(const struct lab_jload_opts *o, unsigned idx, uint64_t i)
+static int iter_handle(const struct load_jbd_opts *o, unsigned idx, uint64_t i)
 {
-	uint64_t block = o->base + 1 + (uint64_t)idx * LAB_JLOAD_HANDLE_BLOCKS +
-			 i % LAB_JLOAD_HANDLE_BLOCKS;
+	uint64_t block = o->base + 1 + (uint64_t)idx * LOAD_JBD_HANDLE_BLOCKS +
+			 i % LOAD_JBD_HANDLE_BLOCKS;
 	struct ujbd_handle *h;
 	int err = ujbd_start(o->j, 1, &h), err2;
 
@@ -145,14 +146,14 @@ static int iter_handle(const struct lab_jload_opts *o, unsigned idx, uint64_t i)
 	return err ? err : err2;
 }
 
-static int iter_baseline(const struct lab_jload_opts *o, struct jload_thr *t,
+static int iter_baseline(const struct load_jbd_opts *o, struct jload_thr *t,
 			 unsigned idx, uint64_t i)
 {
-	off_t off = (off_t)(i % LAB_JLOAD_SPAN) * LAB_JLOAD_BS;
+	off_t off = (off_t)(i % LOAD_JBD_SPAN) * LOAD_JBD_BS;
 	int fd = o->fds[idx];
 
 	stamp(t->t_buf, idx, i);
-	if (pwrite(fd, t->t_buf, LAB_JLOAD_BS, off) != LAB_JLOAD_BS)
+	if (pwrite(fd, t->t_buf, LOAD_JBD_BS, off) != LOAD_JBD_BS)
 		return errno ? -errno : -EIO;
 	if ((o->use_fsync ? fsync(fd) : fdatasync(fd)) < 0)
 		return -errno;
@@ -161,12 +162,12 @@ static int iter_baseline(const struct lab_jload_opts *o, struct jload_thr *t,
 
 /* ---- the threads ---------------------------------------------------------- */
 
-static int jload_iter(const struct lab_jload_opts *o, struct jload_thr *t,
+static int jload_iter(const struct load_jbd_opts *o, struct jload_thr *t,
 		      unsigned idx, uint64_t i)
 {
 	if (o->fds)
 		return iter_baseline(o, t, idx, i);
-	if (o->kind == LAB_JLOAD_HANDLES)
+	if (o->kind == LOAD_JBD_HANDLES)
 		return iter_handle(o, idx, i);
 	return iter_fsync(o, t, idx, i);
 }
@@ -174,14 +175,14 @@ static int jload_iter(const struct lab_jload_opts *o, struct jload_thr *t,
 static int jload_body(void *arg, unsigned idx)
 {
 	struct jload *l = arg;
-	const struct lab_jload_opts *o = l->l_o;
+	const struct load_jbd_opts *o = l->l_o;
 	struct jload_thr *t = &l->l_thr[idx];
-	bool sampled = o->kind == LAB_JLOAD_HANDLES;
+	bool sampled = o->kind == LOAD_JBD_HANDLES;
 	uint64_t t0 = 0;
 	int err = 0;
 
 	for (uint64_t i = 0; i < o->iterations && !err; i++) {
-		bool timed = !sampled || i % LAB_JLOAD_HANDLE_SAMPLE == 0;
+		bool timed = !sampled || i % LOAD_JBD_HANDLE_SAMPLE == 0;
 
 		if (timed)
 			t0 = rt_now_ns();
@@ -193,21 +194,21 @@ static int jload_body(void *arg, unsigned idx)
 	return err;
 }
 
-static int jload_check(const struct lab_jload_opts *o)
+static int jload_check(const struct load_jbd_opts *o)
 {
-	if ((unsigned)o->kind >= LAB_JLOAD_KINDS || o->threads == 0 ||
-	    o->threads > LAB_MAX_THREADS || (!o->j && !o->fds))
+	if ((unsigned)o->kind >= LOAD_JBD_KINDS || o->threads == 0 ||
+	    o->threads > LOAD_MAX_THREADS || (!o->j && !o->fds))
 		return -EINVAL;
-	if (o->fds && o->kind == LAB_JLOAD_HANDLES)
+	if (o->fds && o->kind == LOAD_JBD_HANDLES)
 		return -EINVAL; /* handles has no baseline */
 	return 0;
 }
 
-int lab_jload_run(const struct lab_jload_opts *o, struct lab_jload *out)
+int load_jbd_run(const struct load_jbd_opts *o, struct load_jbd *out)
 {
-	struct lab_thread_info *info;
+	struct load_thread_info *info;
 	struct jload l = { o, NULL };
-	struct lab_threads th = { .n = o->threads, .name = "bench",
+	struct load_threads th = { .n = o->threads, .name = "bench",
 				  .same_name = true, .together = true,
 				  .body = jload_body, .arg = &l };
 	int err = jload_check(o);
@@ -224,10 +225,10 @@ int lab_jload_run(const struct lab_jload_opts *o, struct lab_jload *out)
 		goto out;
 	}
 	memset(l.l_thr, 0, o->threads * sizeof(*l.l_thr));
-	err = lab_threads_run(&th, info, &out->elapsed_ns);
+	err = load_threads_run(&th, info, &out->elapsed_ns);
 	out->start_failed = err != 0;
 	if (!err)
-		err = lab_threads_err(info, o->threads);
+		err = load_threads_err(info, o->threads);
 	for (unsigned i = 0; i < o->threads; i++) {
 		out->ops += l.l_thr[i].t_ops;
 		rt_hist_merge(&out->lat, &l.l_thr[i].t_lat);
@@ -301,16 +302,16 @@ static const char *yes(bool b, const char *on, const char *off)
 	return b ? on : off;
 }
 
-static void print_json(FILE *f, const struct lab_jload_report *rep,
-		       const struct lab_jload *r, const struct lab_lat *l,
+static void print_json(FILE *f, const struct load_jbd_report *rep,
+		       const struct load_jbd *r, const struct load_lat *l,
 		       double secs, double rate)
 {
 	fprintf(f, "{\"workload\":\"%s\",\"system\":\"%s\",\"data_mode\":\"%s\","
 		"\"layout\":\"%s\",\"threads\":%u,\"iterations\":%" PRIu64 ",\"ops\":%" PRIu64
-		",\"seconds\":%.6f,\"ops_per_s\":%.1f,", lab_jload_kind_name(rep->kind),
+		",\"seconds\":%.6f,\"ops_per_s\":%.1f,", load_jbd_kind_name(rep->kind),
 		rep->system, rep->data_mode, rep->layout, rep->threads,
 		rep->iterations, r->ops, secs, rate);
-	lab_lat_json(f, l, 1);
+	load_lat_json(f, l, 1);
 	fprintf(f, ",\"wakeups\":%" PRIu64 ",\"useless_wakeups\":%" PRIu64,
 		rep->stats->wakeups, rep->stats->useless_wakeups);
 	if (!rep->baseline)
@@ -329,21 +330,21 @@ static void print_json(FILE *f, const struct lab_jload_report *rep,
 	fprintf(f, "}\n");
 }
 
-int lab_jload_print(FILE *f, const struct lab_jload_report *rep,
-		    const struct lab_jload *r)
+int load_jbd_print(FILE *f, const struct load_jbd_report *rep,
+		    const struct load_jbd *r)
 {
 	double secs = (double)r->elapsed_ns / 1e9;
 	double rate = secs > 0 ? (double)r->ops / secs : 0;
-	bool handles = rep->kind == LAB_JLOAD_HANDLES;
-	struct lab_lat l;
+	bool handles = rep->kind == LOAD_JBD_HANDLES;
+	struct load_lat l;
 
-	lab_lat_of(&r->lat, &l);
+	load_lat_of(&r->lat, &l);
 	if (rep->json) {
 		print_json(f, rep, r, &l, secs, rate);
 		return ferror(f) ? -EIO : 0;
 	}
 	fprintf(f, "%s (%s%s%s%s): %" PRIu64 " ops by %u thread%s in %.3f s: %.1f ops/s\n",
-		lab_jload_kind_name(rep->kind), rep->baseline ? "baseline" : "ujbd, data=",
+		load_jbd_kind_name(rep->kind), rep->baseline ? "baseline" : "ujbd, data=",
 		rep->baseline ? "" : rep->data_mode,
 		rep->baseline ? ", pwrite+fdatasync" : ", ",
 		rep->baseline ? "" : rep->layout, r->ops, rep->threads,

@@ -1,62 +1,62 @@
 /*
- * workload.h: the lab's workload layer: the load generators and the
- * measurement that `ujbd bench`, `ujbd devbench` and the seed experiments
- * share. Private to libujbd and its tools (include "lab/workload.h").
+ * The load library: the load generators and the measurement that `ujbd
+ * bench`, `ujbd devbench` and the lab share. Private to libujbd and its
+ * tools (include "load/load.h").
  *
  * The one idea: a workload is a body run by N rt threads of one world
- * (lab_threads_run: names, I/O priority per thread, an optional common
+ * (load_threads_run: names, I/O priority per thread, an optional common
  * start), each thread counts its own latencies in an rt_hist (ujbd/hist.h)
  * and the report merges the histograms; nothing keeps samples, so every
  * percentile printed anywhere is the same computation (nearest rank, read
  * from the buckets: within 1/2^RT_HIST_SUB_BITS above the exact value).
  *
  * Contents, one file each:
- *   threads.c   lab_threads_run: run a body on N rt threads
- *   lat.c       lab_lat (avg/p50/p99/max in us from an rt_hist) and its JSON
- *   blkload.c   lab_blkload_*: iodepth bios in flight per thread over a
+ *   threads.c   load_threads_run: run a body on N rt threads
+ *   lat.c       load_lat (avg/p50/p99/max in us from an rt_hist) and its JSON
+ *   blk.c       load_blk_*: iodepth bios in flight per thread over a
  *               block queue (Q2C latency), per-thread results
- *   devload.c   lab_devload_*: devbench's loops: one I/O at a time per
+ *   dev.c       load_dev_*: devbench's loops: one I/O at a time per
  *               thread, on a device or through a queue, its report
- *   jload.c     lab_jload_*: the journal workloads of `ujbd bench`
+ *   jbd.c       load_jbd_*: the journal workloads of `ujbd bench`
  *               (fsync loop, group commit, handles, the plain-file
  *               baselines), their report
  *
  * Callers open the world, the devices, the queue and the journal
  * themselves (tools/cmd_*.c) and hand them in: this layer only drives load
- * and measures. Every lab_*_run is called from an rt thread of the world the
+ * and measures. Every load_*_run is called from an rt thread of the world the
  * devices belong to; all waiting and time go through rt_*, so a sim world
  * run is a pure function of its seed. Functions return 0 or a negative
  * errno; the report functions print to the FILE they are given and return
  * -EIO if it fails.
  */
-#ifndef UJBD_LAB_WORKLOAD_H
-#define UJBD_LAB_WORKLOAD_H
+#ifndef UJBD_LOAD_H
+#define UJBD_LOAD_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ujbd/blk.h"
+#include "priv/blk.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_sim.h"
-#include "ujbd/hist.h"
-#include "ujbd/rt.h"
+#include "priv/dev_sim.h"
+#include "priv/hist.h"
+#include "priv/rt.h"
 #include "ujbd/ujbd.h"
 
 /* ---- threads --------------------------------------------------------- */
 
-#define LAB_MAX_THREADS 256
+#define LOAD_MAX_THREADS 256
 
 /* What one workload thread was and what its body returned. */
-struct lab_thread_info {
+struct load_thread_info {
 	char name[16];
 	int pid;
 	uint16_t ioprio;           /* what the thread ran with */
 	int err;                   /* the body's return: 0 or -errno */
 };
 
-struct lab_threads {
-	unsigned n;                /* 1 .. LAB_MAX_THREADS */
+struct load_threads {
+	unsigned n;                /* 1 .. LOAD_MAX_THREADS */
 	const char *name;          /* threads are name0, name1, ... */
 	bool same_name;            /* ... or all exactly name */
 	/* [n], NULL = all 0; 0 leaves a thread's priority alone (it inherits
@@ -76,38 +76,38 @@ struct lab_threads {
  * (n entries) and *elapsed_ns (to the last join; may be NULL). Returns 0,
  * -EINVAL, -ENOMEM, or rt_thread_create's error: then the threads already
  * started still ran (and were joined) and the rest have err -ECANCELED.
- * The bodies' errors are in info[].err (lab_threads_err).
+ * The bodies' errors are in info[].err (load_threads_err).
  */
-int lab_threads_run(const struct lab_threads *t, struct lab_thread_info *info,
+int load_threads_run(const struct load_threads *t, struct load_thread_info *info,
 		    uint64_t *elapsed_ns);
 /* The first non-zero info[i].err, or 0. */
-int lab_threads_err(const struct lab_thread_info *info, unsigned n);
+int load_threads_err(const struct load_thread_info *info, unsigned n);
 
 /* ---- latency report -------------------------------------------------- */
 
 /* A latency summary in microseconds (what the JSON's "latency_us" holds). */
-struct lab_lat {
+struct load_lat {
 	double avg_us, p50_us, p99_us, max_us;
 };
 
 /* Of h (all 0 if empty). */
-void lab_lat_of(const struct rt_hist *h, struct lab_lat *out);
+void load_lat_of(const struct rt_hist *h, struct load_lat *out);
 /* "latency_us":{"avg":..,"p50":..,"p99":..,"max":..} with prec decimals. */
-int lab_lat_json(FILE *f, const struct lab_lat *l, int prec);
+int load_lat_json(FILE *f, const struct load_lat *l, int prec);
 
 /* ---- a block-layer load: iodepth bios in flight per thread ------------ */
 
-enum lab_blkload_pattern {
-	LAB_BLKLOAD_RANDREAD = 0,
-	LAB_BLKLOAD_RANDWRITE = 1,
-	LAB_BLKLOAD_READ = 2,      /* sequential; each thread its own stretch */
-	LAB_BLKLOAD_WRITE = 3,
+enum load_blk_pattern {
+	LOAD_BLK_RANDREAD = 0,
+	LOAD_BLK_RANDWRITE = 1,
+	LOAD_BLK_READ = 2,      /* sequential; each thread its own stretch */
+	LOAD_BLK_WRITE = 3,
 };
 
-#define LAB_BLKLOAD_MAX_THREADS 64
+#define LOAD_BLK_MAX_THREADS 64
 
-struct lab_blkload_opts {
-	enum lab_blkload_pattern pattern; /* RANDREAD */
+struct load_blk_opts {
+	enum load_blk_pattern pattern; /* RANDREAD */
 	uint32_t block_size;     /* bytes per I/O, 4096 */
 	uint64_t offset;         /* region start, bytes, 0 */
 	uint64_t span;           /* region length, bytes, 0 = to the device end */
@@ -121,9 +121,9 @@ struct lab_blkload_opts {
 	uint32_t flags;          /* added to every bio (BLK_SYNC, ...) */
 	uint64_t seed;           /* offsets: thread i draws from seed + i */
 };
-void lab_blkload_opts_default(struct lab_blkload_opts *o);
+void load_blk_opts_default(struct load_blk_opts *o);
 
-struct lab_blkload_result {
+struct load_blk_result {
 	char name[16];           /* "bench0", ... */
 	int pid;
 	uint16_t ioprio;         /* what the thread ran with */
@@ -142,54 +142,54 @@ struct lab_blkload_result {
  * are allocated here. 0 or -EINVAL/-ENOMEM; I/O errors are counted, not
  * fatal.
  */
-int lab_blkload_run(struct blk_queue *q, const struct lab_blkload_opts *opts,
-		    struct lab_blkload_result *out);
+int load_blk_run(struct blk_queue *q, const struct load_blk_opts *opts,
+		    struct load_blk_result *out);
 /* The JSON array [{"name":..,"pid":..,"ioprio":"rt:4","ios":..,"errors":..,
  * "iops":..,"mb_s":..,"latency_us":{"avg":..,"p50":..,"p99":..,"max":..}},
  * ...]. */
-int lab_blkload_json(FILE *f, const struct lab_blkload_result *r, unsigned n);
+int load_blk_json(FILE *f, const struct load_blk_result *r, unsigned n);
 
 /* ---- devbench's load: one I/O at a time per thread -------------------- */
 
-enum lab_devload_pattern {
-	LAB_DEVLOAD_SEQ = 0,         /* sequential reads from the start */
-	LAB_DEVLOAD_RAND = 1,        /* uniform random reads */
-	LAB_DEVLOAD_WRITE_FLUSH = 2, /* sequential write, then a cache flush */
+enum load_dev_pattern {
+	LOAD_DEV_SEQ = 0,         /* sequential reads from the start */
+	LOAD_DEV_RAND = 1,        /* uniform random reads */
+	LOAD_DEV_WRITE_FLUSH = 2, /* sequential write, then a cache flush */
 };
-#define LAB_DEVLOAD_PATTERNS 3
-#define LAB_DEVLOAD_MAX_THREADS 64
+#define LOAD_DEV_PATTERNS 3
+#define LOAD_DEV_MAX_THREADS 64
 
 /* "seq", "rand", "write-flush"; parse: 0 or -EINVAL. */
-const char *lab_devload_pattern_name(enum lab_devload_pattern p);
-int lab_devload_pattern_parse(const char *s, enum lab_devload_pattern *out);
+const char *load_dev_pattern_name(enum load_dev_pattern p);
+int load_dev_pattern_parse(const char *s, enum load_dev_pattern *out);
 
-struct lab_devload_opts {
-	enum lab_devload_pattern pattern;
+struct load_dev_opts {
+	enum load_dev_pattern pattern;
 	uint32_t bs;               /* bytes per I/O: a multiple of the disk's block */
 	uint64_t ops;              /* I/Os in all, shared by the threads */
 	uint64_t seed;             /* random offsets */
 	unsigned threads;          /* 1 without a queue */
-	const uint16_t *ioprio;    /* [threads] or NULL: see struct lab_threads */
+	const uint16_t *ioprio;    /* [threads] or NULL: see struct load_threads */
 };
 
-struct lab_devload_thread {
+struct load_dev_thread {
 	char name[16];
 	uint16_t ioprio;           /* as the thread ran */
 	uint64_t ops, bytes;
 	struct rt_hist lat;        /* ns per I/O (a write+flush is one) */
 };
 
-struct lab_devload {
+struct load_dev {
 	unsigned nthreads;
 	uint64_t elapsed_ns;       /* first thread created to last joined */
-	struct lab_devload_thread thr[LAB_DEVLOAD_MAX_THREADS];
+	struct load_dev_thread thr[LOAD_DEV_MAX_THREADS];
 };
 
 /* One thread's, or all threads' (first 0, n nthreads), merged figures. */
-struct lab_devload_stats {
+struct load_dev_stats {
 	uint64_t n, bytes;
 	double iops, mb_s;         /* over the run's elapsed time */
-	struct lab_lat lat;
+	struct load_lat lat;
 };
 
 /*
@@ -198,13 +198,13 @@ struct lab_devload_stats {
  * straight to the device. Fills *out (allocate it: it is large). Call from
  * an rt thread of d's world. 0, -EINVAL, -ENOMEM or the first I/O error.
  */
-int lab_devload_run(struct dev *d, struct blk_queue *q,
-		    const struct lab_devload_opts *o, struct lab_devload *out);
-void lab_devload_stats(const struct lab_devload *r, unsigned first, unsigned n,
-		       struct lab_devload_stats *s);
+int load_dev_run(struct dev *d, struct blk_queue *q,
+		    const struct load_dev_opts *o, struct load_dev *out);
+void load_dev_stats(const struct load_dev *r, unsigned first, unsigned n,
+		       struct load_dev_stats *s);
 
 /* What the report names (the disk, the world, the elevator). */
-struct lab_devload_report {
+struct load_dev_report {
 	const char *disk;          /* the disk's name */
 	const char *engine;        /* file disks: the I/O engine, else NULL */
 	const char *pattern;
@@ -219,25 +219,25 @@ struct lab_devload_report {
  * iops, mb_s, latency_us, and with an elevator
  * "elevator" and a "threads" list of name, ioprio, ops, iops, mb_s,
  * latency_us). */
-int lab_devload_print(FILE *f, const struct lab_devload_report *rep,
-		      const struct lab_devload *r);
+int load_dev_print(FILE *f, const struct load_dev_report *rep,
+		      const struct load_dev *r);
 
 /* ---- the journal workloads of `ujbd bench` ---------------------------- */
 
-enum lab_jload_kind { LAB_JLOAD_FSYNC_LOOP, LAB_JLOAD_GROUP_COMMIT, LAB_JLOAD_HANDLES };
-#define LAB_JLOAD_KINDS 3
-#define LAB_JLOAD_BS 4096u
-#define LAB_JLOAD_SPAN 256u          /* data blocks cycled through per thread */
-#define LAB_JLOAD_HANDLE_BLOCKS 64u  /* metadata blocks per thread (handles) */
-#define LAB_JLOAD_HANDLE_SAMPLE 16u  /* handles: time 1 in 16 */
+enum load_jbd_kind { LOAD_JBD_FSYNC_LOOP, LOAD_JBD_GROUP_COMMIT, LOAD_JBD_HANDLES };
+#define LOAD_JBD_KINDS 3
+#define LOAD_JBD_BS 4096u
+#define LOAD_JBD_SPAN 256u          /* data blocks cycled through per thread */
+#define LOAD_JBD_HANDLE_BLOCKS 64u  /* metadata blocks per thread (handles) */
+#define LOAD_JBD_HANDLE_SAMPLE 16u  /* handles: time 1 in 16 */
 
 /* "fsync-loop", "group-commit", "handles". */
-const char *lab_jload_kind_name(enum lab_jload_kind k);
+const char *load_jbd_kind_name(enum load_jbd_kind k);
 /* Data blocks the workload addresses for n threads (after base). */
-uint64_t lab_jload_data_blocks(enum lab_jload_kind k, unsigned n);
+uint64_t load_jbd_data_blocks(enum load_jbd_kind k, unsigned n);
 
-struct lab_jload_opts {
-	enum lab_jload_kind kind;
+struct load_jbd_opts {
+	enum load_jbd_kind kind;
 	uint64_t iterations;       /* per thread */
 	unsigned threads;
 	bool sync_handles;         /* fsync through a sync handle's stop */
@@ -246,12 +246,12 @@ struct lab_jload_opts {
 	struct ujbd *j;
 	uint64_t base;
 	/* ... or the plain-file baseline: fds[threads], pwrite + fdatasync
-	 * (fsync with use_fsync) of LAB_JLOAD_SPAN blocks per file. */
+	 * (fsync with use_fsync) of LOAD_JBD_SPAN blocks per file. */
 	const int *fds;
 	bool use_fsync;
 };
 
-struct lab_jload {
+struct load_jbd {
 	unsigned nthreads;
 	uint64_t elapsed_ns;       /* from the common start to the last join */
 	uint64_t ops;              /* iterations done, all threads */
@@ -262,11 +262,11 @@ struct lab_jload {
 
 /* Run the workload: threads named "bench", released together. 0 or the
  * first error (also in out->err). */
-int lab_jload_run(const struct lab_jload_opts *o, struct lab_jload *out);
+int load_jbd_run(const struct load_jbd_opts *o, struct load_jbd *out);
 
 /* What the report names. */
-struct lab_jload_report {
-	enum lab_jload_kind kind;
+struct load_jbd_report {
+	enum load_jbd_kind kind;
 	const char *system;        /* "ujbd", "baseline", "baseline-fsync" */
 	const char *data_mode;
 	const char *layout;        /* "-" for the baseline */
@@ -289,7 +289,7 @@ struct lab_jload_report {
  * latency_us, wakeups, useless_wakeups; not for the baseline: journal_mb,
  * wake, under_commit, async_commit, caller_commit, sync_handles,
  * clean_fsyncs; and with_stats: stats). */
-int lab_jload_print(FILE *f, const struct lab_jload_report *rep,
-		    const struct lab_jload *r);
+int load_jbd_print(FILE *f, const struct load_jbd_report *rep,
+		    const struct load_jbd *r);
 
-#endif /* UJBD_LAB_WORKLOAD_H */
+#endif /* UJBD_LOAD_H */

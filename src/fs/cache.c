@@ -31,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/fs_int.h"
+#include "fs/fs_int.h"
 #include "rt/assert.h"
-#include "ujbd/blk.h"
+#include "priv/blk.h"
 
 #define LFS_BIO_MAX 64u /* blocks per bio */
 
@@ -65,14 +65,14 @@ static void list_add(struct lfs_list *l, struct lfs_page *pg)
 	l->n++;
 }
 
-static size_t pc_slot(const struct lab_fs *fs, lab_ino_t ino, uint64_t fb)
+static size_t pc_slot(const struct fs *fs, fs_ino_t ino, uint64_t fb)
 {
 	uint64_t h = (ino * 0x9E3779B97F4A7C15ull) ^ (fb * 0xC2B2AE3D27D4EB4Full);
 
 	return (size_t)((h ^ (h >> 29)) % fs->pc_nhash);
 }
 
-static struct lfs_page *pc_find(struct lab_fs *fs, lab_ino_t ino, uint64_t fb)
+static struct lfs_page *pc_find(struct fs *fs, fs_ino_t ino, uint64_t fb)
 {
 	for (struct lfs_page *p = fs->pc_hash[pc_slot(fs, ino, fb)]; p; p = p->pg_hnext)
 		if (p->pg_ino == ino && p->pg_fblock == fb)
@@ -80,7 +80,7 @@ static struct lfs_page *pc_find(struct lab_fs *fs, lab_ino_t ino, uint64_t fb)
 	return NULL;
 }
 
-static void pc_unhash(struct lab_fs *fs, struct lfs_page *pg)
+static void pc_unhash(struct fs *fs, struct lfs_page *pg)
 {
 	struct lfs_page **pp = &fs->pc_hash[pc_slot(fs, pg->pg_ino, pg->pg_fblock)];
 
@@ -92,13 +92,13 @@ static void pc_unhash(struct lab_fs *fs, struct lfs_page *pg)
 }
 
 /* Unlink a page from its list (not under writeback). */
-static void pc_unlist(struct lab_fs *fs, struct lfs_page *pg)
+static void pc_unlist(struct fs *fs, struct lfs_page *pg)
 {
 	list_del(pg->pg_dirty ? &fs->pc_dirty : &fs->pc_clean, pg);
 }
 
 /* Make room for one page: evict the least recently used clean page. */
-static void pc_evict(struct lab_fs *fs)
+static void pc_evict(struct fs *fs)
 {
 	while (fs->pc_pages >= fs->pc_max && fs->pc_clean.first) {
 		struct lfs_page *pg = fs->pc_clean.first;
@@ -111,7 +111,7 @@ static void pc_evict(struct lab_fs *fs)
 }
 
 /* The page of (ino, fb), created clean when absent (NULL: no memory). */
-static struct lfs_page *pc_get(struct lab_fs *fs, lab_ino_t ino, uint64_t fb, uint64_t pb)
+static struct lfs_page *pc_get(struct fs *fs, fs_ino_t ino, uint64_t fb, uint64_t pb)
 {
 	struct lfs_page *pg = pc_find(fs, ino, fb);
 	size_t s;
@@ -135,7 +135,7 @@ static struct lfs_page *pc_get(struct lab_fs *fs, lab_ino_t ino, uint64_t fb, ui
 }
 
 /* A page is used: to the LRU's young end (dirty pages stay in dirty order). */
-static void pc_touch(struct lab_fs *fs, struct lfs_page *pg)
+static void pc_touch(struct fs *fs, struct lfs_page *pg)
 {
 	if (!pg->pg_dirty && !pg->pg_wb) {
 		list_del(&fs->pc_clean, pg);
@@ -143,7 +143,7 @@ static void pc_touch(struct lab_fs *fs, struct lfs_page *pg)
 	}
 }
 
-static void pc_set_dirty(struct lab_fs *fs, struct lfs_page *pg, uint32_t gen)
+static void pc_set_dirty(struct fs *fs, struct lfs_page *pg, uint32_t gen)
 {
 	pg->pg_gen = gen;
 	if (pg->pg_dirty)
@@ -156,7 +156,7 @@ static void pc_set_dirty(struct lab_fs *fs, struct lfs_page *pg, uint32_t gen)
 		list_add(&fs->pc_dirty, pg);
 }
 
-static void pc_set_clean(struct lab_fs *fs, struct lfs_page *pg, uint32_t gen)
+static void pc_set_clean(struct fs *fs, struct lfs_page *pg, uint32_t gen)
 {
 	pg->pg_gen = gen;
 	if (!pg->pg_dirty)
@@ -169,7 +169,7 @@ static void pc_set_clean(struct lab_fs *fs, struct lfs_page *pg, uint32_t gen)
 }
 
 /* pg becomes ordered data of transaction tid [pc_lock]. */
-static void ord_add(struct lab_fs *fs, struct lfs_page *pg, ujbd_tid_t tid)
+static void ord_add(struct fs *fs, struct lfs_page *pg, ujbd_tid_t tid)
 {
 	ASSERT(!pg->pg_otid && tid && (pg->pg_dirty || pg->pg_wb));
 	ASSERT(!fs->pc_ord_last || ujbd_tid_geq(tid, fs->pc_ord_last->pg_otid));
@@ -185,7 +185,7 @@ static void ord_add(struct lab_fs *fs, struct lfs_page *pg, ujbd_tid_t tid)
 }
 
 /* pg is on disk, or dropped: no longer ordered data [pc_lock]. */
-static void ord_del(struct lab_fs *fs, struct lfs_page *pg)
+static void ord_del(struct fs *fs, struct lfs_page *pg)
 {
 	if (!pg->pg_otid)
 		return;
@@ -203,7 +203,7 @@ static void ord_del(struct lab_fs *fs, struct lfs_page *pg)
 	fs->pc_ord_n--;
 }
 
-int lfs_pc_init(struct lab_fs *fs)
+int lfs_pc_init(struct fs *fs)
 {
 	int rc;
 
@@ -224,7 +224,7 @@ int lfs_pc_init(struct lab_fs *fs)
 	return rc;
 }
 
-void lfs_pc_release(struct lab_fs *fs)
+void lfs_pc_release(struct fs *fs)
 {
 	for (size_t i = 0; i < fs->pc_nhash; i++) {
 		struct lfs_page *p = fs->pc_hash[i];
@@ -241,7 +241,7 @@ void lfs_pc_release(struct lab_fs *fs)
 	rt_mutex_release(&fs->pc_lock);
 }
 
-static bool dio_busy(const struct lab_fs *fs, lab_ino_t ino)
+static bool dio_busy(const struct fs *fs, fs_ino_t ino)
 {
 	for (unsigned i = 0; i < fs->dio_n; i++)
 		if (fs->dio_ino[i] == ino)
@@ -256,7 +256,7 @@ static bool dio_busy(const struct lab_fs *fs, lab_ino_t ino)
  * first. Ordered data of tid itself is dropped: that commit frees the
  * block it allocated.
  */
-static void trunc_page(struct lab_fs *fs, struct lfs_page *p, ujbd_tid_t tid, bool *busy)
+static void trunc_page(struct fs *fs, struct lfs_page *p, ujbd_tid_t tid, bool *busy)
 {
 	if (p->pg_wb || (p->pg_otid && p->pg_otid != tid)) {
 		*busy = true;
@@ -268,7 +268,7 @@ static void trunc_page(struct lab_fs *fs, struct lfs_page *p, ujbd_tid_t tid, bo
 	free(p);
 }
 
-void lfs_pc_truncate(struct lab_fs *fs, lab_ino_t ino, uint64_t from, uint64_t to,
+void lfs_pc_truncate(struct fs *fs, fs_ino_t ino, uint64_t from, uint64_t to,
 		     ujbd_tid_t tid)
 {
 	rt_mutex_lock(&fs->pc_lock);
@@ -313,13 +313,13 @@ struct lfs_run {
 /* A page taken for writeback, with what it held when taken. */
 struct lfs_wb {
 	struct lfs_page *pg;
-	lab_ino_t ino;
+	fs_ino_t ino;
 	uint32_t gen;
 	uint64_t fb, pb;
 };
 
 /* Submit runs[0..n) (flags: SYNC or 0) under one plug, then wait for all. */
-static int runs_io(struct lab_fs *fs, struct lfs_run *runs, size_t n)
+static int runs_io(struct fs *fs, struct lfs_run *runs, size_t n)
 {
 	struct blk_plug plug;
 	int rc = 0;
@@ -368,7 +368,7 @@ static int wb_cmp(const void *a, const void *b)
 }
 
 /* Take a dirty page for writeback [pc_lock]: its generation now. */
-static void take_wb(struct lab_fs *fs, struct lfs_page *pg, struct lfs_wb *wb, size_t *n)
+static void take_wb(struct fs *fs, struct lfs_page *pg, struct lfs_wb *wb, size_t *n)
 {
 	list_del(&fs->pc_dirty, pg);
 	pg->pg_dirty = false;
@@ -393,7 +393,7 @@ struct lfs_io {
  * contiguous runs; then clear pg_wb, and a page's ordered state: its
  * block holds data now.
  */
-static int write_pages(struct lab_fs *fs, struct lfs_wb *wb, size_t n, const struct lfs_io *io)
+static int write_pages(struct fs *fs, struct lfs_wb *wb, size_t n, const struct lfs_io *io)
 {
 	struct lfs_run *runs = calloc(n ? n : 1, sizeof(*runs));
 	size_t nr = 0;
@@ -444,14 +444,14 @@ static int write_pages(struct lab_fs *fs, struct lfs_wb *wb, size_t n, const str
 
 /* ---- pdflush ---- */
 
-static uint64_t dirty_limit(const struct lab_fs *fs, unsigned ratio)
+static uint64_t dirty_limit(const struct fs *fs, unsigned ratio)
 {
 	return fs->fs_p.ram_bytes / LFS_BS * ratio / 100;
 }
 
 /* One pass: expired pages, and the oldest while above the background
  * threshold, up to a chunk. Returns the pages written. */
-static size_t pdflush_pass(struct lab_fs *fs, struct lfs_wb *wb)
+static size_t pdflush_pass(struct fs *fs, struct lfs_wb *wb)
 {
 	uint64_t now = rt_now_ns(), bg = dirty_limit(fs, fs->fs_p.dirty_background_ratio);
 	size_t n = 0;
@@ -474,7 +474,7 @@ static size_t pdflush_pass(struct lab_fs *fs, struct lfs_wb *wb)
 
 static void pdflush_main(void *arg)
 {
-	struct lab_fs *fs = arg;
+	struct fs *fs = arg;
 	size_t cap = fs->fs_p.writeback_chunk_blocks;
 	struct lfs_wb *wb = calloc(cap, sizeof(*wb));
 
@@ -497,12 +497,12 @@ static void pdflush_main(void *arg)
 	free(wb);
 }
 
-int lfs_pdflush_start(struct lab_fs *fs)
+int lfs_pdflush_start(struct fs *fs)
 {
 	return rt_thread_create(&fs->pd_thread, "pdflush", pdflush_main, fs);
 }
 
-void lfs_pdflush_stop(struct lab_fs *fs)
+void lfs_pdflush_stop(struct fs *fs)
 {
 	rt_mutex_lock(&fs->pc_lock);
 	fs->pd_stop = true;
@@ -514,7 +514,7 @@ void lfs_pdflush_stop(struct lab_fs *fs)
 
 /* Write back dirty pages of ino (every inode: 0) from the calling thread,
  * waiting for writeback in flight. */
-static int flush_pages(struct lab_fs *fs, lab_ino_t ino, uint32_t flags, uint64_t *written)
+static int flush_pages(struct fs *fs, fs_ino_t ino, uint32_t flags, uint64_t *written)
 {
 	size_t cap = 256, n;
 	struct lfs_wb *wb = malloc(cap * sizeof(*wb));
@@ -544,14 +544,14 @@ static int flush_pages(struct lab_fs *fs, lab_ino_t ino, uint32_t flags, uint64_
 	return rc;
 }
 
-int lfs_pc_sync(struct lab_fs *fs)
+int lfs_pc_sync(struct fs *fs)
 {
 	uint64_t n;
 
 	return flush_pages(fs, 0, 0, &n);
 }
 
-int lab_fs_fsync(struct lab_fs *fs, lab_ino_t ino)
+int fs_fsync(struct fs *fs, fs_ino_t ino)
 {
 	ujbd_tid_t tid;
 	uint64_t n = 0;
@@ -587,7 +587,7 @@ int lab_fs_fsync(struct lab_fs *fs, lab_ino_t ino)
 
 /* Dirty memory as balance_dirty_pages saw it: dirty pages and pages under
  * writeback [pc_lock]. */
-static uint64_t dirty_now(const struct lab_fs *fs)
+static uint64_t dirty_now(const struct fs *fs)
 {
 	return fs->pc_dirty.n + fs->pc_wb;
 }
@@ -597,7 +597,7 @@ static uint64_t dirty_now(const struct lab_fs *fs)
  * steps of throttle_wait) for pdflush to bring dirty memory down; above the
  * background ratio pdflush is woken. No lock held.
  */
-static void throttle(struct lab_fs *fs)
+static void throttle(struct fs *fs)
 {
 	uint64_t lim = dirty_limit(fs, fs->fs_p.dirty_ratio);
 	uint64_t bg = dirty_limit(fs, fs->fs_p.dirty_background_ratio), t0 = 0;
@@ -631,7 +631,7 @@ static void throttle(struct lab_fs *fs)
  */
 int lfs_ordered_hook(void *arg, const struct ujbd_data_io *io)
 {
-	struct lab_fs *fs = arg;
+	struct fs *fs = arg;
 	const struct lfs_io how = { io->bio_flags, io->ioprio, io->boost_tag };
 	size_t cap = 256, n;
 	struct lfs_wb *wb = malloc(cap * sizeof(*wb));
@@ -671,7 +671,7 @@ int lfs_ordered_hook(void *arg, const struct ujbd_data_io *io)
 #define LFS_CHUNK 16u /* blocks per handle */
 
 struct wchunk {
-	lab_ino_t ino;
+	fs_ino_t ino;
 	uint64_t fb0;
 	uint32_t n;
 	uint64_t end;      /* byte end of the write within the chunk */
@@ -683,7 +683,7 @@ struct wchunk {
 };
 
 /* Map (allocating) and attach one chunk [fs_lock]. */
-static int chunk_map(struct lab_fs *fs, struct lfs_tx *tx, struct wchunk *c, uint8_t *tmp)
+static int chunk_map(struct fs *fs, struct lfs_tx *tx, struct wchunk *c, uint8_t *tmp)
 {
 	struct lfs_inode in;
 	int rc = lfs_iget(fs, c->ino, &in);
@@ -741,7 +741,7 @@ static int chunk_map(struct lab_fs *fs, struct lfs_tx *tx, struct wchunk *c, uin
 }
 
 /* The direct write's data, SYNC from the caller, contiguous runs. */
-static int chunk_direct_io(struct lab_fs *fs, struct wchunk *c)
+static int chunk_direct_io(struct fs *fs, struct wchunk *c)
 {
 	struct lfs_run runs[LFS_CHUNK];
 	size_t nr = 0;
@@ -778,7 +778,7 @@ static int chunk_direct_io(struct lab_fs *fs, struct wchunk *c)
 	return rc;
 }
 
-static int write_chunk(struct lab_fs *fs, struct wchunk *c, uint8_t *tmp)
+static int write_chunk(struct fs *fs, struct wchunk *c, uint8_t *tmp)
 {
 	struct lfs_tx tx;
 	int rc, s;
@@ -801,13 +801,13 @@ static int write_chunk(struct lab_fs *fs, struct wchunk *c, uint8_t *tmp)
 	return rc;
 }
 
-int lab_fs_write(struct lab_fs *fs, lab_ino_t ino, uint64_t off, uint64_t len, unsigned flags)
+int fs_write(struct fs *fs, fs_ino_t ino, uint64_t off, uint64_t len, unsigned flags)
 {
-	bool direct = flags & LAB_IO_DIRECT;
+	bool direct = flags & FS_IO_DIRECT;
 	uint8_t *tmp;
 	int rc = 0;
 
-	if (!fs || !ino || ino > fs->fs_ninodes || (flags & ~LAB_IO_DIRECT))
+	if (!fs || !ino || ino > fs->fs_ninodes || (flags & ~FS_IO_DIRECT))
 		return -EINVAL;
 	if (direct && (off % LFS_BS || len % LFS_BS))
 		return -EINVAL;
@@ -834,7 +834,7 @@ int lab_fs_write(struct lab_fs *fs, lab_ino_t ino, uint64_t off, uint64_t len, u
 /* ---- read ---- */
 
 struct rplan {
-	lab_ino_t ino;
+	fs_ino_t ino;
 	uint64_t fb0, nreq, nmap;   /* requested blocks, mapped (with read-ahead) */
 	uint64_t *pb;
 	bool *miss;
@@ -842,7 +842,7 @@ struct rplan {
 };
 
 /* Inode and block map of the range and its read-ahead [fs_lock]. */
-static int read_map(struct lab_fs *fs, struct rplan *rp, uint64_t off, uint64_t *len)
+static int read_map(struct fs *fs, struct rplan *rp, uint64_t off, uint64_t *len)
 {
 	int rc = lfs_iget(fs, rp->ino, &rp->in);
 
@@ -879,7 +879,7 @@ static int read_map(struct lab_fs *fs, struct rplan *rp, uint64_t off, uint64_t 
 }
 
 /* Which blocks miss; read-ahead only along with a miss. Returns misses. */
-static uint64_t read_lookup(struct lab_fs *fs, struct rplan *rp)
+static uint64_t read_lookup(struct fs *fs, struct rplan *rp)
 {
 	uint64_t misses = 0, hits = 0;
 
@@ -907,7 +907,7 @@ static uint64_t read_lookup(struct lab_fs *fs, struct rplan *rp)
 }
 
 /* Read the missing blocks SYNC from this thread and cache them. */
-static int read_fill(struct lab_fs *fs, struct rplan *rp, bool cache)
+static int read_fill(struct fs *fs, struct rplan *rp, bool cache)
 {
 	struct lfs_run *runs = calloc(rp->nmap, sizeof(*runs));
 	uint64_t *first = calloc(rp->nmap, sizeof(*first));
@@ -958,16 +958,16 @@ static int read_fill(struct lab_fs *fs, struct rplan *rp, bool cache)
 }
 
 /* The read's atime, per the mount's policy. */
-static int read_atime(struct lab_fs *fs, struct rplan *rp)
+static int read_atime(struct fs *fs, struct rplan *rp)
 {
 	uint64_t now = rt_now_ns(), a = rp->in.i_atime_ns;
 	struct lfs_inode in;
 	struct lfs_tx tx;
 	int rc, s;
 
-	if (fs->fs_p.atime == LAB_ATIME_NOATIME)
+	if (fs->fs_p.atime == FS_ATIME_NOATIME)
 		return 0;
-	if (fs->fs_p.atime == LAB_ATIME_RELATIME && a > rp->in.i_mtime_ns &&
+	if (fs->fs_p.atime == FS_ATIME_RELATIME && a > rp->in.i_mtime_ns &&
 	    a > rp->in.i_ctime_ns && now - a < 24 * 3600 * RT_NS_PER_S)
 		return 0;
 	rc = lfs_tx_start(fs, &tx, 2);
@@ -987,13 +987,13 @@ static int read_atime(struct lab_fs *fs, struct rplan *rp)
 	return rc ? rc : s;
 }
 
-int64_t lab_fs_read(struct lab_fs *fs, lab_ino_t ino, uint64_t off, uint64_t len, unsigned flags)
+int64_t fs_read(struct fs *fs, fs_ino_t ino, uint64_t off, uint64_t len, unsigned flags)
 {
-	bool direct = flags & LAB_IO_DIRECT;
+	bool direct = flags & FS_IO_DIRECT;
 	struct rplan rp = { .ino = ino };
 	int rc;
 
-	if (!fs || !ino || ino > fs->fs_ninodes || (flags & ~LAB_IO_DIRECT))
+	if (!fs || !ino || ino > fs->fs_ninodes || (flags & ~FS_IO_DIRECT))
 		return -EINVAL;
 	if (direct && (off % LFS_BS || len % LFS_BS))
 		return -EINVAL;
@@ -1021,7 +1021,7 @@ int64_t lab_fs_read(struct lab_fs *fs, lab_ino_t ino, uint64_t off, uint64_t len
 	return rc ? rc : (int64_t)len;
 }
 
-void lab_fs_stats(struct lab_fs *fs, struct lab_fs_stats *out)
+void fs_stats(struct fs *fs, struct fs_stats *out)
 {
 	rt_mutex_lock(&fs->pc_lock);
 	*out = fs->fs_st;

@@ -1,5 +1,5 @@
 /*
- * lab_fsck: the file-system model's checker, on an unmounted or recovered
+ * fs_fsck: the file-system model's checker, on an unmounted or recovered
  * image (read straight from the device, no journal).
  *
  * The one idea: every rule is stated from both sides, so that a lost or a
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/fs_int.h"
+#include "fs/fs_int.h"
 #include "ujbd/dev.h"
 
 struct ck {
@@ -62,14 +62,14 @@ static bool bit(const uint8_t *bm, uint64_t i)
 	return bm[i / 8] & (1u << (i % 8));
 }
 
-static bool ino_used(const struct ck *c, lab_ino_t ino)
+static bool ino_used(const struct ck *c, fs_ino_t ino)
 {
 	uint32_t grp = (ino - 1) / c->g.ipg;
 
 	return bit(c->ibm + (size_t)grp * LFS_BS, (ino - 1) % c->g.ipg);
 }
 
-static int ck_inode(struct ck *c, lab_ino_t ino, struct lfs_inode *in)
+static int ck_inode(struct ck *c, fs_ino_t ino, struct lfs_inode *in)
 {
 	uint8_t buf[LFS_BS];
 	uint32_t grp = (ino - 1) / c->g.ipg, idx = (ino - 1) % c->g.ipg;
@@ -145,7 +145,7 @@ static int ck_load(struct ck *c)
 
 /* ---- block maps ---- */
 
-static int claim(struct ck *c, lab_ino_t ino, uint64_t b)
+static int claim(struct ck *c, fs_ino_t ino, uint64_t b)
 {
 	uint32_t grp;
 
@@ -181,7 +181,7 @@ static int ck_journal(struct ck *c)
  * blocks covered; visit(fb, pb) for data blocks. */
 struct walk {
 	struct ck *c;
-	lab_ino_t ino;
+	fs_ino_t ino;
 	uint64_t data, last_fb;    /* data blocks; highest mapped file block + 1 */
 	int (*visit)(struct walk *w, uint64_t fb, uint64_t pb);
 	bool again;                /* second walk: blocks already claimed */
@@ -232,7 +232,7 @@ static int walk_inode(struct walk *w, const struct lfs_inode *in)
 
 /* ---- inodes ---- */
 
-static int ck_one_inode(struct ck *c, lab_ino_t ino)
+static int ck_one_inode(struct ck *c, fs_ino_t ino)
 {
 	struct lfs_inode in;
 	struct walk w = { .c = c, .ino = ino };
@@ -266,7 +266,7 @@ static int ck_inodes(struct ck *c)
 
 	if (!ino_used(c, LFS_ROOT_INO))
 		return ck_fail(c, "root inode free in the bitmap");
-	for (lab_ino_t ino = 1; ino <= c->ninodes && !rc; ino++) {
+	for (fs_ino_t ino = 1; ino <= c->ninodes && !rc; ino++) {
 		if (ino < LFS_FIRST_INO && ino != LFS_ROOT_INO) {
 			if (!ino_used(c, ino))
 				return ck_fail(c, "reserved inode %u free in the bitmap", ino);
@@ -287,7 +287,7 @@ static int visit_dirblock(struct walk *w, uint64_t fb, uint64_t pb)
 	int rc = ck_read(c, pb, de);
 
 	for (uint32_t i = 0; i < LFS_DPB && !rc; i++) {
-		lab_ino_t t = de[i].d_ino;
+		fs_ino_t t = de[i].d_ino;
 		struct lfs_inode in;
 
 		if (!t)
@@ -314,7 +314,7 @@ static int ck_dirs(struct ck *c)
 {
 	int rc = 0;
 
-	for (lab_ino_t ino = 1; ino <= c->ninodes && !rc; ino++) {
+	for (fs_ino_t ino = 1; ino <= c->ninodes && !rc; ino++) {
 		struct lfs_inode in;
 		struct walk w = { .c = c, .ino = ino, .visit = visit_dirblock, .again = true };
 
@@ -331,7 +331,7 @@ static int ck_dirs(struct ck *c)
 
 static int ck_links(struct ck *c)
 {
-	for (lab_ino_t ino = 1; ino <= c->ninodes; ino++) {
+	for (fs_ino_t ino = 1; ino <= c->ninodes; ino++) {
 		struct lfs_inode in;
 		int rc;
 
@@ -377,7 +377,7 @@ static int ck_group_counts(struct ck *c, uint32_t grp)
 		fb += !used;
 	}
 	for (uint32_t i = 0; i < c->g.ipg; i++) {
-		lab_ino_t ino = grp * c->g.ipg + i + 1;
+		fs_ino_t ino = grp * c->g.ipg + i + 1;
 
 		fi += !bit(ib, i);
 		dirs += c->mode[ino] == LFS_DIR;
@@ -401,7 +401,7 @@ static void ck_release(struct ck *c)
 	free(c->mode);
 }
 
-int lab_fsck(struct dev *data, uint32_t block_size, char *msg, size_t msglen)
+int fs_fsck(struct dev *data, uint32_t block_size, char *msg, size_t msglen)
 {
 	struct ck c = { .d = data, .msg = msg, .msglen = msglen };
 	int rc;

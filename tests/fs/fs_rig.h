@@ -1,6 +1,6 @@
 /*
  * fs_rig.h: a journal and the lab's file-system model on one device (for
- * the tests of src/lab/fs*.c): data blocks [0, dblocks), the journal as a
+ * the tests of src/fs/): data blocks [0, dblocks), the journal as a
  * region after them, one queue for both, in a sim world.
  */
 #ifndef UJBD_TESTS_FS_RIG_H
@@ -11,13 +11,13 @@
 #include <string.h>
 
 #include "t.h"
-#include "lab/fs.h"
-#include "lab/fs_int.h"
-#include "ujbd/blk.h"
+#include "fs/fs.h"
+#include "fs/fs_int.h"
+#include "priv/blk.h"
 #include "ujbd/dev.h"
-#include "ujbd/dev_sim.h"
+#include "priv/dev_sim.h"
 #include "ujbd/jbd_log.h"
-#include "ujbd/rt.h"
+#include "priv/rt.h"
 #include "ujbd/ujbd.h"
 
 #define FR_BS 4096u
@@ -28,8 +28,8 @@ struct frig {
 	struct jbd_extent ext;
 	struct jbd_loc loc;
 	struct ujbd *j;
-	struct lab_fs *fs;
-	struct lab_fs_params p;
+	struct fs *fs;
+	struct fs_params p;
 	uint64_t dblocks, jblocks;
 	enum ujbd_data_mode mode;
 	uint8_t *snap;             /* rec: the device when the log starts */
@@ -38,9 +38,9 @@ struct frig {
 };
 
 /* A small fs: groups of 1024 blocks, 256 inodes, 64 MiB of "RAM". */
-static inline void frig_params(struct lab_fs_params *p)
+static inline void frig_params(struct fs_params *p)
 {
-	lab_fs_params_default(p);
+	fs_params_default(p);
 	p->blocks_per_group = 1024;
 	p->inodes_per_group = 256;
 	p->ram_bytes = 64ull << 20;
@@ -131,7 +131,7 @@ static inline int frig_up(struct frig *r, uint64_t dblocks, uint64_t jblocks, bo
 	if (!rc)
 		rc = frig_open_journal(r, true);
 	if (!rc)
-		rc = lab_fs_mkfs(r->j, r->q, &r->p);
+		rc = fs_mkfs(r->j, r->q, &r->p);
 	if (!rc && rec) {
 		rc = ujbd_checkpoint(r->j);
 		blk_drain(r->q);
@@ -141,7 +141,7 @@ static inline int frig_up(struct frig *r, uint64_t dblocks, uint64_t jblocks, bo
 			rc = -ENOMEM;
 	}
 	if (!rc)
-		rc = lab_fs_mount(r->j, r->q, &r->p, &r->fs);
+		rc = fs_mount(r->j, r->q, &r->p, &r->fs);
 	if (rc)
 		fprintf(stderr, "  frig_up: %d\n", rc);
 	return rc;
@@ -153,7 +153,7 @@ static inline int frig_down(struct frig *r)
 	int rc = 0, s;
 
 	if (r->fs)
-		rc = lab_fs_unmount(r->fs);
+		rc = fs_unmount(r->fs);
 	r->fs = NULL;
 	if (r->j) {
 		s = ujbd_close(r->j);
@@ -216,7 +216,7 @@ static inline int frig_crash(struct frig *r, size_t point, const struct dev_cras
 
 static inline int frig_fsck(struct frig *r, char *msg, size_t len)
 {
-	return lab_fsck(r->mem, FR_BS, msg, len);
+	return fs_fsck(r->mem, FR_BS, msg, len);
 }
 
 /* Run fn(arg) as thread "main" of a new sim world. */
@@ -234,7 +234,7 @@ static inline int frig_sim(uint64_t seed, void (*fn)(void *), void *arg)
 }
 
 /* The on-disk inode, read raw from the device (after unmount). */
-static inline int frig_inode(struct frig *r, lab_ino_t ino, struct lfs_inode *in)
+static inline int frig_inode(struct frig *r, fs_ino_t ino, struct lfs_inode *in)
 {
 	uint8_t buf[FR_BS];
 	uint32_t ipg = r->p.inodes_per_group, grp = (ino - 1) / ipg, idx = (ino - 1) % ipg;

@@ -1,7 +1,8 @@
 /*
- * The lab's workload pieces, shared by the scenarios: the stack every
- * scenario stands on, trees of files (made, copied in a loop, read), the
- * timed foreground reader of seed 000, and latency samples.
+ * The lab's rig, shared by the scenarios: the stack every scenario stands
+ * on and its eras, trees of files (made, copied in a loop, read), the timed
+ * foreground reader of the 2007 atime thread, the journal's and the
+ * queue's figures.
  *
  * The one idea: a workload is a thread with a stop time, not a count, so a
  * scenario's virtual duration is what it chooses and --quick only shortens
@@ -13,32 +14,18 @@
  *
  * Errors: 0 or a negative errno; nothing prints.
  */
-#ifndef UJBD_LAB_WORKLOADS_H
-#define UJBD_LAB_WORKLOADS_H
+#ifndef UJBD_LAB_RIG_H
+#define UJBD_LAB_RIG_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lab/fs.h"
+#include "fs/fs.h"
 #include "lab/lab.h"
-#include "ujbd/stack.h"
+#include "priv/stack.h"
 #include "ujbd/ujbd.h"
-
-/* ---- latency samples ------------------------------------------------------ */
-
-struct lab_samples {
-	double *v;     /* ms */
-	size_t n, cap;
-};
-void lab_samples_init(struct lab_samples *s);
-void lab_samples_release(struct lab_samples *s);
-int lab_samples_add(struct lab_samples *s, double ms);
-/* avg, p99 (nearest rank) and max; 0 for an empty set. */
-double lab_samples_avg(const struct lab_samples *s);
-double lab_samples_pct(const struct lab_samples *s, double pct);
-double lab_samples_max(const struct lab_samples *s);
 
 /* ---- the stack a scenario runs on ----------------------------------------- */
 
@@ -58,7 +45,7 @@ struct lab_rig_spec {
 	void *trace_arg;
 	unsigned ncpus;              /* 0 = rt's default */
 	struct ujbd_opts jopts;      /* from lab_rig_spec_init, then the scenario's */
-	struct lab_fs_params fsp;    /* the era's: from lab_rig_spec_init, then the scenario's */
+	struct fs_params fsp;    /* the era's: from lab_rig_spec_init, then the scenario's */
 };
 
 /* The "jbd" group: the journal options a scenario's figures depend on
@@ -66,7 +53,7 @@ struct lab_rig_spec {
 extern const struct rt_param_table lab_jbd_param_table;
 void lab_jbd_params_default(void *opts);
 
-/* Defaults: cfq, journal options of ujbd, fs params of lab_fs_params_default. */
+/* Defaults: cfq, journal options of ujbd, fs params of fs_params_default. */
 void lab_rig_spec_init(struct lab_rig_spec *rs);
 
 struct lab_rig {
@@ -74,8 +61,8 @@ struct lab_rig {
 	struct stack *r_stack;
 	struct ujbd *r_j;
 	struct blk_queue *r_q;
-	struct lab_fs *r_fs;
-	struct lab_fs_params r_fsp;
+	struct fs *r_fs;
+	struct fs_params r_fsp;
 	int (*r_fn)(struct lab_rig *r, void *arg);
 	void *r_arg;
 };
@@ -93,6 +80,24 @@ int lab_rig_remount(struct lab_rig *r);
  * caches (the measurement starts from a quiet disk and a warm cache). */
 int lab_rig_settle(struct lab_rig *r);
 
+/* ---- eras (era.c) -------------------------------------------------------- */
+
+/* Seed 000's era (2.6.23-rc9, ext3 data=ordered): jbd wrote log blocks as
+ * plain WRITE (the commit block by sync_dirty_buffer), no META tag, commit
+ * thread at the default be:4, jbd's wait on a buffer being logged
+ * (wait-io), cfq, dirty 10/5 (the fs model's defaults). */
+void lab_era_2007(struct lab_rig_spec *rs);
+/* ext3's barrier=0 (its default before 2.6.38): journal and fsync without
+ * cache flushes. */
+void lab_era_no_barrier(struct lab_rig_spec *rs);
+
+/* Parse a commit priority variant ("be:4", "rt:4", "inherit"). */
+int lab_variant_ioprio(const char *v, uint16_t *out);
+
+/* lab_rig_spec_init, lab_era_2007, then the commit priority of variant
+ * (lab_variant_ioprio): 0 or -EINVAL. */
+int lab_rig_spec_2007(struct lab_rig_spec *rs, const char *variant);
+
 /* ---- trees of files ----------------------------------------------------- */
 
 /* A tree: root/dNNN/fNNNN, files_per_dir files per directory, sizes drawn
@@ -109,16 +114,16 @@ void lab_tree_release(struct lab_tree *t);
 /* Path of file i of t with another root (root NULL = t's). */
 void lab_tree_path(const struct lab_tree *t, const char *root, unsigned i, char *buf, size_t n);
 /* Create t on fs (directories and files, written buffered). */
-int lab_tree_make(struct lab_fs *fs, const struct lab_tree *t);
+int lab_tree_make(struct fs *fs, const struct lab_tree *t);
 /* Read every file of t whole (cat > /dev/null: warms the page cache). */
-int lab_tree_read(struct lab_fs *fs, const struct lab_tree *t);
+int lab_tree_read(struct fs *fs, const struct lab_tree *t);
 /* rm -rf of a copy of t at root. Missing files are fine (-ENOENT ignored). */
-int lab_tree_remove(struct lab_fs *fs, const struct lab_tree *t, const char *root);
+int lab_tree_remove(struct fs *fs, const struct lab_tree *t, const char *root);
 
-/* ---- the tree-copy loop (seed 000's background) ------------------------- */
+/* ---- the tree-copy loop (the 2007 atime thread's background) ------------- */
 
 struct lab_copier {
-	struct lab_fs *fs;
+	struct fs *fs;
 	const struct lab_tree *src;
 	uint64_t until_ns;        /* stop at this virtual time */
 	atomic_bool *stop;        /* or when set (may be NULL) */
@@ -131,7 +136,7 @@ struct lab_copier {
 /* Thread body: cp -r src /copyN, rm -rf the previous copy, again. */
 void lab_copier_thread(void *arg);
 
-/* ---- the foreground reader (seed 000's build) ---------------------------- */
+/* ---- the foreground reader (the 2007 atime thread's build) --------------- */
 
 /* Per-cause time of the foreground: the journal's causes (ujbd_lat_acct)
  * and what is left of each operation (read I/O and CPU). */
@@ -142,14 +147,14 @@ struct lab_fg_causes {
 };
 
 struct lab_reader {
-	struct lab_fs *fs;
+	struct fs *fs;
 	const struct lab_tree *tree;
 	uint64_t period_ns;       /* 5 ms */
 	uint64_t read_bytes;      /* 4 KiB */
 	uint64_t until_ns;
 	uint16_t ioprio;          /* 0 = leave the thread's */
 	/* out */
-	struct lab_samples lat;   /* per operation (stat + open + read), ms */
+	struct rt_hist lat;       /* per operation (stat + open + read), ns */
 	struct lab_fg_causes causes;
 	int rc;
 };
@@ -192,4 +197,4 @@ const char *lab_fmt(char *buf, size_t n, double v, const char *unit);
 /* a / b, NAN when either is not a positive finite number. */
 double lab_ratio(double a, double b);
 
-#endif /* UJBD_LAB_WORKLOADS_H */
+#endif /* UJBD_LAB_RIG_H */

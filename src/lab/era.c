@@ -1,0 +1,51 @@
+/*
+ * The lab's eras: the settings of the kernels the threads ran on, applied
+ * to a scenario's stack spec before its variant and the user's lists.
+ *
+ * The one idea: an era is what the kernel of a thread did by default
+ * (scheduler, journal write flags, the waits of its journal, the file
+ * system's mount options), each setting with where it comes from, so a
+ * scenario names its era and changes only what its variants compare.
+ */
+#include <string.h>
+
+#include "lab/rig.h"
+
+void lab_era_2007(struct lab_rig_spec *rs)
+{
+	rs->elevator = "cfq";
+	rs->jopts.commit_ioprio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4); /* kjournald: default */
+	/* META tagging came in 2.6.35 (Jeff Moyer, "jbd2: tag journal writes as
+	 * metadata I/O", linux-ext4, April 2010) */
+	rs->jopts.journal_meta = false;
+	rs->jopts.journal_sync = UJBD_SYNC_OFF;   /* jbd: log blocks WRITE, commit block waited */
+	/* jbd's wait: a handle that needs a buffer being logged sleeps */
+	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
+	rs->jopts.data_mode = UJBD_DATA_ORDERED;
+	rs->fsp.atime = FS_ATIME_STRICT;         /* relatime became default in 2.6.30 */
+	lab_era_no_barrier(rs);
+}
+
+/* ext3 ran with barrier=0 by default until 2.6.38 (ext4 with barrier=1):
+ * the era's journal and fsync asked the drive for no cache flush. */
+void lab_era_no_barrier(struct lab_rig_spec *rs)
+{
+	rs->jopts.barrier = false;
+	rs->fsp.barrier = false;
+}
+
+int lab_variant_ioprio(const char *v, uint16_t *out)
+{
+	if (strcmp(v, "inherit") == 0) {
+		*out = UJBD_IOPRIO_INHERIT;
+		return 0;
+	}
+	return rt_ioprio_parse(v, out);
+}
+
+int lab_rig_spec_2007(struct lab_rig_spec *rs, const char *variant)
+{
+	lab_rig_spec_init(rs);
+	lab_era_2007(rs);
+	return lab_variant_ioprio(variant, &rs->jopts.commit_ioprio);
+}
