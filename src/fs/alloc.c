@@ -212,6 +212,18 @@ static int64_t bit_find(const struct fs *fs, const uint8_t *bm, uint32_t from, u
 			uint64_t base)
 {
 	for (uint32_t i = from; i < n; i++) {
+		uint64_t w;
+
+		/* a full 64-bit word, then a full byte, is skipped whole: a
+		 * group's bitmap fills from its start, and the allocator
+		 * scans it once per block it takes */
+		if (!(i % 64) && n - i >= 64) {
+			memcpy(&w, bm + i / 8, sizeof(w));
+			if (w == UINT64_MAX) {
+				i += 63;
+				continue;
+			}
+		}
 		if (!(i % 8) && bm[i / 8] == 0xff) {
 			i += 7;
 			continue;
