@@ -130,7 +130,7 @@ int fs_stat(struct fs *fs, const char *path, struct fs_stat *st);
  * Buffered write (allocates, dirties the page cache, attaches ordered data to
  * the running transaction), or O_DIRECT (off and len multiples of 4 KiB).
  * Returns 0 or -errno (-ENOSPC when full). Content: each block holds a
- * pattern derived from (ino, file block, a per-write generation); reads
+ * header (ino, file block, a per-write generation) and zeros; reads
  * through the cache verify the header of each block they read from disk.
  */
 int fs_write(struct fs *fs, fs_ino_t ino, uint64_t off, uint64_t len, unsigned flags);

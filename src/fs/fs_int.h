@@ -14,8 +14,9 @@
  *   A directory is blocks of 64-byte entries (struct lfs_dirent; ino 0 =
  *   free slot). A file maps 12 direct blocks, one indirect block (1024
  *   pointers) and one double-indirect block.
- *   A data block starts with a header (struct lfs_dhdr: ino, file block,
- *   generation) followed by a pattern derived from it.
+ *   A data block is a header (struct lfs_dhdr: ino, file block,
+ *   generation) and zeros: what a read checks is the header, and a block
+ *   that is mostly zeros is one the simulated disks keep as its header.
  * No field is trusted when read from a disk: fs_fsck checks all of them;
  * the mounted model checks what it follows (block numbers in range).
  *
@@ -137,6 +138,10 @@ void lfs_fill_data(void *buf, fs_ino_t ino, uint64_t fblock, uint32_t gen);
 
 /* ---- the page cache ---- */
 
+#define LFS_BIO_MAX 64u       /* blocks per bio */
+#define LFS_POOL_CLASSES 7u   /* buffers of 1 << c blocks, up to LFS_BIO_MAX */
+#define LFS_POOL_KEEP 32u     /* kept per class */
+
 struct lfs_page {
 	fs_ino_t pg_ino;
 	uint32_t pg_gen;
@@ -202,6 +207,11 @@ struct fs {
 	unsigned dio_n;
 	rt_thread *pd_thread;
 	struct fs_stats fs_st;    /* [pc_lock] */
+	/* [pool_lock] I/O buffers of 1, 2, 4 ... LFS_BIO_MAX blocks kept for
+	 * reuse: a malloc of a run's buffer (up to 256 KiB, past malloc's mmap
+	 * threshold) costs its page faults on every run otherwise */
+	rt_mutex pool_lock;
+	struct lfs_pool { uint8_t *buf[LFS_POOL_KEEP]; unsigned n; } pool[LFS_POOL_CLASSES];
 };
 
 /* A handle with its credit accounting. */

@@ -201,13 +201,9 @@ static uint64_t journal_first(const struct lfs_geo *g, const struct fs_params *p
 void lfs_fill_data(void *buf, fs_ino_t ino, uint64_t fblock, uint32_t gen)
 {
 	struct lfs_dhdr h = { LFS_DMAGIC, ino, fblock, gen, 0 };
-	uint32_t *w = buf, x = (uint32_t)(fblock * 2654435761u) ^ ino ^ (gen * 40503u);
 
-	for (uint32_t i = sizeof(h) / 4; i < LFS_BS / 4; i++) {
-		x = x * 1664525u + 1013904223u;
-		w[i] = x;
-	}
 	memcpy(buf, &h, sizeof(h));
+	memset((uint8_t *)buf + sizeof(h), 0, LFS_BS - sizeof(h));
 }
 
 /* ---- mkfs ---- */
