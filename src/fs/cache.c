@@ -35,8 +35,6 @@
 #include "rt/assert.h"
 #include "priv/blk.h"
 
-#define LFS_BIO_MAX 64u /* blocks per bio */
-
 /* ---- lists and hash [pc_lock] ---- */
 
 static void list_del(struct lfs_list *l, struct lfs_page *pg)
@@ -218,6 +216,8 @@ int lfs_pc_init(struct fs *fs)
 		return -ENOMEM;
 	rc = rt_mutex_init(&fs->pc_lock, "pc_lock");
 	if (!rc)
+		rc = rt_mutex_init(&fs->pool_lock, "pool_lock");
+	if (!rc)
 		rc = rt_cond_init(&fs->pc_done, "pc_done");
 	if (!rc)
 		rc = rt_cond_init(&fs->pd_wake, "pd_wake");
@@ -236,6 +236,10 @@ void lfs_pc_release(struct fs *fs)
 		}
 	}
 	free(fs->pc_hash);
+	for (unsigned c = 0; c < LFS_POOL_CLASSES; c++)
+		while (fs->pool[c].n)
+			free(fs->pool[c].buf[--fs->pool[c].n]);
+	rt_mutex_release(&fs->pool_lock);
 	rt_cond_release(&fs->pd_wake);
 	rt_cond_release(&fs->pc_done);
 	rt_mutex_release(&fs->pc_lock);
@@ -338,10 +342,50 @@ static int runs_io(struct fs *fs, struct lfs_run *runs, size_t n)
 	return rc;
 }
 
-static int run_init(struct lfs_run *r, enum blk_op op, uint32_t flags, uint64_t pb, uint32_t n)
+/* The pool class of a run of n blocks (1 <= n <= LFS_BIO_MAX). */
+static unsigned pool_class(uint32_t n)
+{
+	unsigned c = 0;
+
+	while ((1u << c) < n)
+		c++;
+	return c;
+}
+
+/* A buffer for n blocks, from the pool when it has one (NULL: no memory). */
+static uint8_t *buf_get(struct fs *fs, uint32_t n)
+{
+	unsigned c = pool_class(n);
+	uint8_t *b = NULL;
+
+	ASSERT(n >= 1 && n <= LFS_BIO_MAX);
+	rt_mutex_lock(&fs->pool_lock);
+	if (fs->pool[c].n)
+		b = fs->pool[c].buf[--fs->pool[c].n];
+	rt_mutex_unlock(&fs->pool_lock);
+	return b ? b : malloc((size_t)LFS_BS << c);
+}
+
+static void buf_put(struct fs *fs, uint8_t *b, uint32_t n)
+{
+	unsigned c = pool_class(n);
+
+	if (!b)
+		return;
+	rt_mutex_lock(&fs->pool_lock);
+	if (fs->pool[c].n < LFS_POOL_KEEP) {
+		fs->pool[c].buf[fs->pool[c].n++] = b;
+		b = NULL;
+	}
+	rt_mutex_unlock(&fs->pool_lock);
+	free(b);
+}
+
+static int run_init(struct fs *fs, struct lfs_run *r, enum blk_op op, uint32_t flags,
+		    uint64_t pb, uint32_t n)
 {
 	memset(r, 0, sizeof(*r));
-	r->buf = malloc((size_t)n * LFS_BS);
+	r->buf = buf_get(fs, n);
 	if (!r->buf)
 		return -ENOMEM;
 	r->n = n;
@@ -353,10 +397,10 @@ static int run_init(struct lfs_run *r, enum blk_op op, uint32_t flags, uint64_t 
 	return 0;
 }
 
-static void runs_free(struct lfs_run *runs, size_t n)
+static void runs_free(struct fs *fs, struct lfs_run *runs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		free(runs[i].buf);
+		buf_put(fs, runs[i].buf, runs[i].n);
 	free(runs);
 }
 
@@ -405,7 +449,7 @@ static int write_pages(struct fs *fs, struct lfs_wb *wb, size_t n, const struct 
 
 		while (i + k < n && k < LFS_BIO_MAX && wb[i + k].pb == wb[i].pb + k)
 			k++;
-		rc = run_init(&runs[nr], BLK_OP_WRITE, io->flags, wb[i].pb, (uint32_t)k);
+		rc = run_init(fs, &runs[nr], BLK_OP_WRITE, io->flags, wb[i].pb, (uint32_t)k);
 		if (!rc) {
 			runs[nr].bio.b_ioprio = io->ioprio;
 			runs[nr].bio.b_boost_tag = io->tag;
@@ -438,7 +482,7 @@ static int write_pages(struct fs *fs, struct lfs_wb *wb, size_t n, const struct 
 	rt_cond_broadcast(&fs->pc_done);
 	rt_mutex_unlock(&fs->pc_lock);
 	if (runs)
-		runs_free(runs, nr);
+		runs_free(fs, runs, nr);
 	return rc;
 }
 
@@ -752,7 +796,7 @@ static int chunk_direct_io(struct fs *fs, struct wchunk *c)
 
 		while (i + k < c->done && c->pb[i + k] == c->pb[i] + k)
 			k++;
-		rc = run_init(&runs[nr], BLK_OP_WRITE, BLK_SYNC, c->pb[i], k);
+		rc = run_init(fs, &runs[nr], BLK_OP_WRITE, BLK_SYNC, c->pb[i], k);
 		for (uint32_t m = 0; m < k && !rc; m++)
 			lfs_fill_data(runs[nr].buf + m * LFS_BS, c->ino, c->fb0 + i + m,
 				      c->gen[i + m]);
@@ -762,7 +806,7 @@ static int chunk_direct_io(struct fs *fs, struct wchunk *c)
 	if (!rc)
 		rc = runs_io(fs, runs, nr);
 	for (size_t i = 0; i < nr; i++)
-		free(runs[i].buf);
+		buf_put(fs, runs[i].buf, runs[i].n);
 	rt_mutex_lock(&fs->pc_lock);
 	if (!rc)
 		fs->fs_st.data_writes += c->done;
@@ -924,7 +968,7 @@ static int read_fill(struct fs *fs, struct rplan *rp, bool cache)
 		while (i + k < rp->nmap && k < LFS_BIO_MAX && rp->miss[i + k] &&
 		       rp->pb[i + k] == rp->pb[i] + k)
 			k++;
-		rc = run_init(&runs[nr], BLK_OP_READ, BLK_SYNC, rp->pb[i], k);
+		rc = run_init(fs, &runs[nr], BLK_OP_READ, BLK_SYNC, rp->pb[i], k);
 		first[nr] = i;
 		nr += !rc;
 		i += k;
@@ -952,7 +996,7 @@ static int read_fill(struct fs *fs, struct rplan *rp, bool cache)
 	}
 	rt_mutex_unlock(&fs->pc_lock);
 	if (runs)
-		runs_free(runs, nr);
+		runs_free(fs, runs, nr);
 	free(first);
 	return rc;
 }
