@@ -205,31 +205,43 @@ static int pf_add(struct fs *fs, uint64_t b, ujbd_tid_t tid)
 	return 0;
 }
 
+/* 64 bits of a bitmap from byte p on, bit i of the result = bit i of the
+ * map (bit i % 8 of byte i / 8). */
+static uint64_t bm_word(const uint8_t *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
+
 /* First clear bit in [from, n) of a bitmap block, else -1; for a block
  * bitmap (base: its group's first block, else UINT64_MAX) a block freed by
- * an uncommitted transaction is not free yet. */
+ * an uncommitted transaction is not free yet. Whole 64-bit words at a
+ * time where they are aligned: a group's bitmap fills from its start, a
+ * deleted tree leaves thousands of such frees pending, and the allocator
+ * scans from its goal once per block it takes. */
 static int64_t bit_find(const struct fs *fs, const uint8_t *bm, uint32_t from, uint32_t n,
 			uint64_t base)
 {
-	for (uint32_t i = from; i < n; i++) {
-		uint64_t w;
+	bool pf = base != UINT64_MAX && fs->pf_bm;
 
-		/* a full 64-bit word, then a full byte, is skipped whole: a
-		 * group's bitmap fills from its start, and the allocator
-		 * scans it once per block it takes */
-		if (!(i % 64) && n - i >= 64) {
-			memcpy(&w, bm + i / 8, sizeof(w));
+	for (uint32_t i = from; i < n; i++) {
+		if (!(i % 64) && n - i >= 64 && (!pf || !((base + i) % 64))) {
+			uint64_t w = bm_word(bm + i / 8);
+
+			if (pf)
+				w |= bm_word(fs->pf_bm + (base + i) / 8);
 			if (w == UINT64_MAX) {
 				i += 63;
 				continue;
 			}
+			return i + (uint32_t)__builtin_ctzll(~w);
 		}
-		if (!(i % 8) && bm[i / 8] == 0xff) {
-			i += 7;
-			continue;
-		}
-		if (!(bm[i / 8] & (1u << (i % 8))) &&
-		    (base == UINT64_MAX || !pf_test(fs, base + i)))
+		if (!(bm[i / 8] & (1u << (i % 8))) && (!pf || !pf_test(fs, base + i)))
 			return i;
 	}
 	return -1;
