@@ -457,13 +457,32 @@ static void blk_rq_done(struct dev_req *r);
 
 /* A request of several bios whose buffers are not back to back in memory
  * needs one contiguous buffer for the device. */
-static int blk_rq_needs_bounce(const struct blk_request *rq)
+/* The bytes of b_buf a bio of this many sectors uses (stamped: stamps). */
+static size_t blk_bio_buf_bytes(const struct blk_bio *b)
+{
+	size_t n = (size_t)b->b_nr_sectors << BLK_SECTOR_SHIFT;
+
+	return b->b_flags & BLK_STAMPED ? n / DEV_STAMP_BLOCK * sizeof(struct dev_stamp) : n;
+}
+
+/* Stamped bios in the request: 0, some, or every one. */
+static unsigned blk_rq_stamped(const struct blk_request *rq)
+{
+	unsigned n = 0;
+
+	for (const struct blk_bio *b = rq->rq_bio; b; b = b->b_next)
+		n += !!(b->b_flags & BLK_STAMPED);
+	return n;
+}
+
+static int blk_rq_needs_bounce(const struct blk_request *rq, unsigned stamped)
 {
 	if (rq->rq_nr_bios < 2)
 		return 0;
+	if (stamped && stamped != rq->rq_nr_bios)
+		return 1;    /* mixed: the device gets bytes */
 	for (const struct blk_bio *b = rq->rq_bio; b->b_next; b = b->b_next) {
-		const char *end = (const char *)b->b_buf +
-			((size_t)b->b_nr_sectors << BLK_SECTOR_SHIFT);
+		const char *end = (const char *)b->b_buf + blk_bio_buf_bytes(b);
 		if (end != (const char *)b->b_next->b_buf)
 			return 1;
 	}
@@ -528,10 +547,16 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 	r->r_done = blk_rq_done;
 	r->r_priv = rq;
 	if (rq->rq_op != BLK_OP_FLUSH) {
+		unsigned stamped = blk_rq_stamped(rq);
+		/* all stamped: stamps to the device; mixed: bytes */
+		bool as_stamps = stamped && stamped == rq->rq_nr_bios;
+
 		r->r_off = rq->rq_sector << BLK_SECTOR_SHIFT;
 		r->r_len = rq->rq_nr_sectors << BLK_SECTOR_SHIFT;
 		r->r_buf = rq->rq_bio->b_buf;
-		if (blk_rq_needs_bounce(rq)) {
+		if (as_stamps)
+			r->r_flags |= DEV_REQ_STAMPED;
+		if (blk_rq_needs_bounce(rq, stamped)) {
 			char *bb = __blk_bounce_get(q, rq);
 			if (!bb) {
 				__blk_complete_rq(q, rq, -ENOMEM);
@@ -541,7 +566,12 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 				size_t off = 0;
 				for (struct blk_bio *b = rq->rq_bio; b; b = b->b_next) {
 					size_t n = (size_t)b->b_nr_sectors << BLK_SECTOR_SHIFT;
-					memcpy(bb + off, b->b_buf, n);
+					if (as_stamps || !(b->b_flags & BLK_STAMPED)) {
+						n = blk_bio_buf_bytes(b);
+						memcpy(bb + off, b->b_buf, n);
+					} else {
+						dev_stamps_fill(bb + off, b->b_buf, n / DEV_STAMP_BLOCK);
+					}
 					off += n;
 				}
 			}
@@ -889,7 +919,11 @@ static int blk_bio_check(const struct blk_queue *q, const struct blk_bio *b)
 		return -EINVAL;
 	if (b->b_nr_sectors == 0 || !b->b_buf)
 		return -EINVAL;
-	if (b->b_op == BLK_OP_READ && (b->b_flags & (BLK_FUA | BLK_PREFLUSH)))
+	if (b->b_op == BLK_OP_READ && (b->b_flags & (BLK_FUA | BLK_PREFLUSH | BLK_STAMPED)))
+		return -EINVAL;
+	if ((b->b_flags & BLK_STAMPED) &&
+	    ((b->b_sector << BLK_SECTOR_SHIFT) % DEV_STAMP_BLOCK ||
+	     ((uint64_t)b->b_nr_sectors << BLK_SECTOR_SHIFT) % DEV_STAMP_BLOCK))
 		return -EINVAL;
 	uint32_t spb = q->q_block_size >> BLK_SECTOR_SHIFT;
 	if (spb > 1 && (b->b_sector % spb || b->b_nr_sectors % spb))

@@ -29,13 +29,17 @@ int dev_core_validate(const struct dev *d, const struct dev_req *r)
 		return 0;
 	if (r->r_op != DEV_OP_READ && r->r_op != DEV_OP_WRITE)
 		return -EINVAL;
-	if (r->r_flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH | DEV_REQ_POLLED | DEV_REQ_DIRECT))
+	if (r->r_flags & ~(DEV_REQ_FUA | DEV_REQ_PREFLUSH | DEV_REQ_POLLED | DEV_REQ_DIRECT |
+			   DEV_REQ_STAMPED))
 		return -EINVAL;
 	if (r->r_op == DEV_OP_READ && (r->r_flags & ~(DEV_REQ_POLLED | DEV_REQ_DIRECT)))
 		return -EINVAL;
 	if (!r->r_buf || r->r_len == 0)
 		return -EINVAL;
 	if (r->r_off % bs || r->r_len % bs)
+		return -EINVAL;
+	if ((r->r_flags & DEV_REQ_STAMPED) &&
+	    (r->r_off % DEV_STAMP_BLOCK || r->r_len % DEV_STAMP_BLOCK))
 		return -EINVAL;
 	if (r->r_off > d->d_size || r->r_len > d->d_size - r->r_off)
 		return -EINVAL;
@@ -186,25 +190,32 @@ static void dev_bounce_done(struct dev_req *br)
 
 static bool dev_needs_bounce(const struct dev *d, const struct dev_req *r)
 {
+	if ((r->r_flags & DEV_REQ_STAMPED) && !d->d_stamps)
+		return true;   /* the bytes the stamps stand for */
 	return d->d_mem_align && r->r_op != DEV_OP_FLUSH &&
 	       (uintptr_t)r->r_buf % d->d_mem_align != 0;
 }
 
-/* Submit a validated, misaligned r through a bounce. */
+/* Submit a validated r through a bounce: misaligned, or stamped for a
+ * device that takes bytes. */
 static int dev_submit_bounced(struct dev *d, struct dev_req *r)
 {
 	struct dev_bounce *b = calloc(1, sizeof(*b));
+	size_t align = d->d_mem_align > sizeof(void *) ? d->d_mem_align : sizeof(void *);
 	void *buf = NULL;
 	int rc;
 
-	if (!b || posix_memalign(&buf, d->d_mem_align, r->r_len)) {
+	if (!b || posix_memalign(&buf, align, r->r_len)) {
 		free(b);
 		return -ENOMEM;
 	}
-	if (r->r_op == DEV_OP_WRITE)
+	if (r->r_op == DEV_OP_WRITE && (r->r_flags & DEV_REQ_STAMPED))
+		dev_stamps_fill(buf, r->r_buf, r->r_len / DEV_STAMP_BLOCK);
+	else if (r->r_op == DEV_OP_WRITE)
 		memcpy(buf, r->r_buf, r->r_len);
 	b->b_orig = r;
-	b->b_req = (struct dev_req){ .r_op = r->r_op, .r_flags = r->r_flags, .r_off = r->r_off,
+	b->b_req = (struct dev_req){ .r_op = r->r_op, .r_flags = r->r_flags & ~DEV_REQ_STAMPED,
+				     .r_off = r->r_off,
 				     .r_len = r->r_len, .r_buf = buf, .r_ioprio = r->r_ioprio,
 				     .r_done = dev_bounce_done, .r_priv = b };
 	r->r_result = 0;
@@ -217,6 +228,11 @@ static int dev_submit_bounced(struct dev *d, struct dev_req *r)
 }
 
 /* ---- the public interface --------------------------------------------- */
+
+bool dev_takes_stamps(const struct dev *d)
+{
+	return d->d_stamps;
+}
 
 int dev_submit(struct dev *d, struct dev_req *r)
 {

@@ -61,6 +61,9 @@ struct dev {
 	/* Memory alignment the backend needs of r_buf (O_DIRECT), 0 = none:
 	 * dev_submit passes a misaligned request through an aligned copy. */
 	uint32_t d_mem_align;
+	/* Keeps stamped writes as stamps (DEV_REQ_STAMPED): the sim disks.
+	 * Without it dev_submit passes them on as bytes. */
+	bool d_stamps;
 
 	rt_mutex d_lock;
 	rt_cond d_work;              /* completion thread: something to do */
@@ -106,6 +109,9 @@ void dev_sparse_read(const struct dev_sparse *s, uint64_t off, void *buf,
 		     uint32_t len);
 int dev_sparse_write(struct dev_sparse *s, uint64_t off, const void *buf,
 		     uint32_t len);
+/* Write n stamped blocks from off (a multiple of DEV_STAMP_BLOCK). */
+int dev_sparse_write_stamps(struct dev_sparse *s, uint64_t off, const struct dev_stamp *st,
+			    size_t n);
 
 /* ---- the volatile write cache shared by the sim models ---------------- */
 
@@ -117,6 +123,7 @@ int dev_sparse_write(struct dev_sparse *s, uint64_t off, const void *buf,
 struct dev_cache_ext {
 	uint64_t c_off;
 	uint32_t c_len;
+	bool c_stamped;       /* c_data: c_len / DEV_STAMP_BLOCK stamps, not bytes */
 	uint8_t *c_data;
 	uint64_t c_ready_ns;  /* SSD: on media from this time on */
 	uint64_t c_seq;       /* arrival order */
@@ -138,13 +145,16 @@ struct dev_cache {
 
 void dev_cache_init(struct dev_cache *c, uint64_t limit);
 void dev_cache_release(struct dev_cache *c);
-/* Add a dirty extent (overwriting older overlaps). 0 or -ENOMEM. */
+/* Add a dirty extent (overwriting older overlaps); stamped: buf holds
+ * len / DEV_STAMP_BLOCK stamps. 0 or -ENOMEM. Whether the write starts an
+ * extent or joins one does not depend on stamped: the timing is the
+ * same either way. */
 int dev_cache_add(struct dev_cache *c, uint64_t off, const void *buf,
-		  uint32_t len, uint64_t ready_ns);
+		  uint32_t len, bool stamped, uint64_t ready_ns);
 /* Overwrite the overlapping parts of cached extents with buf (a write
- * that bypasses the cache). */
-void dev_cache_overlay_write(struct dev_cache *c, uint64_t off,
-			     const void *buf, uint32_t len);
+ * that bypasses the cache; stamped as above). 0 or -ENOMEM. */
+int dev_cache_overlay_write(struct dev_cache *c, uint64_t off,
+			    const void *buf, uint32_t len, bool stamped);
 /* Copy the cached parts of [off, off+len) over buf (newest wins). */
 void dev_cache_overlay_read(const struct dev_cache *c, uint64_t off,
 			    void *buf, uint32_t len);

@@ -89,14 +89,21 @@ int64_t dev_sim_read(struct dev_sim *s, struct dev_req *r)
 int64_t dev_sim_write(struct dev_sim *s, struct dev_req *r, bool through,
 		      uint64_t ready_ns)
 {
+	bool stamped = r->r_flags & DEV_REQ_STAMPED;
 	int rc;
 
 	if (through) {
 		/* older cached copies must not undo this when destaged */
-		dev_cache_overlay_write(&s->s_cache, r->r_off, r->r_buf, r->r_len);
-		rc = dev_sparse_write(s->s_media, r->r_off, r->r_buf, r->r_len);
+		rc = dev_cache_overlay_write(&s->s_cache, r->r_off, r->r_buf, r->r_len, stamped);
+		if (rc < 0)
+			;
+		else if (stamped)
+			rc = dev_sparse_write_stamps(s->s_media, r->r_off, r->r_buf,
+						     r->r_len / DEV_STAMP_BLOCK);
+		else
+			rc = dev_sparse_write(s->s_media, r->r_off, r->r_buf, r->r_len);
 	} else {
-		rc = dev_cache_add(&s->s_cache, r->r_off, r->r_buf, r->r_len, ready_ns);
+		rc = dev_cache_add(&s->s_cache, r->r_off, r->r_buf, r->r_len, stamped, ready_ns);
 	}
 	return rc < 0 ? rc : (int64_t)r->r_len;
 }
@@ -171,6 +178,7 @@ int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes, const char *worker,
 	int rc;
 
 	s->s_dev.d_ops = &dev_sim_ops;
+	s->s_dev.d_stamps = true;
 	dev_cache_init(&s->s_cache, cache_bytes);
 	rc = dev_sparse_new(s->s_dev.d_size, &s->s_media);
 	if (rc < 0)

@@ -25,7 +25,8 @@
  *     commits the transaction that last changed the inode.
  * Pages hold no data: a page is (inode, file block, generation), and a
  * block's contents are derived from that (lfs_fill_data), so 1 GiB of
- * "RAM" costs a few MiB. Clean pages are evicted LRU at ram_bytes.
+ * "RAM" costs a few MiB; a page goes to disk as a stamp of 32 bytes
+ * (BLK_STAMPED), which the simulated disks keep as it is. Clean pages are evicted LRU at ram_bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -310,7 +311,8 @@ void lfs_pc_truncate(struct fs *fs, fs_ino_t ino, uint64_t from, uint64_t to,
 
 struct lfs_run {
 	struct blk_bio bio;
-	uint8_t *buf;
+	uint8_t *buf;      /* a read's bytes (from the pool) */
+	struct dev_stamp *st; /* a write's stamps (BLK_STAMPED) */
 	uint32_t n;
 };
 
@@ -381,26 +383,38 @@ static void buf_put(struct fs *fs, uint8_t *b, uint32_t n)
 	free(b);
 }
 
+/* A run of n blocks from pb: a read into a buffer, or a write of a stamp
+ * a block (the data is a header and zeros, lfs_fill_data; the simulated
+ * disks keep the stamp, 32 bytes, and any other disk gets the bytes). */
 static int run_init(struct fs *fs, struct lfs_run *r, enum blk_op op, uint32_t flags,
 		    uint64_t pb, uint32_t n)
 {
 	memset(r, 0, sizeof(*r));
-	r->buf = buf_get(fs, n);
-	if (!r->buf)
+	if (op == BLK_OP_WRITE)
+		r->st = malloc(n * sizeof(*r->st));
+	else
+		r->buf = buf_get(fs, n);
+	if (!r->buf && !r->st)
 		return -ENOMEM;
 	r->n = n;
 	r->bio.b_op = op;
-	r->bio.b_flags = flags;
+	r->bio.b_flags = flags | (op == BLK_OP_WRITE ? BLK_STAMPED : 0);
 	r->bio.b_sector = pb * (LFS_BS >> BLK_SECTOR_SHIFT);
 	r->bio.b_nr_sectors = n * (LFS_BS >> BLK_SECTOR_SHIFT);
-	r->bio.b_buf = r->buf;
+	r->bio.b_buf = r->buf ? (void *)r->buf : (void *)r->st;
 	return 0;
+}
+
+static void run_free(struct fs *fs, struct lfs_run *r)
+{
+	buf_put(fs, r->buf, r->n);
+	free(r->st);
 }
 
 static void runs_free(struct fs *fs, struct lfs_run *runs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		buf_put(fs, runs[i].buf, runs[i].n);
+		run_free(fs, &runs[i]);
 	free(runs);
 }
 
@@ -455,8 +469,7 @@ static int write_pages(struct fs *fs, struct lfs_wb *wb, size_t n, const struct 
 			runs[nr].bio.b_boost_tag = io->tag;
 		}
 		for (size_t m = 0; m < k && !rc; m++)
-			lfs_fill_data(runs[nr].buf + m * LFS_BS, wb[i + m].ino, wb[i + m].fb,
-				      wb[i + m].gen);
+			lfs_stamp_data(&runs[nr].st[m], wb[i + m].ino, wb[i + m].fb, wb[i + m].gen);
 		nr += !rc;
 		i += k;
 	}
@@ -798,15 +811,14 @@ static int chunk_direct_io(struct fs *fs, struct wchunk *c)
 			k++;
 		rc = run_init(fs, &runs[nr], BLK_OP_WRITE, BLK_SYNC, c->pb[i], k);
 		for (uint32_t m = 0; m < k && !rc; m++)
-			lfs_fill_data(runs[nr].buf + m * LFS_BS, c->ino, c->fb0 + i + m,
-				      c->gen[i + m]);
+			lfs_stamp_data(&runs[nr].st[m], c->ino, c->fb0 + i + m, c->gen[i + m]);
 		nr += !rc;
 		i += k;
 	}
 	if (!rc)
 		rc = runs_io(fs, runs, nr);
 	for (size_t i = 0; i < nr; i++)
-		buf_put(fs, runs[i].buf, runs[i].n);
+		run_free(fs, &runs[i]);
 	rt_mutex_lock(&fs->pc_lock);
 	if (!rc)
 		fs->fs_st.data_writes += c->done;

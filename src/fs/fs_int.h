@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "fs/fs.h"
+#include "priv/dev_req.h"
 #include "priv/rt.h"
 #include "ujbd/ujbd.h"
 
@@ -135,6 +136,8 @@ void lfs_init_inode_bitmap(const struct lfs_geo *g, uint32_t grp, uint8_t *bm);
 uint32_t lfs_journal_in_group(const struct lfs_geo *g, const struct jbd_extent *jmap,
 			      size_t jn, uint32_t grp);
 void lfs_fill_data(void *buf, fs_ino_t ino, uint64_t fblock, uint32_t gen);
+/* The same block as a stamp (a stamped write, BLK_STAMPED). */
+void lfs_stamp_data(struct dev_stamp *st, fs_ino_t ino, uint64_t fblock, uint32_t gen);
 
 /* ---- the page cache ---- */
 

@@ -198,12 +198,21 @@ static uint64_t journal_first(const struct lfs_geo *g, const struct fs_params *p
 	return lfs_group_data(g, 0) + 1; /* after the root directory's block */
 }
 
-void lfs_fill_data(void *buf, fs_ino_t ino, uint64_t fblock, uint32_t gen)
+void lfs_stamp_data(struct dev_stamp *st, fs_ino_t ino, uint64_t fblock, uint32_t gen)
 {
 	struct lfs_dhdr h = { LFS_DMAGIC, ino, fblock, gen, 0 };
 
-	memcpy(buf, &h, sizeof(h));
-	memset((uint8_t *)buf + sizeof(h), 0, LFS_BS - sizeof(h));
+	_Static_assert(sizeof(h) <= DEV_STAMP_BYTES && LFS_BS == DEV_STAMP_BLOCK, "stamp");
+	memset(st, 0, sizeof(*st));
+	memcpy(st->s_bytes, &h, sizeof(h));
+}
+
+void lfs_fill_data(void *buf, fs_ino_t ino, uint64_t fblock, uint32_t gen)
+{
+	struct dev_stamp st;
+
+	lfs_stamp_data(&st, ino, fblock, gen);
+	dev_stamp_fill(buf, &st);
 }
 
 /* ---- mkfs ---- */

@@ -697,6 +697,102 @@ static void test_direct_flag(void)
 	}
 }
 
+/*
+ * Stamped bios (BLK_STAMPED) merge as the same writes of bytes would: a
+ * request of stamped bios only goes to the device as stamps (their arrays
+ * joined when apart), one that mixes stamped and plain bios as bytes; the
+ * bytes read back are the stamps' (dev_stamp_fill) and the plain bio's.
+ * A stamped read, or a stamped bio not of whole 4 KiB blocks, is refused.
+ */
+struct stamp_arg {
+	int rc, ok_data, refused;
+	struct blk_trace_event ev[64];
+	size_t nev;
+};
+
+static int stamped_main(struct stack *st, void *arg)
+{
+	struct stamp_arg *a = arg;
+	struct blk_queue *q = stack_queue(st, 0);
+	static struct dev_stamp s0[1], s1[2], s23[2];
+	static char plain[4096], want[6][4096], got[6][4096];
+	/* 0 (1 block), 8 (2 blocks, stamps elsewhere), 24 plain: one mixed
+	 * request; 96 and 104 from one stamp array: one stamped request */
+	struct blk_bio b[5] = {
+		{ .b_op = BLK_OP_WRITE, .b_sector = 0, .b_nr_sectors = 8, .b_buf = s0 },
+		{ .b_op = BLK_OP_WRITE, .b_sector = 8, .b_nr_sectors = 16, .b_buf = s1 },
+		{ .b_op = BLK_OP_WRITE, .b_sector = 24, .b_nr_sectors = 8, .b_buf = plain },
+		{ .b_op = BLK_OP_WRITE, .b_sector = 96, .b_nr_sectors = 8, .b_buf = &s23[0] },
+		{ .b_op = BLK_OP_WRITE, .b_sector = 104, .b_nr_sectors = 8, .b_buf = &s23[1] },
+	};
+	struct dev_stamp *all[5] = { &s0[0], &s1[0], &s1[1], &s23[0], &s23[1] };
+	struct blk_plug plug;
+
+	for (int i = 0; i < 5; i++) {
+		memset(all[i], 0, sizeof(*all[i]));
+		memset(all[i]->s_bytes, 'a' + i, DEV_STAMP_BYTES - i);
+	}
+	fill(plain, sizeof(plain), 9);
+	dev_stamp_fill(want[0], all[0]);
+	dev_stamp_fill(want[1], all[1]);
+	dev_stamp_fill(want[2], all[2]);
+	memcpy(want[3], plain, 4096);
+	dev_stamp_fill(want[4], all[3]);
+	dev_stamp_fill(want[5], all[4]);
+	blk_start_plug(&plug);
+	for (int i = 0; i < 5; i++) {
+		if (i != 2)
+			b[i].b_flags = BLK_STAMPED;
+		if (blk_submit(q, &b[i]) < 0)
+			a->rc = -EIO;
+	}
+	blk_finish_plug(&plug);
+	for (int i = 0; i < 5; i++)
+		if (blk_wait(&b[i]) < 0)
+			a->rc = -EIO;
+	struct blk_bio r = { .b_op = BLK_OP_READ, .b_sector = 0, .b_nr_sectors = 32,
+			     .b_buf = got[0] };
+	if (blk_submit_wait(q, &r) < 0)
+		a->rc = -EIO;
+	r = (struct blk_bio){ .b_op = BLK_OP_READ, .b_sector = 96, .b_nr_sectors = 16,
+			      .b_buf = got[4] };
+	if (blk_submit_wait(q, &r) < 0)
+		a->rc = -EIO;
+	a->ok_data = memcmp(got, want, sizeof(want)) == 0;
+	/* refusals: a read, a sector or a length not of whole 4 KiB blocks */
+	struct blk_bio bad[3] = {
+		{ .b_op = BLK_OP_READ, .b_sector = 0, .b_nr_sectors = 8, .b_buf = got[0] },
+		{ .b_op = BLK_OP_WRITE, .b_sector = 4, .b_nr_sectors = 8, .b_buf = s0 },
+		{ .b_op = BLK_OP_WRITE, .b_sector = 8, .b_nr_sectors = 4, .b_buf = s0 },
+	};
+	for (int i = 0; i < 3; i++) {
+		bad[i].b_flags = BLK_STAMPED;
+		a->refused += blk_submit(q, &bad[i]) == -EINVAL;
+	}
+	a->nev = blk_trace_events(q, 0, a->ev, 64);
+	return 0;
+}
+
+static void test_stamped(void)
+{
+	struct stamp_arg *a = calloc(1, sizeof(*a));
+	int d0 = 0, d96 = 0;
+
+	T_EQ(hdd_run(stamped_main, a, 5, "max_sectors=1024", NULL), 0);
+	T_EQ(a->rc, 0);
+	T_CHECK(a->ok_data);
+	T_EQ(a->refused, 3);
+	for (size_t i = 0; i < a->nev; i++) {
+		if (a->ev[i].action != 'D' || a->ev[i].rwbs[0] != 'W')
+			continue;
+		d0 += a->ev[i].sector == 0 && a->ev[i].nr_sectors == 32;
+		d96 += a->ev[i].sector == 96 && a->ev[i].nr_sectors == 16;
+	}
+	T_EQ(d0, 1);   /* stamped and plain: one request */
+	T_EQ(d96, 1);
+	free(a);
+}
+
 static void test_merging(void)
 {
 	struct merge_arg *m = calloc(1, sizeof(*m));
@@ -1234,6 +1330,7 @@ int main(int argc, char **argv)
 	T_RUN(test_elevator_registry);
 	T_RUN(test_trace_format);
 	T_RUN(test_merging);
+	T_RUN(test_stamped);
 	T_RUN(test_direct_flag);
 	T_RUN(test_plug_policies);
 	T_RUN(test_queue_plug_threshold);

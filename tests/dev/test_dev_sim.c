@@ -189,6 +189,140 @@ SIM_TEST(test_ssd_roundtrip)
 	close_tracked(d);
 }
 
+/* ---- stamped writes --------------------------------------------------------- */
+
+/* One request, waited for: its r_result, or dev_submit's refusal. */
+static int64_t req_sync(struct dev *d, enum dev_op op, uint32_t flags, uint64_t off,
+			uint32_t len, void *buf)
+{
+	struct dev_group g;
+	struct dev_group_req r = { .gr_req = { .r_op = op, .r_flags = flags, .r_off = off,
+					       .r_len = len, .r_buf = buf } };
+	int64_t rc = dev_group_init(&g);
+
+	if (rc == 0) {
+		rc = dev_group_submit(d, &g, &r);
+		if (rc == 0)
+			rc = dev_group_wait(&r);
+		dev_group_release(&g);
+	}
+	return rc;
+}
+
+#define STAMP_SPAN (512 * KiB)   /* the region the model covers */
+
+/*
+ * Stamped writes, byte writes over and under them (whole blocks, parts of
+ * blocks, across block ends), flushes, against a model that holds the
+ * bytes (a stamp's bytes by dev_stamp_fill): every read returns the
+ * model's bytes, on the cache's paths (new extent, a write absorbed by an
+ * extent, appended to one, written through, destaged) and on a device
+ * that takes bytes only (the core makes them).
+ */
+static void stamp_model(struct dev *d)
+{
+	static uint8_t model[STAMP_SPAN], got[STAMP_SPAN], bytes[64 * KiB];
+	static struct dev_stamp st[16];
+	uint64_t base = 3 * MiB, x = 12345;
+
+	T_CHECK(d);
+	if (!d)
+		return;
+	memset(model, 0, sizeof(model));
+	for (unsigned op = 0; op < 600; op++) {
+		unsigned kind;
+		uint64_t off;
+		uint32_t len;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		kind = (unsigned)(x >> 60) % 8;
+		if (kind < 4) {            /* stamped: 1..16 blocks */
+			uint32_t n = 1 + (uint32_t)(x >> 20) % 16;
+
+			off = ((x >> 33) % (STAMP_SPAN / 4096 - n)) * 4096;
+			if (kind == 0 && op > 0) /* right after the last one: an append */
+				off = (off / 4096 / 4) * 4096;
+			for (uint32_t i = 0; i < n; i++) {
+				memset(&st[i], 0, sizeof(st[i]));
+				for (unsigned k = 0; k < DEV_STAMP_BYTES; k++)
+					st[i].s_bytes[k] = (uint8_t)(op * 7 + i * 3 + k + 1);
+				dev_stamp_fill(model + off + i * 4096, &st[i]);
+			}
+			T_EQ(req_sync(d, DEV_OP_WRITE, DEV_REQ_STAMPED | (kind == 1 ? DEV_REQ_FUA : 0),
+				      base + off, n * 4096, st), (int64_t)n * 4096);
+		} else if (kind < 7) {     /* bytes: 512-aligned, any length */
+			len = 512 * (1 + (uint32_t)(x >> 24) % 24);
+			off = ((x >> 36) % ((STAMP_SPAN - len) / 512)) * 512;
+			fill(bytes, len, op);
+			memcpy(model + off, bytes, len);
+			T_EQ(req_sync(d, DEV_OP_WRITE, kind == 4 ? DEV_REQ_FUA : 0, base + off, len,
+				      bytes), (int64_t)len);
+		} else {
+			T_EQ(dev_flush(d), 0);
+		}
+		if (op % 50 == 49 || kind == 6) {
+			T_EQ(dev_pread(d, got, STAMP_SPAN, base), 0);
+			if (memcmp(got, model, STAMP_SPAN) != 0) {
+				size_t at = 0;
+
+				while (got[at] == model[at])
+					at++;
+				T_FAILF("op %u (%s): the device's bytes differ from the model's at %zu "
+					"(%u, not %u)", op, dev_name(d), at, got[at], model[at]);
+				return;
+			}
+		}
+	}
+	T_EQ(dev_flush(d), 0);
+	/* a read of part of a stamped block: its stamp's bytes, then zeros */
+	T_EQ(dev_pread(d, got, 1024, base + 4096), 0);
+	T_CHECK(memcmp(got, model + 4096, 1024) == 0);
+	T_EQ(dev_pread(d, got, STAMP_SPAN, base), 0);
+	T_CHECK(memcmp(got, model, STAMP_SPAN) == 0);
+}
+
+SIM_TEST(test_stamped_writes)
+{
+	struct dev_hdd_params p;
+	struct dev *d = NULL;
+
+	d = hdd(1, 16 * MiB);      /* cache, every write its own extent */
+	T_CHECK(dev_takes_stamps(d));
+	stamp_model(d);
+	close_tracked(d);
+	dev_hdd_defaults(&p);      /* cache that absorbs and appends */
+	p.cache_merge_bytes = 1 * MiB;
+	T_EQ(dev_sim_hdd_new(&p, &d), 0);
+	stamp_model(track(d));
+	close_tracked(d);
+	stamp_model(d = hdd(32, 0)); /* no cache: written through */
+	close_tracked(d);
+	T_EQ(dev_sim_ssd_new(NULL, &d), 0);
+	stamp_model(track(d));
+	close_tracked(d);
+	T_EQ(dev_mem_new(64 * MiB, 512, &d), 0); /* bytes only: the core makes them */
+	T_CHECK(!dev_takes_stamps(d));
+	stamp_model(track(d));
+	close_tracked(d);
+}
+
+/* What a stamped request may not be: a read, or not whole 4 KiB blocks. */
+SIM_TEST(test_stamped_refused)
+{
+	static struct dev_stamp st[4];
+	static uint8_t buf[16 * KiB];
+	struct dev *d = hdd(1, 16 * MiB);
+
+	T_CHECK(d);
+	if (!d)
+		return;
+	T_EQ(req_sync(d, DEV_OP_READ, DEV_REQ_STAMPED, 0, 4096, buf), -EINVAL);
+	T_EQ(req_sync(d, DEV_OP_WRITE, DEV_REQ_STAMPED, 512, 4096, st), -EINVAL);
+	T_EQ(req_sync(d, DEV_OP_WRITE, DEV_REQ_STAMPED, 4096, 4096 + 512, st), -EINVAL);
+	T_EQ(req_sync(d, DEV_OP_WRITE, DEV_REQ_STAMPED, 4096, 2048, st), -EINVAL);
+	T_EQ(req_sync(d, DEV_OP_WRITE, DEV_REQ_STAMPED, 8192, 4096, st), 4096);
+}
+
 /* ---- HDD timing ------------------------------------------------------------ */
 
 SIM_TEST(test_hdd_random_vs_sequential)
@@ -720,6 +854,8 @@ int main(int argc, char **argv)
 	T_RUN(test_hdd_flush_cost);
 	T_RUN(test_hdd_roundtrip);
 	T_RUN(test_ssd_roundtrip);
+	T_RUN(test_stamped_writes);
+	T_RUN(test_stamped_refused);
 	T_RUN(test_hdd_random_vs_sequential);
 	T_RUN(test_hdd_seek_distance);
 	T_RUN(test_hdd_rotation);

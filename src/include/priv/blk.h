@@ -84,6 +84,14 @@ enum blk_op {
  * request is direct only while all its bios are. No kernel flag, not in
  * RWBS. */
 #define BLK_DIRECT   (1u << 7)
+/* Stamped write (dev_req.h, DEV_REQ_STAMPED): b_buf holds one struct
+ * dev_stamp per 4 KiB block, not the bytes; sector and length multiples
+ * of 4 KiB. For bulk data whose bytes nobody needs but a check of a
+ * header (the file-system model's). It merges as the same write of bytes
+ * would: a request of stamped bios only goes to the device stamped, one
+ * that mixes them with plain bios goes as bytes. No kernel flag, not in
+ * RWBS. */
+#define BLK_STAMPED  (1u << 8)
 
 struct blk_bio;
 typedef void (*blk_end_io_fn)(struct blk_bio *b);

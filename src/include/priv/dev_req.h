@@ -40,6 +40,30 @@ enum dev_op {
  * a polled request must make sure some thread polls until it completes. */
 #define DEV_REQ_POLLED   (1u << 2)
 /* DEV_REQ_DIRECT (dev.h): past the host's cache; blk's BLK_DIRECT. */
+/*
+ * Stamped write: r_buf is not r_len bytes but r_len / DEV_STAMP_BLOCK
+ * struct dev_stamp, one per 4 KiB block, each standing for the block that
+ * dev_stamp_fill makes of it (its DEV_STAMP_BYTES, then zeros). r_off and
+ * r_len are multiples of DEV_STAMP_BLOCK; writes only. A device that keeps
+ * stamps (dev_takes_stamps: the simulated disks) stores them as they are,
+ * so bulk file data costs the simulator 32 bytes a block, not 4096; any
+ * other gets the bytes, made by dev_submit in a buffer of its own. Either
+ * way a read returns exactly the bytes dev_stamp_fill makes.
+ */
+#define DEV_REQ_STAMPED  (1u << 4)
+#define DEV_STAMP_BLOCK  4096u
+#define DEV_STAMP_BYTES  32u
+
+struct dev_stamp {
+	uint8_t s_bytes[DEV_STAMP_BYTES];
+};
+
+/* The block a stamp stands for, into block[DEV_STAMP_BLOCK]. */
+void dev_stamp_fill(void *block, const struct dev_stamp *st);
+/* n blocks of n stamps, into buf[n * DEV_STAMP_BLOCK]. */
+void dev_stamps_fill(void *buf, const struct dev_stamp *st, size_t n);
+/* Does d keep stamped writes as stamps (or take them as bytes)? */
+bool dev_takes_stamps(const struct dev *d);
 
 struct dev_req {
 	enum dev_op r_op;
