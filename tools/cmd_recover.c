@@ -115,6 +115,16 @@ static int recover_run(const char *verb, struct target *t, const struct recover_
 		return target_exit_status(rc);
 	}
 	rc = jbd_recover(&j, &o, &r, &err);
+	if (rc && rc != -EBADMSG && r.written_blocks) {
+		/* the home writes had begun: the host failed us, whatever the
+		 * errno (a full file system is no fault of the input) */
+		cli_err(verb, "cannot recover: '%s': %s (the replay had begun: some of its %llu "
+			"block%s may be on '%s'; the journal still needs recovery: run recover "
+			"again once the cause is fixed)", t->journal_path, err.msg,
+			(unsigned long long)r.written_blocks, r.written_blocks == 1 ? "" : "s",
+			t->data_path ? t->data_path : t->path);
+		return EXIT_IO;
+	}
 	if (rc && rc != -EBADMSG) {
 		cli_err(verb, "cannot recover: '%s': %s%s", t->journal_path, err.msg,
 			target_exit_status(rc) == 1 ? " (nothing written)" : "");
