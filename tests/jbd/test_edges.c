@@ -474,11 +474,21 @@ static void t_format_opts_checked(void)
 
 /* Files for a journal (formatted) and its data; the journal behind a
  * fault device failing its `nth` write (once) with fail_errno. */
+static int file_journal_fault(const char *jp, const char *dp, const struct dev_fault_opts *fo_,
+			      struct rig *r);
 static int file_journal(const char *jp, const char *dp, uint64_t nth, int fail_errno,
 			struct rig *r)
 {
-	struct dev_file_opts fo = { .create = true };
 	struct dev_fault_opts fault = { .fail_write_nth = nth, .fail_errno = fail_errno };
+
+	return file_journal_fault(jp, dp, &fault, r);
+}
+
+static int file_journal_fault(const char *jp, const char *dp, const struct dev_fault_opts *fo_,
+			      struct rig *r)
+{
+	struct dev_file_opts fo = { .create = true };
+	struct dev_fault_opts fault = *fo_;
 	struct dev *jf, *jd, *dd;
 	int rc;
 
@@ -599,6 +609,34 @@ static void t_host_enospc(void)
 	unlink(dp);
 }
 
+/* The journal device's flushes fail from the commit's preflush on: the abort
+ * is recorded on disk all the same, as jbd2's abort path writes it, so the
+ * next open refuses without clear_error. */
+static void t_flush_fail_recorded(void)
+{
+	char jp[128], dp[128];
+	static uint8_t a[BS];
+	struct ujbd_block set[1] = { { 7, a } };
+	struct dev_fault_opts fault = { .fail_flush_nth = 1, .sticky = true, .count_preflush = true };
+	struct ujbd_opts o;
+	struct rig r;
+
+	tpath(jp, sizeof(jp), "flush.jnl");
+	tpath(dp, sizeof(dp), "flush.data");
+	unlink(jp);
+	unlink(dp);
+	T_EQ(file_journal_fault(jp, dp, &fault, &r), 0);
+	rig_opts(&o, false);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(ujbd_write_atomic(r.j, set, 1, UJBD_DURABLE), -EIO);
+	T_EQ(ujbd_close(r.j), -EIO);
+	r.j = NULL;
+	rig_free(&r);
+	T_EQ(sb_errno_of(jp), -EIO);
+	unlink(jp);
+	unlink(dp);
+}
+
 /* A journal file unlinked, replaced by a rename (how == 1), or moved away
  * and replaced by another file (how == 2: it lives on, under another
  * name; seen by the path lookup, at most once a second), while open. */
@@ -683,6 +721,7 @@ int main(int argc, char **argv)
 	T_RUN(t_format_opts_checked);
 	T_RUN(t_abort_recorded_before_exit);
 	T_RUN(t_host_enospc);
+	T_RUN(t_flush_fail_recorded);
 	T_RUN(t_journal_unlinked);
 	T_RUN(t_journal_replaced);
 	T_RUN(t_journal_moved_and_replaced);
