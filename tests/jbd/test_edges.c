@@ -23,6 +23,7 @@
  *     open aborts the journal.
  */
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -637,6 +638,41 @@ static void t_flush_fail_recorded(void)
 	unlink(dp);
 }
 
+/* A commit block carries the wall clock in the real world (seconds since
+ * 1970, as jbd2 and ujbd write do), not the seconds since boot. */
+static void t_commit_time_wall(void)
+{
+	char jp[128], dp[128];
+	static uint8_t a[BS];
+	struct ujbd_block set[1] = { { 7, a } };
+	struct ujbd_opts o;
+	struct rig r;
+	struct jbd_journal jj;
+	struct jbd_scan sc;
+	struct jbd_err e;
+	time_t before = time(NULL);
+
+	tpath(jp, sizeof(jp), "time.jnl");
+	tpath(dp, sizeof(dp), "time.data");
+	unlink(jp);
+	unlink(dp);
+	T_EQ(file_journal(jp, dp, 0, 0, &r), 0);
+	rig_opts(&o, false);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(ujbd_write_atomic(r.j, set, 1, UJBD_DURABLE), 0);
+	T_EQ(jbd_journal_load(&r.loc, &jj, &e), 0);
+	T_EQ(jbd_scan_log(&jj, &sc, &e), 0);
+	T_CHECK(sc.sc_ntrans >= 1);
+	uint64_t sec = sc.sc_trans[0].commit_sec;
+	jbd_scan_release(&sc);
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	rig_free(&r);
+	unlink(jp);
+	unlink(dp);
+	T_CHECK(sec + 60 >= (uint64_t)before && sec <= (uint64_t)time(NULL) + 60);
+}
+
 /* A journal file unlinked, replaced by a rename (how == 1), or moved away
  * and replaced by another file (how == 2: it lives on, under another
  * name; seen by the path lookup, at most once a second), while open. */
@@ -722,6 +758,7 @@ int main(int argc, char **argv)
 	T_RUN(t_abort_recorded_before_exit);
 	T_RUN(t_host_enospc);
 	T_RUN(t_flush_fail_recorded);
+	T_RUN(t_commit_time_wall);
 	T_RUN(t_journal_unlinked);
 	T_RUN(t_journal_replaced);
 	T_RUN(t_journal_moved_and_replaced);
