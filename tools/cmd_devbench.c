@@ -456,17 +456,13 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		c->bs = (uint32_t)v;
 		break;
 	case 'n':
-		if (cli_parse_u64(arg, 1, BENCH_MAX_OPS, &v)) {
-			cli_err(verb, "bad --ops '%s' (1 to %llu)", arg, BENCH_MAX_OPS);
+		if (cli_number(verb, "ops", arg, 1, BENCH_MAX_OPS, &v))
 			return -EINVAL;
-		}
 		c->ops = v;
 		break;
 	case 's':
-		if (cli_parse_u64(arg, 0, UINT64_MAX, &c->seed)) {
-			cli_err(verb, "bad --seed '%s' (an unsigned integer)", arg);
+		if (cli_number(verb, "seed", arg, 0, UINT64_MAX, &c->seed))
 			return -EINVAL;
-		}
 		break;
 	case 'w':
 		if (strcmp(arg, "sim") && strcmp(arg, "real")) {
@@ -503,11 +499,8 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		c->use_blk = true;
 		break;
 	case 't':
-		if (cli_parse_u64(arg, 1, LOAD_DEV_MAX_THREADS, &v)) {
-			cli_err(verb, "bad --threads '%s' (1 to %d)", arg,
-				LOAD_DEV_MAX_THREADS);
+		if (cli_number(verb, "threads", arg, 1, LOAD_DEV_MAX_THREADS, &v))
 			return -EINVAL;
-		}
 		c->threads = (unsigned)v;
 		c->use_blk = true;
 		break;

@@ -57,26 +57,24 @@ static int dump_opt(void *arg, const char *verb, int c, const char *val)
 
 	switch (c) {
 	case 'b':
-		if (cli_parse_u64(val, 0, UINT64_MAX, &f->block))
-			break;
+		if (cli_number(verb, "block", val, 0, UINT64_MAX, &f->block))
+			return EXIT_USAGE;
 		f->has_block = true;
 		return 0;
 	case 't':
-		if (cli_parse_u64(val, 0, UINT32_MAX, &v))
-			break;
+		if (cli_number(verb, "tid", val, 0, UINT32_MAX, &v))
+			return EXIT_USAGE;
 		f->tid = (uint32_t)v;
 		f->has_tid = true;
 		return 0;
 	case 'l':
-		if (cli_parse_u64(val, 1, UINT64_MAX, &f->limit))
-			break;
+		if (cli_number(verb, "limit", val, 1, UINT64_MAX, &f->limit))
+			return EXIT_USAGE;
 		return 0;
 	case 'x':
 		f->hex = true;
 		return 0;
 	}
-	cli_err(verb, "bad --%s: '%s': expected %s", c == 'b' ? "block" : c == 't' ? "tid" : "limit",
-		val, c == 'l' ? "a number from 1" : "a number");
 	return EXIT_USAGE;
 }
 
