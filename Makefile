@@ -150,9 +150,12 @@ tests: $(TEST_BIN) $(UJBD) $(EX_BIN) $(BENCH_BIN) $(SHARED)
 # The unit tests and the shell tests, through tests/run (closing line
 # "N passed, N failed, N skipped"). CC and SAN reach the shell tests that
 # compile a program against the library (tests/abi/install.sh).
+# `make check -jN` runs N tests at a time (tests/run -j N; the lines stay
+# one per test, in order); TEST_JOBS=N says so without make's -j.
+TEST_JOBS ?= $(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)
 unit: tests
 	@UJBD=$(CURDIR)/$(UJBD) BUILD=$(CURDIR)/$(BUILD) SRCDIR=$(CURDIR) CC='$(CC)' SAN='$(SAN)' \
-		./tests/run $(TEST_BIN) $(TEST_SH)
+		./tests/run -j $(TEST_JOBS) $(TEST_BIN) $(TEST_SH)
 
 check: deps
 	@$(MAKE) --no-print-directory all tests
