@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "target.h"
@@ -654,6 +655,12 @@ int cmd_devbench(int argc, char **argv)
 					      b->b_cfg.ops * b->b_cfg.bs, b->b_cfg.force);
 		if (status)
 			goto out;
+		struct stat st; /* the default size grows a smaller file: say so */
+		if (!b->b_cfg.size && stat(b->b_cfg.disk + 5, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size < BENCH_FILE_SIZE)
+			cli_err(argv[0], "note: growing '%s' from %llu to %llu bytes (--size sets "
+				"the size)", b->b_cfg.disk + 5, (unsigned long long)st.st_size,
+				BENCH_FILE_SIZE);
 	}
 	rc = bench_world(b, &spec);
 	if (rc < 0 || b->b_err) {
