@@ -234,7 +234,10 @@ static int write_run(const char *verb, struct target *t, const struct write_args
 				  .before_write = set_flag, .before_write_arg = t };
 	rc = jbd_write_txn(&j, &d, &r, &err);
 	if (rc) {
-		cli_err(verb, "cannot write: '%s': %s", t->journal_path, err.msg);
+		/* a block beyond the data device: the data device is the subject */
+		bool beyond = rc == -EINVAL && t->data_path && strstr(err.msg, "beyond the data device");
+		cli_err(verb, "cannot write: '%s': %s", beyond ? t->data_path : t->journal_path,
+			err.msg);
 		rc = target_exit_status(rc);
 		goto out;
 	}

@@ -23,6 +23,13 @@ grep -q "bad --ops: '0': out of range (1 to " err || die "devbench --ops=0: $(ca
 expect_err 2 bench bench fsync-loop --threads=100000
 grep -q "bad --threads: '100000': out of range (1 to " err || die "bench --threads: $(cat err)"
 
+# ---- a block beyond the data device: the data file is the subject ------------
+truncate -s 64k small.img
+head -c 4096 /dev/zero > blk
+expect_err 1 write write j.jnl --data=small.img --block=100:blk
+grep -q "cannot write: 'small.img': block 100 is beyond the data device (16 blocks)" err \
+	|| die "write beyond: $(cat err)"
+
 # ---- singular and plural ------------------------------------------------------
 truncate -s 1M d.img
 head -c 4096 /dev/zero > b
