@@ -58,6 +58,8 @@ STATIC    := $(BUILD)/libujbd.a
 SHARED    := $(BUILD)/libujbd.so.$(VERSION)
 UJBD      := $(BUILD)/ujbd
 VERSION_H := $(BUILD)/include/ujbd/version.h
+BUILD_MAN := $(patsubst man/%.1,$(BUILD)/man/man1/%.1,$(wildcard man/*.1)) \
+	     $(patsubst man/%.3,$(BUILD)/man/man3/%.3,$(wildcard man/*.3))
 
 ifeq ($(V),1)
 Q :=
@@ -69,7 +71,16 @@ endif
 
 .PHONY: all run tour check unit asan tsan coverage fuzz install install-completion \
 	uninstall clean deps tests
-all: $(STATIC) $(SHARED) $(UJBD) $(EX_BIN)
+all: $(STATIC) $(SHARED) $(UJBD) $(EX_BIN) $(BUILD_MAN)
+
+# The man pages as installed (VERSION in their footers), readable from the
+# build before any install: man -M build/man ujbd (.so links resolve there).
+$(BUILD)/man/man1/%: man/% Makefile
+	@mkdir -p $(@D)
+	$(Q)sed 's|@VERSION@|$(VERSION)|g' $< > $@
+$(BUILD)/man/man3/%: man/% Makefile
+	@mkdir -p $(@D)
+	$(Q)sed 's|@VERSION@|$(VERSION)|g' $< > $@
 
 deps:
 	@./scripts/install-deps
@@ -139,9 +150,12 @@ tests: $(TEST_BIN) $(UJBD) $(EX_BIN) $(BENCH_BIN) $(SHARED)
 # The unit tests and the shell tests, through tests/run (closing line
 # "N passed, N failed, N skipped"). CC and SAN reach the shell tests that
 # compile a program against the library (tests/abi/install.sh).
+# `make check -jN` runs N tests at a time (tests/run -j N; the lines stay
+# one per test, in order); TEST_JOBS=N says so without make's -j.
+TEST_JOBS ?= $(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)
 unit: tests
 	@UJBD=$(CURDIR)/$(UJBD) BUILD=$(CURDIR)/$(BUILD) SRCDIR=$(CURDIR) CC='$(CC)' SAN='$(SAN)' \
-		./tests/run $(TEST_BIN) $(TEST_SH)
+		./tests/run -j $(TEST_JOBS) $(TEST_BIN) $(TEST_SH)
 
 check: deps
 	@$(MAKE) --no-print-directory all tests

@@ -101,10 +101,25 @@ int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
+	if (*end)
 		return -EINVAL;
+	if (errno || v < lo || v > hi)
+		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+int cli_number(const char *verb, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+	       uint64_t *out)
+{
+	int rc = cli_parse_u64(s, lo, hi, out);
+
+	if (!rc)
+		return 0;
+	cli_err(verb, "bad --%s: '%s': %s (%llu to %llu)", opt, s,
+		rc == -ERANGE ? "out of range" : "not a number", (unsigned long long)lo,
+		(unsigned long long)hi);
+	return EXIT_USAGE;
 }
 
 int cli_one_operand(int argc, char **argv, const char *what)

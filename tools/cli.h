@@ -41,8 +41,19 @@ void cli_err(const char *verb, const char *fmt, ...)
  */
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts);
 
-/* A decimal number in [lo, hi] (no sign, no suffix): 0 or -EINVAL. */
+/* A decimal number in [lo, hi] (no sign, no suffix): 0, -EINVAL (not a
+ * number) or -ERANGE (a number outside [lo, hi]). */
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+/* cli_parse_u64 for option --opt of verb, with the one message for a bad
+ * number: "bad --opt: 'S': out of range (LO to HI)" or "...: not a number
+ * (LO to HI)". 0, or EXIT_USAGE after the message. */
+/* "s" for a count other than 1: printf("%llu block%s", n, cli_s(n)). */
+static inline const char *cli_s(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
+int cli_number(const char *verb, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+	       uint64_t *out);
 
 /* The verb takes exactly one operand after its options, named `what`
  * ("TARGET"): 0, or EXIT_USAGE after saying "missing TARGET" or

@@ -494,19 +494,16 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 	switch (ch) {
 	case 'd': c->dir = optarg; return 0;
 	case 'n':
-		if (cli_parse_u64(optarg, 1, BENCH_MAX_ITER, &c->iterations) == 0)
+		if (cli_number(verb, "iterations", optarg, 1, BENCH_MAX_ITER, &c->iterations) == 0)
 			return 0;
-		cli_err(verb, "bad --iterations '%s' (1..%llu)", optarg, BENCH_MAX_ITER);
 		return -EINVAL;
 	case 't':
-		if (cli_parse_u64(optarg, 1, BENCH_MAX_THREADS, &v) == 0)
+		if (cli_number(verb, "threads", optarg, 1, BENCH_MAX_THREADS, &v) == 0)
 			return c->threads = (unsigned)v, 0;
-		cli_err(verb, "bad --threads '%s' (1..%d)", optarg, BENCH_MAX_THREADS);
 		return -EINVAL;
 	case 'J':
-		if (cli_parse_u64(optarg, 1, 65536, &c->journal_mb) == 0)
+		if (cli_number(verb, "journal-mb", optarg, 1, 65536, &c->journal_mb) == 0)
 			return 0;
-		cli_err(verb, "bad --journal-mb '%s' (1..65536)", optarg);
 		return -EINVAL;
 	case 'm':
 		if ((k = pick(optarg, mode_names, 3)) >= 0)
@@ -546,17 +543,15 @@ static int parse_opt(struct bench_cfg *c, int ch, const char *verb)
 		cli_err(verb, "bad --caller-commit '%s' (yes or no)", optarg);
 		return -EINVAL;
 	case 'O':
-		if (cli_parse_u64(optarg, 0, 1u << 20, &v) == 0)
+		if (cli_number(verb, "ordered-journal-kib", optarg, 0, 1u << 20, &v) == 0)
 			return c->ordered_kib = (int64_t)v, 0;
-		cli_err(verb, "bad --ordered-journal-kib '%s' (0..1048576)", optarg);
 		return -EINVAL;
 	case '2': c->jbd2 = true; return 0;
 	case 'S': c->sync_handles = true; return 0;
 	case 'f': c->use_fsync = true; return 0;
 	case 'c':
-		if (cli_parse_u64(optarg, 0, 1000, &v) == 0)
+		if (cli_number(verb, "clean-fsyncs", optarg, 0, 1000, &v) == 0)
 			return c->clean_fsyncs = (unsigned)v, 0;
-		cli_err(verb, "bad --clean-fsyncs '%s' (0..1000)", optarg);
 		return -EINVAL;
 	case 'h': return 1;
 	default:

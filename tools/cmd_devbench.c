@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "target.h"
@@ -456,17 +457,13 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		c->bs = (uint32_t)v;
 		break;
 	case 'n':
-		if (cli_parse_u64(arg, 1, BENCH_MAX_OPS, &v)) {
-			cli_err(verb, "bad --ops '%s' (1 to %llu)", arg, BENCH_MAX_OPS);
+		if (cli_number(verb, "ops", arg, 1, BENCH_MAX_OPS, &v))
 			return -EINVAL;
-		}
 		c->ops = v;
 		break;
 	case 's':
-		if (cli_parse_u64(arg, 0, UINT64_MAX, &c->seed)) {
-			cli_err(verb, "bad --seed '%s' (an unsigned integer)", arg);
+		if (cli_number(verb, "seed", arg, 0, UINT64_MAX, &c->seed))
 			return -EINVAL;
-		}
 		break;
 	case 'w':
 		if (strcmp(arg, "sim") && strcmp(arg, "real")) {
@@ -503,11 +500,8 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		c->use_blk = true;
 		break;
 	case 't':
-		if (cli_parse_u64(arg, 1, LOAD_DEV_MAX_THREADS, &v)) {
-			cli_err(verb, "bad --threads '%s' (1 to %d)", arg,
-				LOAD_DEV_MAX_THREADS);
+		if (cli_number(verb, "threads", arg, 1, LOAD_DEV_MAX_THREADS, &v))
 			return -EINVAL;
-		}
 		c->threads = (unsigned)v;
 		c->use_blk = true;
 		break;
@@ -661,6 +655,12 @@ int cmd_devbench(int argc, char **argv)
 					      b->b_cfg.ops * b->b_cfg.bs, b->b_cfg.force);
 		if (status)
 			goto out;
+		struct stat st; /* the default size grows a smaller file: say so */
+		if (!b->b_cfg.size && stat(b->b_cfg.disk + 5, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size < BENCH_FILE_SIZE)
+			cli_err(argv[0], "note: growing '%s' from %llu to %llu bytes (--size sets "
+				"the size)", b->b_cfg.disk + 5, (unsigned long long)st.st_size,
+				BENCH_FILE_SIZE);
 	}
 	rc = bench_world(b, &spec);
 	if (rc < 0 || b->b_err) {

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "target.h"
@@ -56,26 +57,24 @@ static int dump_opt(void *arg, const char *verb, int c, const char *val)
 
 	switch (c) {
 	case 'b':
-		if (cli_parse_u64(val, 0, UINT64_MAX, &f->block))
-			break;
+		if (cli_number(verb, "block", val, 0, UINT64_MAX, &f->block))
+			return EXIT_USAGE;
 		f->has_block = true;
 		return 0;
 	case 't':
-		if (cli_parse_u64(val, 0, UINT32_MAX, &v))
-			break;
+		if (cli_number(verb, "tid", val, 0, UINT32_MAX, &v))
+			return EXIT_USAGE;
 		f->tid = (uint32_t)v;
 		f->has_tid = true;
 		return 0;
 	case 'l':
-		if (cli_parse_u64(val, 1, UINT64_MAX, &f->limit))
-			break;
+		if (cli_number(verb, "limit", val, 1, UINT64_MAX, &f->limit))
+			return EXIT_USAGE;
 		return 0;
 	case 'x':
 		f->hex = true;
 		return 0;
 	}
-	cli_err(verb, "bad --%s: '%s': expected %s", c == 'b' ? "block" : c == 't' ? "tid" : "limit",
-		val, c == 'l' ? "a number from 1" : "a number");
 	return EXIT_USAGE;
 }
 
@@ -202,9 +201,18 @@ static int dump_trans_text(const struct jbd_journal *j, const struct dump_filter
 			if (revoke_shown(f, t->revoked[rev]))
 				printf("    revoke block %llu\n", (unsigned long long)t->revoked[rev]);
 	}
-	if (t->has_commit)
-		printf("  commit block %u: time %llu.%09u, checksum %s\n", t->commit_block,
-		       (unsigned long long)t->commit_sec, t->commit_nsec, csum_name(t->commit_csum));
+	if (t->has_commit) {
+		/* seconds since 1970 (jbd2 and the real world write the time
+		 * of day; the lab's simulated world its virtual time) */
+		char date[40] = "?";
+		struct tm tm;
+		time_t sec = (time_t)t->commit_sec;
+		if ((uint64_t)sec == t->commit_sec && gmtime_r(&sec, &tm))
+			strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		printf("  commit block %u: time %llu.%09u (%s), checksum %s\n", t->commit_block,
+		       (unsigned long long)t->commit_sec, t->commit_nsec, date,
+		       csum_name(t->commit_csum));
+	}
 	return rc;
 }
 

@@ -68,6 +68,7 @@ static int parse_csum(const char *s, enum jbd_csum_kind *k)
 struct format_args {
 	const char *path;
 	uint64_t size;
+	const char *size_arg;   /* --size as given, the subject of its errors */
 	struct jbd_format_opts o;
 	bool have_uuid;
 	bool force;
@@ -91,9 +92,10 @@ static int format_parse(int argc, char **argv, struct format_args *a)
 		switch (c) {
 		case 's':
 			if (dev_parse_size(optarg, &a->size) || !a->size) {
-				cli_err(argv[0], "bad size: '%s': expected e.g. 4M", optarg);
+				cli_err(argv[0], "bad --size: '%s': expected e.g. 4M", optarg);
 				return EXIT_USAGE;
 			}
+			a->size_arg = optarg;
 			break;
 		case 'b':
 			if (parse_block_size(optarg, &a->o.blocksize)) {
@@ -181,8 +183,12 @@ int cmd_format(int argc, char **argv)
 	}
 	a.o.blocks = a.size / a.o.blocksize;
 	if (a.o.blocks < JBD_FORMAT_MIN_BLOCKS || a.o.blocks > UINT32_MAX) {
-		cli_err(argv[0], "bad size: '%s': %llu blocks, need %u to %u", a.path,
-			(unsigned long long)a.o.blocks, JBD_FORMAT_MIN_BLOCKS, UINT32_MAX);
+		bool small = a.o.blocks < JBD_FORMAT_MIN_BLOCKS;
+		cli_err(argv[0], "bad --size: '%s': a journal of %u-byte blocks needs at %s %llu bytes (%u blocks)",
+			a.size_arg, a.o.blocksize, small ? "least" : "most",
+			(unsigned long long)(small ? JBD_FORMAT_MIN_BLOCKS : (uint64_t)UINT32_MAX) *
+				a.o.blocksize,
+			small ? JBD_FORMAT_MIN_BLOCKS : UINT32_MAX);
 		return EXIT_USAGE;
 	}
 	rc = target_may_overwrite(argv[0], a.path, a.o.blocks * a.o.blocksize, a.force);

@@ -264,7 +264,13 @@ static int lab_fsck_cmd(int argc, char **argv)
 		       "status: 0 clean, 1 inconsistent or missing, 2 usage, 3 I/O.\n");
 		return EXIT_OK;
 	}
-	if (argc != 2 || argv[1][0] == '-') {
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-' && argv[i][1]) {
+			cli_err("lab", "fsck: unknown option '%s' (see ujbd lab fsck --help)", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc != 2) {
 		cli_err("lab", "fsck: want one IMAGE (ujbd lab fsck --help)");
 		return EXIT_USAGE;
 	}

@@ -58,11 +58,13 @@ static void report(const struct recover_args *a, const struct jbd_recover_result
 		printf("nothing to recover: the journal is empty%s\n",
 		       e->needs_recovery_cleared ? " (ext4 needs_recovery cleared)" : "");
 	else
-		printf("%s %llu transactions (%u-%u), %llu blocks, %llu revoked (%llu revoke records)%s\n",
+		printf("%s %llu transaction%s (%u-%u), %llu block%s, %llu revoked (%llu revoke record%s)%s\n",
 		       a->dry ? "would replay" : "replayed",
-		       (unsigned long long)r->replayed_transactions, r->first_tid, r->end_tid - 1,
-		       (unsigned long long)r->replayed_blocks, (unsigned long long)r->revoked_blocks,
-		       (unsigned long long)r->revoke_records,
+		       (unsigned long long)r->replayed_transactions, cli_s(r->replayed_transactions),
+		       r->first_tid, r->end_tid - 1,
+		       (unsigned long long)r->replayed_blocks, cli_s(r->replayed_blocks),
+		       (unsigned long long)r->revoked_blocks,
+		       (unsigned long long)r->revoke_records, cli_s(r->revoke_records),
 		       r->bad_csum_blocks ? ", some blocks skipped for bad checksums" : "");
 	if (!r->nothing_to_do && !a->dry)
 		printf("journal marked empty, next sequence %u%s\n", r->next_tid,
@@ -115,6 +117,16 @@ static int recover_run(const char *verb, struct target *t, const struct recover_
 		return target_exit_status(rc);
 	}
 	rc = jbd_recover(&j, &o, &r, &err);
+	if (rc && rc != -EBADMSG && r.written_blocks) {
+		/* the home writes had begun: the host failed us, whatever the
+		 * errno (a full file system is no fault of the input) */
+		cli_err(verb, "cannot recover: '%s': %s (the replay had begun: some of its %llu "
+			"block%s may be on '%s'; the journal still needs recovery: run recover "
+			"again once the cause is fixed)", t->journal_path, err.msg,
+			(unsigned long long)r.written_blocks, r.written_blocks == 1 ? "" : "s",
+			t->data_path ? t->data_path : t->path);
+		return EXIT_IO;
+	}
 	if (rc && rc != -EBADMSG) {
 		cli_err(verb, "cannot recover: '%s': %s%s", t->journal_path, err.msg,
 			target_exit_status(rc) == 1 ? " (nothing written)" : "");

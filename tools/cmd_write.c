@@ -201,9 +201,9 @@ static void write_report(const struct write_args *a, const struct jbd_write_resu
 		cli_json_done();
 		return;
 	}
-	printf("wrote transaction %u: %zu blocks, %zu revokes, log blocks %u-%u (%u blocks)\n",
-	       r->tid, a->nitems, a->nrevokes, r->start_block, r->commit_block,
-	       r->log_blocks);
+	printf("wrote transaction %u: %zu block%s, %zu revoke%s, log blocks %u-%u (%u block%s)\n",
+	       r->tid, a->nitems, cli_s(a->nitems), a->nrevokes, cli_s(a->nrevokes),
+	       r->start_block, r->commit_block, r->log_blocks, cli_s(r->log_blocks));
 }
 
 static int write_run(const char *verb, struct target *t, const struct write_args *a)
@@ -234,7 +234,10 @@ static int write_run(const char *verb, struct target *t, const struct write_args
 				  .before_write = set_flag, .before_write_arg = t };
 	rc = jbd_write_txn(&j, &d, &r, &err);
 	if (rc) {
-		cli_err(verb, "cannot write: '%s': %s", t->journal_path, err.msg);
+		/* a block beyond the data device: the data device is the subject */
+		bool beyond = rc == -EINVAL && t->data_path && strstr(err.msg, "beyond the data device");
+		cli_err(verb, "cannot write: '%s': %s", beyond ? t->data_path : t->journal_path,
+			err.msg);
 		rc = target_exit_status(rc);
 		goto out;
 	}

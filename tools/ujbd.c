@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ujbd/ujbd.h"
+#include "ujbd/version.h"
 
 #include "cli.h"
 
@@ -87,8 +88,13 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "help"))
 		return help(argc, argv);
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		/* The library's version: the tool is that library's front end. */
-		printf("ujbd %s\n", ujbd_version());
+		/* The library's version: the tool is that library's front end
+		 * (the one it runs with; the one it was built with beside it) */
+		if (wants_json(argc, argv))
+			printf("{\"version\":\"%s\",\"library_version\":\"%s\"}\n", UJBD_VERSION,
+			       ujbd_version());
+		else
+			printf("ujbd %s\n", ujbd_version());
 		return EXIT_OK;
 	}
 	v = find_verb(argv[1]);

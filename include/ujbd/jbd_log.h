@@ -181,9 +181,15 @@ struct jbd_recover_result {
  * kept in memory for the writes: up to o->hold_max bytes, by default the
  * whole log, at most the journal's length (a 1 GiB journal full of
  * distinct blocks: 1 GiB, plus 56 bytes per logged block, 14 MiB). Refuses
- * FAST_COMMIT logs. Nothing is written on any error except -EBADMSG: some
- * data blocks had bad checksums and were skipped, the others replayed and
- * the journal marked empty with s_errno = -EIO (as e2fsck continues).
+ * FAST_COMMIT logs. -EBADMSG: some data blocks had bad checksums and were
+ * skipped, the others replayed and the journal marked empty with s_errno =
+ * -EIO (as e2fsck continues). Any other error before the home writes
+ * (r->written_blocks 0) leaves everything as it was; one from the home
+ * writes on (a data write or flush, the superblock's write: the host's
+ * errno, -ENOSPC for a full file system) leaves r->written_blocks nonzero,
+ * the blocks the replay set out to write, some of which may be on the data
+ * device: the journal still needs recovery, and a jbd_recover once the
+ * cause is fixed replays them all again.
  */
 int jbd_recover(struct jbd_journal *j, const struct jbd_recover_opts *o,
 		struct jbd_recover_result *r, struct jbd_err *err);

@@ -379,6 +379,16 @@ static bool dev_file_uring_cqe(struct dev_file *f, uint64_t data, int res)
 		r->r_result = res < 0 ? res : 0;
 	else
 		r->r_result = res;
+	/* a short write: the host wrote what it could (a file system filling
+	 * up, a signal); write the rest here, as the threads engine does, so
+	 * that the request reports what the host says of it (-ENOSPC, ...)
+	 * and not a short count the layers above could only call -EIO */
+	if (r->r_op == DEV_OP_WRITE && !r->r_dev_seq && res >= 0 && (uint32_t)res < r->r_len) {
+		int64_t rest = dev_file_rw(f->f_fd, true, (char *)r->r_buf + res,
+					   r->r_len - (uint32_t)res, r->r_off + (uint32_t)res,
+					   r->r_flags & DEV_REQ_FUA);
+		r->r_result = rest < 0 ? rest : res + rest;
+	}
 	/* a short read of a file we sized means zeros past its end */
 	if (r->r_op == DEV_OP_READ && res >= 0 && (uint32_t)res < r->r_len) {
 		memset((char *)r->r_buf + res, 0, r->r_len - (uint32_t)res);

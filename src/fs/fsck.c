@@ -86,8 +86,13 @@ static int ck_load(struct ck *c)
 {
 	uint8_t buf[LFS_BS];
 	struct lfs_sb sb;
-	int rc = ck_read(c, 0, buf);
+	int rc;
 
+	if (dev_size(c->d) < LFS_BS) /* empty or short: no superblock to read */
+		return ck_fail(c, "superblock: not a valid lab file system (%llu bytes, "
+			       "shorter than one %u-byte block)",
+			       (unsigned long long)dev_size(c->d), LFS_BS);
+	rc = ck_read(c, 0, buf);
 	if (rc)
 		return rc;
 	memcpy(&sb, buf, sizeof(sb));

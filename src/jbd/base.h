@@ -155,4 +155,12 @@ int jbd_replay_write(const struct jbd_journal *j, struct jbd_logread *lr,
 int jbd_scan_log_from(const struct jbd_journal *j, struct jbd_logread *lr, struct jbd_scan *sc,
 		      struct jbd_err *err);
 
+/* The checks of jbd_format_loc and ujbd_open that need no device: the
+ * format options (block size, checksum kind, async commit, length), and
+ * the runtime's option values; 0 or -EINVAL with err set. ujbd_open_path
+ * calls them before it creates a file. */
+int jbd_format_opts_check(const struct jbd_format_opts *o, struct jbd_err *err);
+struct ujbd_opts;
+int jbd_opts_check(const struct ujbd_opts *o, struct jbd_err *err);
+
 #endif

@@ -755,7 +755,7 @@ static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 {
 	bool async = c->async;
 	uint32_t cflags = jbd_barrier_flags(j, BLK_PREFLUSH | BLK_FUA);
-	uint64_t now = rt_now_ns();
+	uint64_t wall = rt_wall_ns(); /* the commit block's time: jbd2's is the time of day */
 	struct jbd_iobuf *io;
 	int rc = 0;
 
@@ -787,15 +787,15 @@ static int phase_commit_block(struct ujbd *j, struct commit_ctx *c)
 	/* After a failed log write no commit block may follow: a failure
 	 * returns with the commit block's run unsent (__commit drops it). */
 	if (async) {
-		rc = jbd_lb_commit(&c->lb, io->io_data, now / RT_NS_PER_S,
-				   (uint32_t)(now % RT_NS_PER_S));
+		rc = jbd_lb_commit(&c->lb, io->io_data, wall / RT_NS_PER_S,
+				   (uint32_t)(wall % RT_NS_PER_S));
 		return rc ? rc : commit_async_end(j, c);
 	}
 	/* alone, after the log: its PREFLUSH covers what completed before */
 	ASSERT(c->run_n == 0);
 	c->jflags |= cflags;
 	c->run_hold = c->ring_base == 0;   /* nothing else in flight */
-	rc = jbd_lb_commit(&c->lb, io->io_data, now / RT_NS_PER_S, (uint32_t)(now % RT_NS_PER_S));
+	rc = jbd_lb_commit(&c->lb, io->io_data, wall / RT_NS_PER_S, (uint32_t)(wall % RT_NS_PER_S));
 	if (rc)
 		return rc;
 	if (c->run_hold)

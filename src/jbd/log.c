@@ -46,8 +46,15 @@ uint32_t __jbd_log_used(const struct ujbd *j)
 
 /* ---- superblock and tail ---------------------------------------------- */
 
-/* Write j_sb_buf's superblock through the journal queue, durable. */
+/* Write j_sb_buf's superblock through the journal queue, durable: after
+ * a flush of what came before (preflush), or FUA alone. */
+static int sb_io_flags(struct ujbd *j, bool preflush);
 static int sb_io(struct ujbd *j)
+{
+	return sb_io_flags(j, true);
+}
+
+static int sb_io_flags(struct ujbd *j, bool preflush)
 {
 	const struct jbd_loc *loc = &j->j_jnl.j_loc;
 	struct blk_bio bio;
@@ -58,7 +65,7 @@ static int sb_io(struct ujbd *j)
 		return rc;
 	memset(&bio, 0, sizeof(bio));
 	bio.b_op = BLK_OP_WRITE;
-	bio.b_flags = BLK_SYNC | jbd_barrier_flags(j, BLK_PREFLUSH | BLK_FUA) |
+	bio.b_flags = BLK_SYNC | jbd_barrier_flags(j, (preflush ? BLK_PREFLUSH : 0) | BLK_FUA) |
 		      (j->j_opts.journal_meta ? BLK_META : 0);
 	bio.b_sector = off >> BLK_SECTOR_SHIFT;
 	bio.b_nr_sectors = j->j_blocksize >> BLK_SECTOR_SHIFT;
@@ -197,7 +204,12 @@ void jbd_abort_write_sb(struct ujbd *j)
 	/* Keep the durable tail: recovery must still replay what committed. */
 	__sb_fill(j, j->j_sb_empty ? 0 : j->j_tail, j->j_tail_sequence);
 	rt_mutex_unlock(&j->j_state_lock);
-	(void)sb_io(j); /* best effort: the device may be what failed */
+	/* best effort: the device may be what failed. A device whose flushes
+	 * fail would refuse the preflush and skip the write: then the record
+	 * goes out with FUA alone, as jbd2's abort writes its s_errno, so the
+	 * next open learns of the abort (docs/runtime.md) */
+	if (sb_io(j))
+		(void)sb_io_flags(j, false);
 	rt_mutex_lock(&j->j_state_lock);
 	j->j_abort_recorded = true;
 	rt_cond_broadcast(&j->j_wait_done_commit); /* __jbd_abort_told */

@@ -348,9 +348,11 @@ int jbd_recover(struct jbd_journal *j, const struct jbd_recover_opts *o,
 	}
 	if (!rc && r->bad_csum_blocks)
 		rc = jbd_err_set(err, -EBADMSG,
-				 "%llu journaled blocks had bad checksums and were not replayed (%llu others were)",
-				 (unsigned long long)r->bad_csum_blocks,
-				 (unsigned long long)r->replayed_blocks);
+				 "%llu journaled block%s had a bad checksum and %s not replayed (%llu other%s %s)",
+				 (unsigned long long)r->bad_csum_blocks, r->bad_csum_blocks == 1 ? "" : "s",
+				 r->bad_csum_blocks == 1 ? "was" : "were",
+				 (unsigned long long)r->replayed_blocks, r->replayed_blocks == 1 ? "" : "s",
+				 r->replayed_blocks == 1 ? "was" : "were");
 	free(rt.e);
 	jbd_scan_release(&sc);
 	jbd_logread_release(&lr);

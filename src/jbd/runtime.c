@@ -122,11 +122,8 @@ const char *ujbd_strerror(int err)
 	}
 }
 
-static int opts_check(const struct jbd_loc *loc, const struct ujbd_opts *o,
-		      struct jbd_err *err)
+int jbd_opts_check(const struct ujbd_opts *o, struct jbd_err *err)
 {
-	if (!loc || !loc->j_dev || !loc->j_data)
-		return jbd_err_set(err, -EINVAL, "a journal device and a data device are needed");
 	if ((unsigned)o->data_mode > UJBD_DATA_WRITEBACK || (unsigned)o->wake > UJBD_WAKE_ALWAYS ||
 	    (unsigned)o->journal_sync > UJBD_SYNC_OFF ||
 	    (unsigned)o->under_commit > UJBD_UNDER_COMMIT_WAIT_IO ||
@@ -143,6 +140,14 @@ static int opts_check(const struct jbd_loc *loc, const struct ujbd_opts *o,
 	     RT_IOPRIO_LEVEL(o->commit_ioprio) >= RT_IOPRIO_LEVELS))
 		return jbd_err_set(err, -EINVAL, "invalid commit ioprio 0x%x", o->commit_ioprio);
 	return 0;
+}
+
+static int opts_check(const struct jbd_loc *loc, const struct ujbd_opts *o,
+		      struct jbd_err *err)
+{
+	if (!loc || !loc->j_dev || !loc->j_data)
+		return jbd_err_set(err, -EINVAL, "a journal device and a data device are needed");
+	return jbd_opts_check(o, err);
 }
 
 /* ---- open --------------------------------------------------------------- */

@@ -208,17 +208,11 @@ static int format_zero(const struct jbd_loc *loc, const struct jbd_format_opts *
 	return rc;
 }
 
-int jbd_format_loc(const struct jbd_loc *loc, const struct jbd_format_opts *o,
-		   struct jbd_err *err)
+int jbd_format_opts_check(const struct jbd_format_opts *o, struct jbd_err *err)
 {
-	const uint32_t chunk_blocks = 256;
 	uint32_t bs = o->blocksize;
-	uint64_t sb_off;
-	uint8_t *buf;
-	int rc;
 
-	if (bs < JBD2_MIN_BLOCKSIZE || bs > JBD2_MAX_BLOCKSIZE || (bs & (bs - 1)) ||
-	    bs != loc->j_blocksize)
+	if (bs < JBD2_MIN_BLOCKSIZE || bs > JBD2_MAX_BLOCKSIZE || (bs & (bs - 1)))
 		return jbd_err_set(err, -EINVAL, "invalid block size %u", bs);
 	/* an unknown kind used to give a journal without checksums */
 	if ((unsigned)o->csum > JBD_CSUM_KIND_V3)
@@ -230,6 +224,22 @@ int jbd_format_loc(const struct jbd_loc *loc, const struct jbd_format_opts *o,
 		return jbd_err_set(err, -EINVAL, "journal of %llu blocks: need %u to %u",
 				   (unsigned long long)o->blocks, JBD_FORMAT_MIN_BLOCKS,
 				   UINT32_MAX);
+	return 0;
+}
+
+int jbd_format_loc(const struct jbd_loc *loc, const struct jbd_format_opts *o,
+		   struct jbd_err *err)
+{
+	const uint32_t chunk_blocks = 256;
+	uint32_t bs = o->blocksize;
+	uint64_t sb_off;
+	uint8_t *buf;
+	int rc = jbd_format_opts_check(o, err);
+
+	if (rc)
+		return rc;
+	if (bs != loc->j_blocksize)
+		return jbd_err_set(err, -EINVAL, "invalid block size %u", bs);
 	if (loc->j_sb_block != 0 || o->blocks > loc->j_len ||
 	    jbd_loc_offset(loc, o->blocks - 1, &sb_off) || jbd_loc_offset(loc, 0, &sb_off))
 		return jbd_err_set(err, -ENOSPC, "the journal's map does not hold %llu blocks",

@@ -302,12 +302,17 @@ static int devload_print_json(FILE *f, const struct load_dev_report *rep,
 			      const struct load_dev *r,
 			      const struct load_dev_stats *s)
 {
+	char iops[32] = "null", mb_s[32] = "null"; /* no time passed: no rate */
+	if (r->elapsed_ns) {
+		snprintf(iops, sizeof(iops), "%.3f", s->iops);
+		snprintf(mb_s, sizeof(mb_s), "%.3f", s->mb_s);
+	}
 	int rc = fprintf(f, "{\"disk\":\"%s\",\"pattern\":\"%s\",\"bs\":%" PRIu32
 			 ",\"ops\":%" PRIu64 ",\"world\":\"%s\",\"seed\":%" PRIu64
-			 ",\"time\":\"%s\",\"elapsed_s\":%.6f,\"iops\":%.3f,\"mb_s\":%.3f,",
+			 ",\"time\":\"%s\",\"elapsed_s\":%.6f,\"iops\":%s,\"mb_s\":%s,",
 			 rep->disk, rep->pattern, rep->bs, s->n, rep->world, rep->seed,
 			 devload_virtual(rep) ? "virtual" : "real",
-			 (double)r->elapsed_ns / 1e9, s->iops, s->mb_s);
+			 (double)r->elapsed_ns / 1e9, iops, mb_s);
 
 	if (rc >= 0)
 		rc = load_lat_json(f, &s->lat, 3);
@@ -332,7 +337,10 @@ int load_dev_print(FILE *f, const struct load_dev_report *rep,
 		     PRIu64 "\n", rep->disk, rep->engine ? " engine " : "",
 		     rep->engine ? rep->engine : "", rep->pattern, rep->bs,
 		     rep->world, virt ? " (every time below is virtual)" : "", rep->seed);
-	if (rc >= 0)
+	if (rc >= 0 && !r->elapsed_ns) /* a disk that takes no time (mem): no rate */
+		rc = fprintf(f, "  ops       %" PRIu64 " in 0 s%s\n  iops      n/a (no time passed)\n"
+			     "  MB/s      n/a\n", s.n, virt ? " of virtual time" : "");
+	else if (rc >= 0)
 		rc = fprintf(f, "  ops       %" PRIu64 " in %.3f s%s\n  iops      %.1f\n"
 			     "  MB/s      %.2f\n", s.n, (double)r->elapsed_ns / 1e9,
 			     virt ? " of virtual time" : "", s.iops, s.mb_s);

@@ -353,6 +353,16 @@ uint64_t rt_now_ns(void)
 	return rt_real_now_ns();
 }
 
+uint64_t rt_wall_ns(void)
+{
+	struct timespec ts;
+
+	if (rt_in_sim())
+		return rt_cur->t_world->w_now;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * RT_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
 void rt_sleep_ns(uint64_t ns)
 {
 	uint64_t now = rt_now_ns();

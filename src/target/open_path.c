@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jbd/base.h"
 #include "target/target.h"
 #include "ujbd/ujbd.h"
 
@@ -107,6 +108,26 @@ static int owner_keep_error(struct path_owner *o, const struct ujbd_opts *opts,
 	return ext4_update_super(o->po_paths[0], EXT4_SET_ERROR_FS, err);
 }
 
+/* What ujbd_open would refuse whatever the files hold: the option values,
+ * and with format the format options (the block size ujbd_open_path
+ * creates with, 4096 if none; a length of 0 takes the file's). */
+static int opts_check_early(const struct ujbd_opts *opts, const char *data_path,
+			    struct jbd_err *err)
+{
+	int rc = jbd_opts_check(opts, err);
+
+	if (rc || !opts->format)
+		return rc;
+	struct jbd_format_opts f = opts->format_opts;
+	if (!f.blocksize)
+		f.blocksize = 4096;
+	if (!f.blocks)
+		f.blocks = JBD_FORMAT_MIN_BLOCKS;
+	rc = jbd_format_opts_check(&f, err);
+	(void)data_path;
+	return rc;
+}
+
 int ujbd_open_path(const char *target, const char *data_path, const char *journal_path,
 		   const struct ujbd_opts *opts, struct ujbd **out, struct jbd_err *err)
 {
@@ -123,6 +144,10 @@ int ujbd_open_path(const char *target, const char *data_path, const char *journa
 		ujbd_opts_default(&def);
 		opts = &def;
 	}
+	/* every option checked before a format creates or sizes a file */
+	rc = opts_check_early(opts, data_path, err);
+	if (rc)
+		return rc;
 	rc = owner_new(target, data_path, journal_path, &o);
 	if (rc)
 		return jbd_err_set(err, rc, "out of memory");

@@ -333,6 +333,8 @@ static int open_standalone(struct target *t, const struct target_req *r, struct 
 	int rc = 0;
 
 	t->kind = TARGET_STANDALONE;
+	if (r->create_bs && r->need_data && !t->data_path) /* before the file is made */
+		return fail(t, err, TF_NO_DATA, t->path, 0);
 	if (!r->create_bs) {
 		rc = standalone_probe(t, &is_jbd, &bs, err);
 		if (!rc && !is_jbd)

@@ -43,6 +43,26 @@ $CC "$SRCDIR/examples/quickstart.c" $cflags "$root/usr/lib/libujbd.a" $static -o
 [ -x "$root/qs-static" ] && { TMPDIR="$root/tmp" "$root/qs-static" || bad "quickstart linked static fails"; }
 ldd "$root/qs-static" 2>/dev/null | grep -q libujbd && bad "the static binary still loads libujbd.so"
 
+# a PREFIX the loader does not search: the README's rpath line starts with
+# no LD_LIBRARY_PATH, where the plain shared link does not start at all
+make -C "$SRCDIR" --no-print-directory BUILD="$BUILD" PREFIX="$root/opt" install \
+	>"$root/make.log" 2>&1 || { tail -n 20 "$root/make.log"; bad "make install PREFIX=$root/opt failed"; }
+rpath_line='cc app.c $(pkg-config --cflags --libs ujbd) -Wl,-rpath,$(pkg-config --variable=libdir ujbd) -o app'
+grep -qF "$rpath_line" "$SRCDIR/README.md" || bad "README.md has no rpath line '$rpath_line'"
+(
+	export PKG_CONFIG_LIBDIR="$root/opt/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR=
+	unset LD_LIBRARY_PATH
+	src=$(cd "$SRCDIR/examples" && pwd)
+	cd "$root" && cp "$src/quickstart.c" app.c && cp "$src"/*.h . || exit 1
+	eval "$(echo "$rpath_line" | sed "s/^cc /$CC /")" 2>"$root/cc.log" ||
+		{ cat "$root/cc.log"; echo "FAIL: the README's rpath line does not build"; exit 1; }
+	TMPDIR="$root/tmp" ./app || { echo "FAIL: built with the rpath line, app does not run"; exit 1; }
+	$CC app.c $(pkg-config --cflags --libs ujbd) -o app-norpath 2>"$root/cc.log" || exit 1
+	TMPDIR="$root/tmp" ./app-norpath >/dev/null 2>&1 &&
+		{ echo "FAIL: without rpath the loader found libujbd.so: the test proves nothing"; exit 1; }
+	exit 0
+) || bad "an install under a PREFIX the loader does not search"
+
 # the README's static line lists what pkg-config --static lists
 grep -qF "libujbd.a $static" "$SRCDIR/README.md" ||
 	bad "README.md has no static link line 'libujbd.a $static'"

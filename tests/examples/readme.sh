@@ -1,13 +1,17 @@
 #!/bin/sh
-# The README's two quick starts, as a reader would use them: the six
-# command lines run as written in an empty directory (with the ujbd under
-# test first on PATH) and do what their comments say; the library excerpt
-# is word for word a part of examples/quickstart.c (which examples.sh runs).
+# The README's two quick starts, as a reader would use them: the command
+# lines run as written where a reader runs them after `make`, the checkout
+# (here a directory whose build/ is the build under test; PATH as the
+# reader's, no ujbd on it), and do what their comments say; the library
+# excerpt is word for word a part of examples/quickstart.c (which
+# examples.sh runs).
 set -u
 UJBD=${UJBD:-build/ujbd}
 SRCDIR=${SRCDIR:-.}
 README=$SRCDIR/README.md
-PATH=$(cd "$(dirname "$UJBD")" && pwd):$PATH:/sbin:/usr/sbin
+BUILDDIR=$(cd "$(dirname "$UJBD")" && pwd)
+UJBD=$BUILDDIR/$(basename "$UJBD")
+PATH=$PATH:/sbin:/usr/sbin
 export PATH
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
@@ -37,8 +41,10 @@ for t in mke2fs e2fsck; do
 	command -v $t >/dev/null 2>&1 || { echo "SKIP: no $t (e2fsprogs)"; exit 77; }
 done
 block "runs this block as written" >"$tmp/cli.sh"
-[ "$(grep -c . "$tmp/cli.sh")" -eq 6 ] || bad "README: the command-line quick start is not six lines"
+[ "$(grep -c . "$tmp/cli.sh")" -eq 7 ] || bad "README: the command-line quick start is not seven lines"
 mkdir "$tmp/run"
+ln -s "$BUILDDIR" "$tmp/run/build" # the checkout after make, as far as the block can tell
+(cd "$tmp/run" && command -v ujbd >/dev/null 2>&1) && bad "ujbd already on PATH: the test proves nothing"
 (cd "$tmp/run" && sh -e -x "$tmp/cli.sh") >"$tmp/out" 2>&1 ||
 	{ sed 's/^/    /' "$tmp/out"; bad "the command-line quick start fails as written"; }
 grep -q 'block 10000 logged' "$tmp/out" || bad "ujbd dump does not show block 10000 in the log"

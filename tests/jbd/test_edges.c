@@ -23,6 +23,7 @@
  *     open aborts the journal.
  */
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -474,11 +475,21 @@ static void t_format_opts_checked(void)
 
 /* Files for a journal (formatted) and its data; the journal behind a
  * fault device failing its `nth` write (once) with fail_errno. */
+static int file_journal_fault(const char *jp, const char *dp, const struct dev_fault_opts *fo_,
+			      struct rig *r);
 static int file_journal(const char *jp, const char *dp, uint64_t nth, int fail_errno,
 			struct rig *r)
 {
-	struct dev_file_opts fo = { .create = true };
 	struct dev_fault_opts fault = { .fail_write_nth = nth, .fail_errno = fail_errno };
+
+	return file_journal_fault(jp, dp, &fault, r);
+}
+
+static int file_journal_fault(const char *jp, const char *dp, const struct dev_fault_opts *fo_,
+			      struct rig *r)
+{
+	struct dev_file_opts fo = { .create = true };
+	struct dev_fault_opts fault = *fo_;
 	struct dev *jf, *jd, *dd;
 	int rc;
 
@@ -599,6 +610,69 @@ static void t_host_enospc(void)
 	unlink(dp);
 }
 
+/* The journal device's flushes fail from the commit's preflush on: the abort
+ * is recorded on disk all the same, as jbd2's abort path writes it, so the
+ * next open refuses without clear_error. */
+static void t_flush_fail_recorded(void)
+{
+	char jp[128], dp[128];
+	static uint8_t a[BS];
+	struct ujbd_block set[1] = { { 7, a } };
+	struct dev_fault_opts fault = { .fail_flush_nth = 1, .sticky = true, .count_preflush = true };
+	struct ujbd_opts o;
+	struct rig r;
+
+	tpath(jp, sizeof(jp), "flush.jnl");
+	tpath(dp, sizeof(dp), "flush.data");
+	unlink(jp);
+	unlink(dp);
+	T_EQ(file_journal_fault(jp, dp, &fault, &r), 0);
+	rig_opts(&o, false);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(ujbd_write_atomic(r.j, set, 1, UJBD_DURABLE), -EIO);
+	T_EQ(ujbd_close(r.j), -EIO);
+	r.j = NULL;
+	rig_free(&r);
+	T_EQ(sb_errno_of(jp), -EIO);
+	unlink(jp);
+	unlink(dp);
+}
+
+/* A commit block carries the wall clock in the real world (seconds since
+ * 1970, as jbd2 and ujbd write do), not the seconds since boot. */
+static void t_commit_time_wall(void)
+{
+	char jp[128], dp[128];
+	static uint8_t a[BS];
+	struct ujbd_block set[1] = { { 7, a } };
+	struct ujbd_opts o;
+	struct rig r;
+	struct jbd_journal jj;
+	struct jbd_scan sc;
+	struct jbd_err e;
+	time_t before = time(NULL);
+
+	tpath(jp, sizeof(jp), "time.jnl");
+	tpath(dp, sizeof(dp), "time.data");
+	unlink(jp);
+	unlink(dp);
+	T_EQ(file_journal(jp, dp, 0, 0, &r), 0);
+	rig_opts(&o, false);
+	T_EQ(rig_open(&r, &o), 0);
+	T_EQ(ujbd_write_atomic(r.j, set, 1, UJBD_DURABLE), 0);
+	T_EQ(jbd_journal_load(&r.loc, &jj, &e), 0);
+	T_EQ(jbd_scan_log(&jj, &sc, &e), 0);
+	T_CHECK(sc.sc_ntrans >= 1);
+	uint64_t sec = sc.sc_trans[0].commit_sec;
+	jbd_scan_release(&sc);
+	ujbd_close_hard(r.j);
+	r.j = NULL;
+	rig_free(&r);
+	unlink(jp);
+	unlink(dp);
+	T_CHECK(sec + 60 >= (uint64_t)before && sec <= (uint64_t)time(NULL) + 60);
+}
+
 /* A journal file unlinked, replaced by a rename (how == 1), or moved away
  * and replaced by another file (how == 2: it lives on, under another
  * name; seen by the path lookup, at most once a second), while open. */
@@ -683,6 +757,8 @@ int main(int argc, char **argv)
 	T_RUN(t_format_opts_checked);
 	T_RUN(t_abort_recorded_before_exit);
 	T_RUN(t_host_enospc);
+	T_RUN(t_flush_fail_recorded);
+	T_RUN(t_commit_time_wall);
 	T_RUN(t_journal_unlinked);
 	T_RUN(t_journal_replaced);
 	T_RUN(t_journal_moved_and_replaced);

@@ -452,7 +452,7 @@ static void test_bad_data_checksum(void)
 	buf[7] ^= 1;
 	T_EQ(rw_block(true, b.t1.start_block + 2, buf), 0);
 	T_EQ(run_recover(dpath), 1);
-	T_CHECK(one_line_naming("1 journaled blocks had bad checksums", msg, sizeof(msg)));
+	T_CHECK(one_line_naming("1 journaled block had a bad checksum", msg, sizeof(msg)));
 	int fd = open(dpath, O_RDONLY);
 	T_CHECK(fd >= 0);
 	T_EQ(pread(fd, buf, BS, 3 * BS), (ssize_t)BS);

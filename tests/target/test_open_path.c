@@ -79,6 +79,44 @@ static void t_standalone(void)
 	T_EQ(ujbd_close(j), 0);
 }
 
+/* A format at open with any invalid option, or without a data device,
+ * refuses with -EINVAL before anything is created: no journal file left. */
+static void t_format_refused_creates_nothing(void)
+{
+	char jp[96], dp[96];
+	struct ujbd_opts o;
+	struct ujbd *j;
+	struct jbd_err err;
+
+	snprintf(jp, sizeof(jp), "%s/refused.jnl", dir);
+	snprintf(dp, sizeof(dp), "%s/refused.data", dir);
+	T_EQ(mkfile(dp, 4 << 20), 0);
+	for (int c = 0; c < 9; c++) {
+		rig_opts(&o, true);
+		o.format_opts.blocksize = 4096;
+		o.format_opts.blocks = 256;
+		const char *d = dp;
+		switch (c) {
+		case 0: o.data_mode = 7; break;
+		case 1: o.commit_interval_ns = 0; break;
+		case 2: o.format_opts.blocksize = 3000; break;
+		case 3: o.format_opts.blocks = 3; break;
+		case 4: o.format_opts.csum = 9; break;
+		case 5: o.format_opts.csum = JBD_CSUM_KIND_NONE; o.format_opts.async_commit = true; break;
+		case 6: o.min_batch_time_ns = 2; o.max_batch_time_ns = 1; break;
+		case 7: o.wake = 9; break;
+		case 8: d = NULL; break;
+		}
+		unlink(jp);
+		T_EQ(ujbd_open_path(jp, d, NULL, &o, &j, &err), -EINVAL);
+		T_CHECK(j == NULL);
+		if (access(jp, F_OK) == 0)
+			T_FAILF("case %d (%s): left %s behind", c, err.msg, jp);
+		T_CHECK(access(jp, F_OK) != 0);
+	}
+	unlink(dp);
+}
+
 static void t_ext4_internal(void)
 {
 	char img[96], cmd[256];
@@ -165,6 +203,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	T_RUN(t_standalone);
+	T_RUN(t_format_refused_creates_nothing);
 	T_RUN(t_ext4_internal);
 	T_RUN(t_ext4_async_auto);
 	char cmd[96];

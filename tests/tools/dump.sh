@@ -81,4 +81,13 @@ grep -q 'sequences 1 to 0' d.txt && die "empty journal: 'sequences 1 to 0'"
 "$UJBD" dump j.jnl --data=missing.img > /dev/null || die "dump --data=missing: exit $?"
 "$UJBD" info j.jnl --data=missing.img > /dev/null || die "info --data=missing: exit $?"
 [ -e missing.img ] && die "--data was created"
+# ---- the commit time, as seconds and as a UTC date ---------------------------
+cd "$T" || exit 1
+"$UJBD" format tm.jnl --size=1M > /dev/null || die "format tm"
+truncate -s 1M tm.img
+head -c 4096 /dev/zero > tm.blk
+"$UJBD" write tm.jnl --data=tm.img --block=3:tm.blk > /dev/null || die "write tm"
+"$UJBD" dump tm.jnl > tm.txt || die "dump tm"
+grep -Eq "commit block [0-9]+: time [0-9]+\.[0-9]{9} \($(date -u +%Y)-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC\), checksum" tm.txt \
+	|| die "dump: commit time without its date: $(grep 'commit block' tm.txt)"
 echo "PASS: dump filters agree with debugfs logdump"

@@ -31,6 +31,17 @@ expect_err 1 write write j.jnl --data=data.img --block=3:short.blk
 expect_err 1 devbench devbench --disk=file:nodir/f --ops=1
 expect_err 1 bench bench fsync-loop --iterations=1 --dir=nodir
 expect_err 1 lab lab fsck missing.img
+# an empty or short file is no lab file system (exit 1), as a random one is
+: > empty.img
+head -c 100 /dev/zero > short.img
+for f in empty.img short.img; do
+	expect_err 1 lab lab fsck $f
+	grep -q "not a valid lab file system" "$T/err" || die "lab fsck $f: $(cat "$T/err")"
+done
+# an unknown option is named as such, not taken for a missing IMAGE
+"$UJBD" lab fsck --json short.img > /dev/null 2> "$T/err"
+[ $? -eq 2 ] || die "lab fsck --json: not exit 2"
+grep -q "unknown option '--json'" "$T/err" || die "lab fsck --json: $(cat "$T/err")"
 expect_err 1 info info /dev/null
 # the same error with --json: one object with the status
 "$UJBD" info missing.jnl --json > out.json 2> /dev/null

@@ -229,6 +229,10 @@ void rt_set_assert_hook(rt_assert_fn fn, void *arg);
 
 /* Monotonic time in ns: CLOCK_MONOTONIC (real) or virtual time (sim, from 0). */
 uint64_t rt_now_ns(void);
+/* The time of day in ns since 1970 for what goes on disk (a commit
+ * block's time): CLOCK_REALTIME (real) or virtual time (sim, from 0, so a
+ * simulated run stays a function of its seed). Never for intervals. */
+uint64_t rt_wall_ns(void);
 /* Sleep ns (a timer event in sim). rt_sleep_until takes an absolute time. */
 void rt_sleep_ns(uint64_t ns);
 void rt_sleep_until(uint64_t deadline_ns);

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Messages in one shape: the subject of an error is what is wrong (a size
+# too small names the size and the minimum in bytes); a number out of range
+# says so, with its range, in one style for every verb; counts agree with
+# their nouns ("1 block", "2 blocks"); --version --json is one object.
+. "$SRCDIR/tests/tools/tools.lib"
+
+cd "$T" || exit 1
+# ---- the subject is the size ------------------------------------------------
+expect_err 2 format format a.jnl --size=1k
+grep -q "bad --size: '1k': " err && grep -q "at least 65536 bytes" err \
+	|| die "format --size=1k: $(cat err)"
+[ -e a.jnl ] && die "format --size=1k created a.jnl"
+
+# ---- out of range, one style --------------------------------------------------
+"$UJBD" format j.jnl --size=1M > /dev/null || die "format"
+expect_err 2 dump dump j.jnl --tid=4294967296
+grep -q "bad --tid: '4294967296': out of range (0 to 4294967295)" err || die "dump --tid: $(cat err)"
+expect_err 2 dump dump j.jnl --tid=abc
+grep -q "bad --tid: 'abc': not a number (0 to 4294967295)" err || die "dump --tid=abc: $(cat err)"
+expect_err 2 devbench devbench --disk=mem --ops=0
+grep -q "bad --ops: '0': out of range (1 to " err || die "devbench --ops=0: $(cat err)"
+expect_err 2 bench bench fsync-loop --threads=100000
+grep -q "bad --threads: '100000': out of range (1 to " err || die "bench --threads: $(cat err)"
+
+# ---- a block beyond the data device: the data file is the subject ------------
+truncate -s 64k small.img
+head -c 4096 /dev/zero > blk
+expect_err 1 write write j.jnl --data=small.img --block=100:blk
+grep -q "cannot write: 'small.img': block 100 is beyond the data device (16 blocks)" err \
+	|| die "write beyond: $(cat err)"
+
+# ---- singular and plural ------------------------------------------------------
+truncate -s 1M d.img
+head -c 4096 /dev/zero > b
+"$UJBD" write j.jnl --data=d.img --block=3:b > out || die "write"
+grep -q "1 block, 0 revokes" out || die "write: $(cat out)"
+grep -q "1 blocks" out && die "write: $(cat out)"
+"$UJBD" recover j.jnl --data=d.img > out || die "recover"
+grep -q "replayed 1 transaction (1-1), 1 block, 0 revoked" out || die "recover: $(cat out)"
+
+# ---- --version --json ---------------------------------------------------------
+v=$("$UJBD" --version | sed 's/^ujbd //')
+"$UJBD" --version --json > out.json || die "--version --json: exit $?"
+jq -e --arg v "$v" '.version == $v and .library_version == $v' out.json > /dev/null \
+	|| die "--version --json: $(cat out.json)"
+echo "PASS: messages in one shape"
