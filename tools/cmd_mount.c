@@ -607,6 +607,10 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	cfg->use_ino = 1;
 	cfg->nullpath_ok = 0;
+	/* The high-level API gives each name its own node: the kernel would
+	 * keep a hard link's other names' attributes (nlink, ctime) for the
+	 * timeout after a link or unlink. No attribute caching, then. */
+	cfg->attr_timeout = 0;
 	return NULL;
 }
 
