@@ -86,6 +86,10 @@ static struct mnt {
 	/* What the journal last got of what libext2fs keeps in memory. */
 	unsigned char *bb_shadow, *ib_shadow, *gd_shadow;
 	unsigned char *bb_init, *ib_init; /* the group's bitmap is on disk */
+	/* Groups whose bitmaps may have changed since the last handle: set by
+	 * libext2fs's block allocation callbacks and by our inode (de)allocs,
+	 * so that an operation compares only those. */
+	unsigned char *bb_dirty, *ib_dirty;
 	struct ext2_super_block sb_shadow;
 	unsigned char *tmp, *blk;  /* scratch: a bitmap's bytes, a block */
 	/* The last transaction that changed an inode, for fsync. */
@@ -158,6 +162,32 @@ static errcode_t put_bitmap(dgrp_t g, bool inode)
 	return io_channel_write_blk64(fs->io, loc, 1, M.blk);
 }
 
+static void block_dirty(blk64_t blk, blk_t n)
+{
+	blk64_t first = M.fs->super->s_first_data_block, bpg = EXT2_BLOCKS_PER_GROUP(M.fs->super);
+
+	if (!n || blk < first)
+		return;
+	for (blk64_t g = (blk - first) / bpg; g <= (blk + n - 1 - first) / bpg && g < M.groups; g++)
+		M.bb_dirty[g] = 1;
+}
+
+static void ino_dirty(ext2_ino_t ino)
+{
+	if (ino)
+		M.ib_dirty[(ino - 1) / M.fs->super->s_inodes_per_group] = 1;
+}
+
+static void cb_block(ext2_filsys fs, blk64_t blk, int inuse)
+{
+	block_dirty(blk, 1);
+}
+
+static void cb_range(ext2_filsys fs, blk64_t blk, blk_t num, int inuse)
+{
+	block_dirty(blk, num);
+}
+
 static errcode_t sync_bitmaps(void)
 {
 	ext2_filsys fs = M.fs;
@@ -166,7 +196,8 @@ static errcode_t sync_bitmaps(void)
 	for (dgrp_t g = 0; g < M.groups; g++) {
 		unsigned char *sh;
 
-		if (!ext2fs_bg_flags_test(fs, g, EXT2_BG_BLOCK_UNINIT)) {
+		if (M.bb_dirty[g] && !ext2fs_bg_flags_test(fs, g, EXT2_BG_BLOCK_UNINIT)) {
+			M.bb_dirty[g] = 0;
 			sh = M.bb_shadow + (size_t)g * M.bb_bytes;
 			e = ext2fs_get_block_bitmap_range2(fs->block_map, group_first_block(g),
 							   M.bb_bytes * 8, M.tmp);
@@ -179,7 +210,8 @@ static errcode_t sync_bitmaps(void)
 				M.bb_init[g] = 1;
 			}
 		}
-		if (!ext2fs_bg_flags_test(fs, g, EXT2_BG_INODE_UNINIT)) {
+		if (M.ib_dirty[g] && !ext2fs_bg_flags_test(fs, g, EXT2_BG_INODE_UNINIT)) {
+			M.ib_dirty[g] = 0;
 			sh = M.ib_shadow + (size_t)g * M.ib_bytes;
 			e = ext2fs_get_inode_bitmap_range2(fs->inode_map,
 							   (ext2_ino_t)g * fs->super->s_inodes_per_group + 1,
@@ -536,6 +568,7 @@ static int free_inode(ext2_ino_t ino)
 	if ((rc = iput(ino, &in)))
 		return rc;
 	ext2fs_inode_alloc_stats2(M.fs, ino, -1, LINUX_S_ISDIR(in.i_mode));
+	ino_dirty(ino);
 	return 0;
 }
 
@@ -561,6 +594,7 @@ static int new_node(ext2_ino_t dir, const char *name, mode_t mode, dev_t rdev, e
 	if ((rc = link_name(dir, name, ino, ftype(mode))))
 		return rc;
 	ext2fs_inode_alloc_stats2(fs, ino, +1, 0);
+	ino_dirty(ino);
 	buf = calloc(1, isz > sizeof(*in) ? isz : sizeof(*in));
 	if (!buf)
 		return -ENOMEM;
@@ -764,6 +798,7 @@ static int op_mkdir(const char *path, mode_t mode)
 		rc = e2err(ext2fs_mkdir(M.fs, dir, 0, name));
 	if (!rc)
 		rc = child(dir, name, &ino);
+	ino_dirty(ino);
 	if (!rc)
 		rc = iget(ino, &in);
 	if (!rc) {
@@ -1111,6 +1146,7 @@ static int op_symlink(const char *target, const char *path)
 		rc = e2err(ext2fs_symlink(M.fs, dir, 0, name, target));
 	if (!rc)
 		rc = child(dir, name, &ino);
+	ino_dirty(ino);
 	if (!rc && (rc = iget(ino, &in)) == 0) {
 		struct timespec t = now();
 		in.i_uid = (__u16)cx->uid;
@@ -1857,8 +1893,10 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 	M.bb_init = calloc(M.groups, 1);
 	M.ib_init = calloc(M.groups, 1);
 	M.gd_shadow = malloc((size_t)fs->desc_blocks * M.bs);
+	M.bb_dirty = calloc(M.groups, 1);
+	M.ib_dirty = calloc(M.groups, 1);
 	if (!M.tmp || !M.blk || !M.bb_shadow || !M.ib_shadow || !M.bb_init || !M.ib_init ||
-	    !M.gd_shadow) {
+	    !M.gd_shadow || !M.bb_dirty || !M.ib_dirty) {
 		cli_err(verb, "out of memory");
 		return EXIT_IO;
 	}
@@ -1873,6 +1911,8 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 	}
 	memcpy(M.gd_shadow, fs->group_desc, (size_t)fs->desc_blocks * M.bs);
 	memcpy(&M.sb_shadow, fs->super, SUPERBLOCK_SIZE);
+	ext2fs_set_block_alloc_stats_callback(fs, cb_block, NULL);
+	ext2fs_set_block_alloc_stats_range_callback(fs, cb_range, NULL);
 	/* The mount itself: its time and count, as the kernel records them. */
 	if (op_begin() == 0) {
 		fs->super->s_mtime = (__u32)now().tv_sec;
