@@ -1724,9 +1724,9 @@ static void mount_usage(FILE *f)
 		"own journal (crash-safe: the kernel, e2fsck and ujbd recover replay it).\n"
 		"Runs as a daemon until `umount DIR` or `fusermount3 -u DIR`; the image is clean\n"
 		"(journal empty, needs_recovery clear) once the daemon has exited.\n"
-		"  -f            stay in the foreground\n"
-		"  -o ro         read-only (refused when the journal needs recovery)\n"
-		"  -o OPT,...    other options go to FUSE (allow_other, ...)\n"
+		"  -f, --foreground  stay in the foreground\n"
+		"  -o ro             read-only (refused when the journal needs recovery)\n"
+		"  -o OPT,...        other options go to FUSE (allow_other, ...)\n"
 		"exit status: 0 mounted; 1 refused, nothing written (mounted elsewhere, held by\n"
 		"another ujbd, unsupported features, a fast-commit or missing journal); 2 usage\n"
 		"error; 3 I/O error\n");

@@ -34,7 +34,7 @@ while [ $i -lt "$ITER" ]; do
 		MPID=$!
 		MOUNTS="$MOUNTS $M"
 		n=0
-		while ! mountpoint -q "$M"; do n=$((n + 1)); [ $n -lt 200 ] || die "fuse2fs mount"; sleep 0.05; done
+		while ! mountpoint -q "$M"; do n=$((n + 1)); [ $n -lt 600 ] || die "fuse2fs mount"; sleep 0.05; done
 	fi
 	( writer "$M" "$T/rec" ) > /dev/null 2>&1 &
 	WPID=$!
