@@ -25,6 +25,11 @@ i=0
 while [ $i -lt "$ITER" ]; do
 	i=$((i + 1))
 	img=$T/img
+	# the last iteration's loop mounts detach their loop devices lazily
+	n=0
+	while [ -n "$(losetup -j "$img" 2>/dev/null)$(losetup -j "$T/kern.img" 2>/dev/null)" ] && [ $n -lt 100 ]; do
+		n=$((n + 1)); sleep 0.1
+	done
 	cp "$base" "$img"
 	rm -rf "$T/rec" "$T/rec.u" "$T/rec.host"
 	if [ "$FS" = ujbd ]; then
