@@ -37,6 +37,13 @@ WERROR   ?= $(if $(filter-out $(RELEASE_GOALS),$(or $(MAKECMDGOALS),all)),-Werro
 ifeq ($(origin HAVE_SDT),undefined)
 HAVE_SDT := $(shell printf '\043include <sys/sdt.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 endif
+# `ujbd mount` needs libfuse3 (libfuse3-dev); without it the verb says so
+# and the rest builds as before.
+ifeq ($(origin HAVE_FUSE3),undefined)
+HAVE_FUSE3 := $(shell pkg-config --exists fuse3 2>/dev/null && echo 1)
+endif
+FUSE_CFLAGS := $(if $(HAVE_FUSE3),-DUJBD_HAVE_FUSE3 $(shell pkg-config --cflags fuse3))
+FUSE_LIBS   := $(if $(HAVE_FUSE3),$(shell pkg-config --libs fuse3))
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) $(WERROR) $(CFLAGS) $(SAN) -Iinclude \
 	-I$(BUILD)/include -Isrc/include -Isrc -MMD -MP $(if $(HAVE_SDT),,-DUJBD_NO_SDT)
@@ -120,9 +127,12 @@ $(SHARED): $(LIB_OBJ) ujbd.map
 	$(Q)ln -sf libujbd.so.$(VERSION) $(BUILD)/libujbd.so.$(SOVERSION)
 	$(Q)ln -sf libujbd.so.$(VERSION) $(BUILD)/libujbd.so
 
+$(BUILD)/tools/cmd_mount.o: ALL_CFLAGS += $(FUSE_CFLAGS)
+
 $(UJBD): $(TOOL_OBJ) $(STATIC)
+	$(if $(HAVE_FUSE3),,@echo "  NOTE   no libfuse3 (libfuse3-dev): ujbd mount says so and does nothing")
 	$(quiet) LD $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJ) $(STATIC) $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJ) $(STATIC) $(LDLIBS) $(FUSE_LIBS)
 
 $(BUILD)/tests/%: tests/%.c $(STATIC) tests/t.h tests/t_sim.h
 	@mkdir -p $(@D)

@@ -97,5 +97,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_write(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static const struct verb {
 	{ "dump", cmd_dump, "list every transaction in the log" },
 	{ "recover", cmd_recover, "replay the journal onto its data device" },
 	{ "write", cmd_write, "append one committed, unreplayed transaction" },
+	{ "mount", cmd_mount, "mount an ext4 image through FUSE, journaled (crash-safe)" },
 	{ "devbench", cmd_devbench, "benchmark a simulated or real device" },
 	{ "bench", cmd_bench, "benchmark the journal runtime (fsync loop, group commit, handles)" },
 	{ "lab", cmd_lab, "run the seeds' scenarios and report them (tables, JSON, plots)" },

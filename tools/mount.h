@@ -1,0 +1,26 @@
+/*
+ * mount.h: `ujbd mount`'s pieces (cmd_mount.c, mount_io.c).
+ */
+#ifndef UJBD_TOOLS_MOUNT_H
+#define UJBD_TOOLS_MOUNT_H
+
+#include <ext2fs/ext2fs.h>
+
+#include "ujbd/ujbd.h"
+
+/* Credits a FUSE operation's handle starts with, and extends by when an
+ * operation touches more blocks (a rename across directories, a truncate
+ * of a large file). */
+#define MOUNT_CREDITS 64
+
+/* The io_manager over a journal: reads through ujbd_read, writes into the
+ * calling thread's handle (mount_io.c). */
+extern io_manager mount_io_manager;
+void mount_io_set_journal(struct ujbd *j);
+/* The calling thread's handle (NULL: none; writes fail with EROFS). */
+void mount_io_set_handle(struct ujbd_handle *h);
+struct ujbd_handle *mount_io_handle(void);
+/* The first journal error a write of the current handle met (0: none). */
+int mount_io_error(void);
+
+#endif
