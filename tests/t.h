@@ -1,14 +1,19 @@
 /*
  * A small unit-test harness: each test is a void function; T_CHECK and its
  * typed variants report the first failed check of a test (file, line,
- * expression, values) and return from it. t_done() prints
+ * expression, values) and leave the test, also from a helper it called
+ * (T_RUN's setjmp; on a thread other than the one that runs the tests, a
+ * check can only return from its function). t_done() prints
  * "<prog>: N passed, N failed, N skipped" and gives the exit status the
- * runner (tests/run) expects: 0 all passed, 1 a failure, 77 all skipped.
+ * runner (tests/run) expects: 0 all passed, 1 a failure or no test run at
+ * all, 77 all skipped.
  */
 #ifndef UJBD_TESTS_T_H
 #define UJBD_TESTS_T_H
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +22,18 @@
 
 static int t_passed, t_failed, t_skipped, t_cur_failed, t_cur_skipped;
 static const char *t_cur_name;
+static jmp_buf t_cur_jmp;
+static pthread_t t_cur_thread;
+static int t_cur_running; /* inside T_RUN: t_cur_jmp is set */
+
+/* Leave the current test: back to its T_RUN when on the tests' thread,
+ * else the caller returns from its own function. */
+#define T_LEAVE()                                                            \
+	do {                                                                 \
+		if (t_cur_running && pthread_equal(pthread_self(), t_cur_thread)) \
+			longjmp(t_cur_jmp, 1);                               \
+		return;                                                      \
+	} while (0)
 
 #define T_FAILF(...)                                                         \
 	do {                                                                 \
@@ -31,7 +48,7 @@ static const char *t_cur_name;
 	do {                                           \
 		if (!(cond)) {                         \
 			T_FAILF("%s", #cond);          \
-			return;                        \
+			T_LEAVE();                 \
 		}                                      \
 	} while (0)
 
@@ -40,7 +57,7 @@ static const char *t_cur_name;
 		long long t_a_ = (long long)(a), t_b_ = (long long)(b);      \
 		if (t_a_ != t_b_) {                                          \
 			T_FAILF("%s == %s (%lld != %lld)", #a, #b, t_a_, t_b_); \
-			return;                                              \
+			T_LEAVE();                                       \
 		}                                                            \
 	} while (0)
 
@@ -50,7 +67,7 @@ static const char *t_cur_name;
 		if (t_a_ != t_b_) {                                          \
 			T_FAILF("%s == %s (0x%" PRIx64 " != 0x%" PRIx64 ")", \
 				#a, #b, t_a_, t_b_);                         \
-			return;                                              \
+			T_LEAVE();                                       \
 		}                                                            \
 	} while (0)
 
@@ -59,7 +76,7 @@ static const char *t_cur_name;
 		const char *t_a_ = (a), *t_b_ = (b);                         \
 		if (strcmp(t_a_, t_b_) != 0) {                               \
 			T_FAILF("%s == %s (\"%s\" != \"%s\")", #a, #b, t_a_, t_b_); \
-			return;                                              \
+			T_LEAVE();                                       \
 		}                                                            \
 	} while (0)
 
@@ -70,14 +87,18 @@ static const char *t_cur_name;
 		fprintf(stderr, __VA_ARGS__);                               \
 		fputc('\n', stderr);                                        \
 		t_cur_skipped = 1;                                          \
-		return;                                                     \
+		T_LEAVE();                                                  \
 	} while (0)
 
 #define T_RUN(fn)                                                       \
 	do {                                                            \
 		t_cur_name = #fn;                                       \
 		t_cur_failed = t_cur_skipped = 0;                       \
-		fn();                                                   \
+		t_cur_thread = pthread_self();                          \
+		t_cur_running = 1;                                      \
+		if (!setjmp(t_cur_jmp))                                 \
+			fn();                                           \
+		t_cur_running = 0;                                      \
 		if (t_cur_failed)                                       \
 			t_failed++;                                     \
 		else if (t_cur_skipped)                                 \
@@ -141,6 +162,10 @@ static inline int t_done(const char *prog)
 	       t_passed, t_failed, t_skipped);
 	if (t_failed)
 		return 1;
+	if (t_passed == 0 && t_skipped == 0) {
+		fprintf(stderr, "%s: no test ran\n", base ? base + 1 : prog);
+		return 1;
+	}
 	if (t_passed == 0 && t_skipped > 0)
 		return 77;
 	return 0;

@@ -135,8 +135,7 @@ const char *ujbd_under_commit_name(enum ujbd_under_commit p);
 int ujbd_under_commit_parse(const char *s, enum ujbd_under_commit *out);
 
 /* Async commit: the commit block written with the log blocks, one flush
- * for all instead of one before the commit block and one for it (issue
- * 14). Used only for a transaction whose every block is in the journal and
+ * for all instead of one before the commit block and one for it. Used only for a transaction whose every block is in the journal and
  * checksummed (v2/v3 checksums, no ordered data written home: see
  * ordered_journal_bytes), and ujbd's recovery then ends the replay before
  * a transaction torn under its commit block. e2fsck and the kernel do not:

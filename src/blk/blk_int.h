@@ -80,7 +80,7 @@ struct blk_request {
 	unsigned rq_nr_bios;
 	uint64_t rq_start_ns;     /* G: request allocated */
 	uint64_t rq_i_ns, rq_d_ns;
-	uint64_t rq_fifo_time;    /* elevator deadline (deadline, cfq) */
+	uint64_t rq_fifo_expire_ns;    /* elevator deadline (deadline, cfq) */
 	uint64_t rq_boost_ns;     /* first blk_boost that raised it, 0 none */
 	struct blk_link rq_qlink; /* q_queued / q_dispatch / free list */
 	struct blk_link rq_slink; /* elevator: sorted by sector */
@@ -121,7 +121,7 @@ static inline unsigned blk_ioprio_level(uint16_t prio)
 
 /*
  * Every hook runs with q_lock held. The generic layer owns q_queued (merge
- * lookup); the elevator owns rq_slink, rq_flink, rq_elv, rq_fifo_time.
+ * lookup); the elevator owns rq_slink, rq_flink, rq_elv, rq_fifo_expire_ns.
  * dispatch() removes the request it returns from its own structures.
  * After add, completed and timer the generic layer runs the queue, so an
  * elevator "kicks" simply by returning.

@@ -48,9 +48,9 @@
 #define CFQ_SAMPLE_VALID(cd, n) ((n) > (cd)->cd_t.sample_valid)
 
 struct cfqq {
-	int cq_used;
+	bool cq_used;
 	int cq_pid;                 /* sync: owning thread; async: -1 */
-	int cq_sync;
+	bool cq_sync;
 	unsigned cq_class;          /* RT_IOPRIO_CLASS_RT / BE / IDLE */
 	unsigned cq_level;
 	uint16_t cq_ioprio;         /* as submitted, to notice changes */
@@ -59,15 +59,15 @@ struct cfqq {
 	struct blk_request *cq_next_rq;
 	unsigned cq_queued, cq_meta_pending, cq_dispatched;
 	/* service list */
-	int cq_on_rr;
+	bool cq_on_rr;
 	int64_t cq_rb_key;
 	struct blk_link cq_rr;
 	/* slice */
-	uint64_t cq_slice_end;
+	uint64_t cq_slice_end_ns;
 	int64_t cq_slice_resid;
 	unsigned cq_slice_dispatch;
-	int cq_slice_new, cq_wait_request, cq_must_dispatch, cq_fifo_checked;
-	int cq_idle_window;
+	bool cq_slice_new, cq_wait_request, cq_must_dispatch, cq_fifo_checked;
+	bool cq_idle_window;
 	/* the io context's detectors (sync queues) */
 	uint64_t cq_last_end_request;
 	uint64_t cq_ttime_samples, cq_ttime_total, cq_ttime_mean;
@@ -88,9 +88,9 @@ struct cfq_data {
 	unsigned cd_sync_flight;
 	uint64_t cd_last_position;  /* head: end of the last dispatched request */
 	uint64_t cd_idle_timer_at;  /* 0 = not armed */
-	uint64_t cd_idle_start;     /* when the armed idle window began */
+	uint64_t cd_idle_start_ns;     /* when the armed idle window began */
 	struct blk_queue_stats *cd_stats; /* the queue's: idle windows counted there */
-	int cd_hw_tag, cd_nonrot;
+	bool cd_hw_tag, cd_nonrot;
 	uint64_t cd_use_seq;
 };
 
@@ -99,18 +99,18 @@ static struct cfq_data *cfqd_of(struct blk_queue *q)
 	return q->q_elv_data;
 }
 
-static int cfq_class_rt(const struct cfqq *cq)
+static bool cfq_class_rt(const struct cfqq *cq)
 {
 	return cq->cq_class == RT_IOPRIO_CLASS_RT;
 }
 
-static int cfq_class_idle(const struct cfqq *cq)
+static bool cfq_class_idle(const struct cfqq *cq)
 {
 	return cq->cq_class == RT_IOPRIO_CLASS_IDLE;
 }
 
 /* slice = base + base/5 * (4 - level): 180..40 ms sync, 72..16 ms async. */
-static uint64_t cfq_prio_slice(const struct cfq_data *cd, int sync, unsigned level)
+static uint64_t cfq_prio_slice(const struct cfq_data *cd, bool sync, unsigned level)
 {
 	int64_t base = (int64_t)(sync ? cd->cd_t.slice_sync_ns : cd->cd_t.slice_async_ns);
 	int64_t s = base + base / cd->cd_t.slice_scale * (4 - (int64_t)level);
@@ -124,17 +124,17 @@ static unsigned cfq_prio_to_maxrq(const struct cfq_data *cd, const struct cfqq *
 	return 2 * (base + base * (RT_IOPRIO_LEVELS - 1 - cq->cq_level));
 }
 
-static int cfq_slice_used(const struct cfqq *cq, uint64_t now)
+static bool cfq_slice_used(const struct cfqq *cq, uint64_t now)
 {
 	if (cq->cq_slice_new)
-		return 0;
-	return now >= cq->cq_slice_end;
+		return false;
+	return now >= cq->cq_slice_end_ns;
 }
 
-static void cfq_init_queue_struct(struct cfqq *cq, int pid, int sync, uint16_t ioprio)
+static void cfq_init_queue_struct(struct cfqq *cq, int pid, bool sync, uint16_t ioprio)
 {
 	memset(cq, 0, sizeof(*cq));
-	cq->cq_used = 1;
+	cq->cq_used = true;
 	cq->cq_pid = pid;
 	cq->cq_sync = sync;
 	cq->cq_ioprio = ioprio;
@@ -197,7 +197,7 @@ static int64_t cfq_slice_offset(const struct cfq_data *cd, const struct cfqq *cq
  * (Re)insert cq on the service list: RT first, IDLE last, then by key; a
  * queue goes after others of equal rank and key (arrival order).
  */
-static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, int add_front)
+static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, bool add_front)
 {
 	int64_t now = (int64_t)rt_now_ns(), key;
 	ASSERT(cq->cq_on_rr && cq->cq_used);
@@ -243,11 +243,11 @@ static void cfq_add_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
 {
 	ASSERT(!cq->cq_on_rr && blk_list_empty(&cq->cq_rr));
 	ASSERT(cq->cq_queued > 0); /* only busy queues wait for service */
-	cq->cq_on_rr = 1;
+	cq->cq_on_rr = true;
 	cd->cd_busy_queues++;
 	if (cfq_class_rt(cq))
 		cd->cd_busy_rt_queues++;
-	cfq_service_tree_add(cd, cq, 0);
+	cfq_service_tree_add(cd, cq, false);
 	ASSERT(!blk_list_empty(&cq->cq_rr) && cd->cd_busy_rt_queues <= cd->cd_busy_queues);
 }
 
@@ -255,7 +255,7 @@ static void cfq_del_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
 {
 	ASSERT(cq->cq_on_rr && cd->cd_busy_queues > 0);
 	ASSERT(!cfq_class_rt(cq) || cd->cd_busy_rt_queues > 0);
-	cq->cq_on_rr = 0;
+	cq->cq_on_rr = false;
 	if (!blk_list_empty(&cq->cq_rr))
 		blk_list_del(&cq->cq_rr);
 	cd->cd_busy_queues--;
@@ -276,7 +276,7 @@ static struct cfqq *cfq_async_queue(struct cfq_data *cd, uint16_t ioprio)
 	return &cd->cd_async_be[l];
 }
 
-static int cfq_queue_recyclable(const struct cfq_data *cd, const struct cfqq *cq)
+static bool cfq_queue_recyclable(const struct cfq_data *cd, const struct cfqq *cq)
 {
 	return !cq->cq_on_rr && cq != cd->cd_active && cq->cq_queued == 0 &&
 	       cq->cq_dispatched == 0;
@@ -317,13 +317,13 @@ static void cfq_requeue_prio(struct cfq_data *cd, struct cfqq *cq, uint16_t iopr
 	cq->cq_class = blk_ioprio_class(ioprio);
 	cq->cq_level = blk_ioprio_level(ioprio);
 	if (cfq_class_idle(cq))
-		cq->cq_idle_window = 0;
+		cq->cq_idle_window = false;
 	if (on_rr)
 		cfq_add_cfqq_rr(cd, cq);
 	ASSERT(cq->cq_on_rr == on_rr && cq->cq_class == blk_ioprio_class(ioprio));
 }
 
-static struct cfqq *cfq_find_queue(struct cfq_data *cd, int pid, int sync, uint16_t ioprio)
+static struct cfqq *cfq_find_queue(struct cfq_data *cd, int pid, bool sync, uint16_t ioprio)
 {
 	struct cfqq *cq = NULL;
 	if (!sync)
@@ -341,7 +341,7 @@ static struct cfqq *cfq_find_queue(struct cfq_data *cd, int pid, int sync, uint1
 	return cq;
 }
 
-static int cfq_bio_sync(const struct blk_bio *b)
+static bool cfq_bio_sync(const struct blk_bio *b)
 {
 	return b->b_op == BLK_OP_READ || (b->b_flags & BLK_SYNC);
 }
@@ -352,7 +352,7 @@ static int cfq_allow_merge(struct blk_queue *q, struct blk_request *rq,
 {
 	struct cfq_data *cd = cfqd_of(q);
 	const struct cfqq *cq = rq->rq_elv;
-	int sync = cfq_bio_sync(b);
+	bool sync = cfq_bio_sync(b);
 	if (sync != blk_rq_is_sync(rq))
 		return 0;
 	if (!cq->cq_sync)
@@ -446,12 +446,12 @@ static void cfq_set_active_queue(struct cfq_data *cd, struct cfqq *cq)
 	ASSERT(!cd->cd_active); /* the last slice ended */
 	ASSERT(!cq || (cq->cq_on_rr && cq->cq_queued > 0));
 	if (cq) {
-		cq->cq_slice_end = 0;
+		cq->cq_slice_end_ns = 0;
 		cq->cq_slice_dispatch = 0;
-		cq->cq_fifo_checked = 0;
-		cq->cq_wait_request = 0;
-		cq->cq_must_dispatch = 0;
-		cq->cq_slice_new = 1;
+		cq->cq_fifo_checked = false;
+		cq->cq_wait_request = false;
+		cq->cq_must_dispatch = false;
+		cq->cq_slice_new = true;
 	}
 	cd->cd_active = cq;
 }
@@ -462,13 +462,13 @@ static void cfq_idle_end(struct cfq_data *cd, bool expired)
 {
 	if (!cd->cd_idle_timer_at)
 		return;
-	cd->cd_stats->idle_ns += rt_now_ns() - cd->cd_idle_start;
+	cd->cd_stats->idle_ns += rt_now_ns() - cd->cd_idle_start_ns;
 	cd->cd_stats->idles_expired += expired;
 	cd->cd_idle_timer_at = 0;
 }
 
 /* End the active queue's slice; timed_out banks what is left of it. */
-static void cfq_slice_expired(struct cfq_data *cd, int timed_out)
+static void cfq_slice_expired(struct cfq_data *cd, bool timed_out)
 {
 	struct cfqq *cq = cd->cd_active;
 	if (!cq)
@@ -476,12 +476,12 @@ static void cfq_slice_expired(struct cfq_data *cd, int timed_out)
 	uint64_t now = rt_now_ns();
 	if (cq->cq_wait_request)
 		cfq_idle_end(cd, false);
-	cq->cq_wait_request = 0;
-	cq->cq_must_dispatch = 0;
+	cq->cq_wait_request = false;
+	cq->cq_must_dispatch = false;
 	if (timed_out && !cq->cq_slice_new)
-		cq->cq_slice_resid = (int64_t)cq->cq_slice_end - (int64_t)now;
+		cq->cq_slice_resid = (int64_t)cq->cq_slice_end_ns - (int64_t)now;
 	if (cq->cq_on_rr)
-		cfq_service_tree_add(cd, cq, 0);
+		cfq_service_tree_add(cd, cq, false);
 	ASSERT(cq->cq_on_rr == !blk_list_empty(&cq->cq_rr));
 	cd->cd_active = NULL;
 }
@@ -493,10 +493,10 @@ static struct cfqq *cfq_get_next_queue(struct cfq_data *cd)
 	return cfq_rr_entry(cd->cd_rr.next);
 }
 
-static int cfq_should_idle(const struct cfq_data *cd, const struct cfqq *cq)
+static bool cfq_should_idle(const struct cfq_data *cd, const struct cfqq *cq)
 {
 	if (cd->cd_nonrot && cd->cd_hw_tag)
-		return 0;
+		return false;
 	return cq->cq_sync && cq->cq_idle_window && cd->cd_t.slice_idle_ns > 0;
 }
 
@@ -514,7 +514,7 @@ static struct cfqq *cfq_select_queue(struct cfq_data *cd)
 	if (cfq_slice_used(cq, now) && !cq->cq_must_dispatch)
 		goto expire;
 	if (!cfq_class_rt(cq) && cd->cd_busy_rt_queues) {
-		cfq_slice_expired(cd, 1);
+		cfq_slice_expired(cd, true);
 		goto new_queue;
 	}
 	if (cq->cq_queued)
@@ -522,27 +522,27 @@ static struct cfqq *cfq_select_queue(struct cfq_data *cd)
 	if (cd->cd_idle_timer_at || (cq->cq_dispatched && cfq_should_idle(cd, cq)))
 		return NULL;
 expire:
-	cfq_slice_expired(cd, 0);
+	cfq_slice_expired(cd, false);
 new_queue:
 	cfq_set_active_queue(cd, cfq_get_next_queue(cd));
 	return cd->cd_active;
 }
 
 /* 2.6.33 cfq_may_dispatch, without cgroups and low_latency. */
-static int cfq_may_dispatch(const struct cfq_data *cd, const struct cfqq *cq)
+static bool cfq_may_dispatch(const struct cfq_data *cd, const struct cfqq *cq)
 {
 	if (cfq_should_idle(cd, cq) && cd->cd_rq_in_driver[0])
-		return 0; /* async drains before a sync queue that idles */
+		return false; /* async drains before a sync queue that idles */
 	if (cd->cd_sync_flight && !cq->cq_sync)
-		return 0; /* async waits for sync to drain */
+		return false; /* async waits for sync to drain */
 	unsigned max = cfq_class_idle(cq) ? 1 : cd->cd_t.quantum;
 	if (cq->cq_dispatched >= max) {
 		if (cd->cd_busy_queues > 1 || cfq_class_idle(cq))
-			return 0;
+			return false;
 		if (cq->cq_dispatched >= 4 * max)
-			return 0;
+			return false;
 	}
-	return 1;
+	return true;
 }
 
 /* Once per slice: the FIFO head if its deadline passed. */
@@ -550,12 +550,12 @@ static struct blk_request *cfq_check_fifo(struct cfqq *cq)
 {
 	if (cq->cq_fifo_checked)
 		return NULL;
-	cq->cq_fifo_checked = 1;
+	cq->cq_fifo_checked = true;
 	if (blk_list_empty(&cq->cq_fifo))
 		return NULL;
 	struct blk_request *rq =
 		BLK_CONTAINER_OF(cq->cq_fifo.next, struct blk_request, rq_flink);
-	return rt_now_ns() >= rq->rq_fifo_time ? rq : NULL;
+	return rt_now_ns() >= rq->rq_fifo_expire_ns ? rq : NULL;
 }
 
 static void cfq_remove_request(struct cfq_data *cd, struct blk_request *rq)
@@ -591,12 +591,12 @@ static struct blk_request *cfq_dispatch(struct blk_queue *q)
 	if (!rq)
 		rq = cq->cq_next_rq;
 	ASSERT(rq && rq->rq_elv == cq);
-	cq->cq_wait_request = 0;
-	cq->cq_must_dispatch = 0;
+	cq->cq_wait_request = false;
+	cq->cq_must_dispatch = false;
 	cfq_remove_request(cd, rq);
 	cq->cq_dispatched++;
 	cq->cq_slice_dispatch++;
-	int sync = blk_rq_is_sync(rq);
+	bool sync = blk_rq_is_sync(rq);
 	cd->cd_rq_in_driver[sync]++;
 	if (sync)
 		cd->cd_sync_flight++;
@@ -607,8 +607,8 @@ static struct blk_request *cfq_dispatch(struct blk_queue *q)
 	if (cd->cd_active == cq && cd->cd_busy_queues > 1 &&
 	    ((!cq->cq_sync && cq->cq_slice_dispatch >= cfq_prio_to_maxrq(cd, cq)) ||
 	     cfq_class_idle(cq))) {
-		cq->cq_slice_end = rt_now_ns() + 1;
-		cfq_slice_expired(cd, 0);
+		cq->cq_slice_end_ns = rt_now_ns() + 1;
+		cfq_slice_expired(cd, false);
 	}
 	return rq;
 }
@@ -640,7 +640,7 @@ static void cfq_update_seektime(struct cfqq *cq, const struct blk_request *rq)
 	cq->cq_seek_mean = (cq->cq_seek_total + cq->cq_seek_samples / 2) / cq->cq_seek_samples;
 }
 
-static int cfq_seeky(const struct cfq_data *cd, const struct cfqq *cq)
+static bool cfq_seeky(const struct cfq_data *cd, const struct cfqq *cq)
 {
 	return CFQ_SAMPLE_VALID(cd, cq->cq_seek_samples) &&
 	       cq->cq_seek_mean > cd->cd_t.seeky_sectors;
@@ -650,67 +650,67 @@ static void cfq_update_idle_window(const struct cfq_data *cd, struct cfqq *cq)
 {
 	if (!cq->cq_sync || cfq_class_idle(cq))
 		return;
-	int enable = cq->cq_idle_window;
+	bool enable = cq->cq_idle_window;
 	if (!cd->cd_t.slice_idle_ns || (cd->cd_hw_tag && cfq_seeky(cd, cq)))
-		enable = 0;
+		enable = false;
 	else if (CFQ_SAMPLE_VALID(cd, cq->cq_ttime_samples))
 		enable = cq->cq_ttime_mean <= cd->cd_t.slice_idle_ns;
 	cq->cq_idle_window = enable;
 }
 
-/* 2.6.29 cfq_should_preempt: its rules (numbered 1-10 here) in its order. */
-static int cfq_should_preempt(const struct cfq_data *cd, const struct cfqq *newq,
+/* 2.6.29 cfq_should_preempt: its rules, in its order. */
+static bool cfq_should_preempt(const struct cfq_data *cd, const struct cfqq *newq,
 			      const struct blk_request *rq)
 {
 	const struct cfqq *cq = cd->cd_active;
 	if (!cq)
-		return 0;
+		return false;
 	if (cfq_slice_used(cq, rt_now_ns()))
-		return 1;
+		return true;
 	if (cfq_class_idle(newq))
-		return 0;
+		return false;
 	if (cfq_class_idle(cq))
-		return 1;
+		return true;
 	if (blk_rq_is_sync(rq) && !cq->cq_sync)
-		return 1;
+		return true;
 	if (blk_rq_is_meta(rq) && !cq->cq_meta_pending)
-		return 1;
+		return true;
 	if (cfq_class_rt(newq) && !cfq_class_rt(cq))
-		return 1;
+		return true;
 	if (!cq->cq_wait_request)
-		return 0;
+		return false;
 	/* Close to where the active thread's I/O is going: serve it now. */
 	if (cq->cq_sync && CFQ_SAMPLE_VALID(cd, cq->cq_seek_samples)) {
 		uint64_t pos = rq->rq_sector, head = cd->cd_last_position;
 		uint64_t dist = pos >= head ? pos - head : head - pos;
 		if (dist <= cq->cq_seek_mean)
-			return 1;
+			return true;
 	}
-	return 0;
+	return false;
 }
 
 /* Expire the active queue and put newq first, with a fresh slice. */
 static void cfq_preempt_queue(struct cfq_data *cd, struct cfqq *newq)
 {
 	ASSERT(newq != cd->cd_active);
-	cfq_slice_expired(cd, 1);
+	cfq_slice_expired(cd, true);
 	ASSERT(newq->cq_on_rr && !cd->cd_active);
-	cfq_service_tree_add(cd, newq, 1);
-	newq->cq_slice_end = 0;
-	newq->cq_slice_new = 1;
-	newq->cq_must_dispatch = 1;
+	cfq_service_tree_add(cd, newq, true);
+	newq->cq_slice_end_ns = 0;
+	newq->cq_slice_new = true;
+	newq->cq_must_dispatch = true;
 }
 
 static void cfq_add(struct blk_queue *q, struct blk_request *rq)
 {
 	struct cfq_data *cd = cfqd_of(q);
-	int sync = blk_rq_is_sync(rq);
+	bool sync = blk_rq_is_sync(rq);
 	struct cfqq *cq = cfq_find_queue(cd, rq->rq_pid, sync, rq->rq_ioprio);
 	uint64_t now = rt_now_ns();
 	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(cq && cq->cq_used && rq->rq_state == BLK_RQ_QUEUED);
 	rq->rq_elv = cq;
-	rq->rq_fifo_time = now + (sync ? cd->cd_t.fifo_expire_sync_ns
+	rq->rq_fifo_expire_ns = now + (sync ? cd->cd_t.fifo_expire_sync_ns
 				       : cd->cd_t.fifo_expire_async_ns);
 	cfq_sort_insert(cq, rq);
 	blk_list_add_tail(&cq->cq_fifo, &rq->rq_flink);
@@ -731,7 +731,7 @@ static void cfq_add(struct blk_queue *q, struct blk_request *rq)
 	if (cq == cd->cd_active) {
 		/* The request the active queue idled for: let it rip. */
 		if (cq->cq_wait_request) {
-			cq->cq_must_dispatch = 1;
+			cq->cq_must_dispatch = true;
 			cfq_idle_end(cd, false);
 		}
 	} else if (cfq_should_preempt(cd, cq, rq)) {
@@ -763,15 +763,15 @@ static void cfq_arm_slice_timer(struct blk_queue *q, struct cfq_data *cd, struct
 		return;
 	uint64_t sl = cd->cd_t.slice_idle_ns;
 	/* 2.6.33: no point waiting longer than the slice has left. */
-	if (CFQ_SAMPLE_VALID(cd, cq->cq_ttime_samples) && cq->cq_slice_end > now &&
-	    cq->cq_slice_end - now < cq->cq_ttime_mean)
+	if (CFQ_SAMPLE_VALID(cd, cq->cq_ttime_samples) && cq->cq_slice_end_ns > now &&
+	    cq->cq_slice_end_ns - now < cq->cq_ttime_mean)
 		return;
 	/* 2.6.29: a seeky thread gets only a short wait. */
 	if (cfq_seeky(cd, cq) && sl > cd->cd_t.min_tt_ns)
 		sl = cd->cd_t.min_tt_ns;
-	cq->cq_wait_request = 1;
+	cq->cq_wait_request = true;
 	cd->cd_idle_timer_at = now + sl;
-	cd->cd_idle_start = now;
+	cd->cd_idle_start_ns = now;
 	cd->cd_stats->idles++;
 	ASSERT(cd->cd_idle_timer_at > now);
 	__blk_timers_changed(q);
@@ -781,7 +781,7 @@ static void cfq_completed(struct blk_queue *q, struct blk_request *rq)
 {
 	struct cfq_data *cd = cfqd_of(q);
 	struct cfqq *cq = rq->rq_elv;
-	int sync = blk_rq_is_sync(rq);
+	bool sync = blk_rq_is_sync(rq);
 	uint64_t now = rt_now_ns();
 	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(cq && cq->cq_dispatched > 0 && cd->cd_rq_in_driver[sync] > 0);
@@ -796,11 +796,11 @@ static void cfq_completed(struct blk_queue *q, struct blk_request *rq)
 		return;
 	if (cq->cq_slice_new) {
 		/* The slice starts with its first completion. */
-		cq->cq_slice_end = now + cfq_prio_slice(cd, cq->cq_sync, cq->cq_level);
-		cq->cq_slice_new = 0;
+		cq->cq_slice_end_ns = now + cfq_prio_slice(cd, cq->cq_sync, cq->cq_level);
+		cq->cq_slice_new = false;
 	}
 	if (cfq_slice_used(cq, now) || cfq_class_idle(cq))
-		cfq_slice_expired(cd, 1);
+		cfq_slice_expired(cd, true);
 	else if (sync && cq->cq_queued == 0 && !(rq->rq_flags & BLK_NOIDLE))
 		cfq_arm_slice_timer(q, cd, cq);
 }
@@ -824,11 +824,11 @@ static void cfq_idle_timer(struct blk_queue *q)
 		if (!cd->cd_busy_queues)
 			return; /* nobody else wants the disk: keep it */
 		if (cq->cq_queued) {
-			cq->cq_must_dispatch = 1;
+			cq->cq_must_dispatch = true;
 			return;
 		}
 	}
-	cfq_slice_expired(cd, 1);
+	cfq_slice_expired(cd, true);
 }
 
 /* ---- blk_boost ---------------------------------------------------------- */
@@ -841,8 +841,8 @@ static void cfq_link_request(struct cfq_data *cd, struct cfqq *cq, struct blk_re
 	cfq_sort_insert(cq, rq);
 	struct blk_link *l;
 	for (l = cq->cq_fifo.next; l != &cq->cq_fifo; l = l->next)
-		if (BLK_CONTAINER_OF(l, struct blk_request, rq_flink)->rq_fifo_time >
-		    rq->rq_fifo_time)
+		if (BLK_CONTAINER_OF(l, struct blk_request, rq_flink)->rq_fifo_expire_ns >
+		    rq->rq_fifo_expire_ns)
 			break;
 	blk_list_insert_before(l, &rq->rq_flink);
 	cq->cq_queued++;

@@ -69,7 +69,7 @@ static void deadline_add(struct blk_queue *q, struct blk_request *rq)
 	int dir = dd_dir(rq);
 	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(blk_list_empty(&rq->rq_flink) && rq->rq_op != BLK_OP_FLUSH);
-	rq->rq_fifo_time = rt_now_ns() +
+	rq->rq_fifo_expire_ns = rt_now_ns() +
 		(dir == DD_READ ? t->read_expire_ns : t->write_expire_ns);
 	dd_sort_insert(dd, rq);
 	blk_list_add_tail(&dd->dd_fifo[dir], &rq->rq_flink);
@@ -112,7 +112,7 @@ static int dd_fifo_expired(struct deadline_data *dd, int dir)
 		return 0;
 	struct blk_request *rq =
 		BLK_CONTAINER_OF(dd->dd_fifo[dir].next, struct blk_request, rq_flink);
-	return rt_now_ns() > rq->rq_fifo_time;
+	return rt_now_ns() > rq->rq_fifo_expire_ns;
 }
 
 static struct blk_request *deadline_dispatch(struct blk_queue *q)

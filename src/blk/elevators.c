@@ -10,9 +10,8 @@
  * beside the others. The first three rows must stay in the order of enum
  * blk_elevator's named constants.
  */
-#include <string.h>
-
 #include "blk/blk_int.h"
+#include "priv/reg.h"
 
 static const struct blk_elevator_type *const blk_elevators[] = {
 	&blk_elevator_noop,     /* BLK_ELV_NOOP */
@@ -20,20 +19,19 @@ static const struct blk_elevator_type *const blk_elevators[] = {
 	&blk_elevator_cfq,      /* BLK_ELV_CFQ */
 };
 
+static const struct rt_reg reg = RT_REG(blk_elevators, struct blk_elevator_type, e_name);
+
 size_t blk_elevator_count(void)
 {
-	return sizeof(blk_elevators) / sizeof(blk_elevators[0]);
+	return rt_reg_count(&reg);
 }
 
 const struct blk_elevator_type *blk_elevator_at(size_t i)
 {
-	return i < blk_elevator_count() ? blk_elevators[i] : NULL;
+	return rt_reg_at(&reg, i);
 }
 
 const struct blk_elevator_type *blk_elevator_find(const char *name)
 {
-	for (size_t i = 0; name && i < blk_elevator_count(); i++)
-		if (!strcmp(blk_elevators[i]->e_name, name))
-			return blk_elevators[i];
-	return NULL;
+	return rt_reg_find(&reg, name);
 }

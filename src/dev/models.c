@@ -7,9 +7,8 @@
  * dev_model_NAME`) and one row below, with its extern beside the others
  * (the built-in rows are also declared in dev.h, for tests).
  */
-#include <string.h>
-
 #include "dev/dev_int.h"
+#include "priv/reg.h"
 
 extern const struct dev_model dev_model_hdd;
 extern const struct dev_model dev_model_ssd;
@@ -19,20 +18,19 @@ static const struct dev_model *const dev_models[] = {
 	&dev_model_ssd,
 };
 
+static const struct rt_reg reg = RT_REG(dev_models, struct dev_model, m_name);
+
 size_t dev_model_count(void)
 {
-	return sizeof(dev_models) / sizeof(dev_models[0]);
+	return rt_reg_count(&reg);
 }
 
 const struct dev_model *dev_model_at(size_t i)
 {
-	return i < dev_model_count() ? dev_models[i] : NULL;
+	return rt_reg_at(&reg, i);
 }
 
 const struct dev_model *dev_model_find(const char *name)
 {
-	for (size_t i = 0; name && i < dev_model_count(); i++)
-		if (!strcmp(dev_models[i]->m_name, name))
-			return dev_models[i];
-	return NULL;
+	return rt_reg_find(&reg, name);
 }

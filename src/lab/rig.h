@@ -82,7 +82,8 @@ int lab_rig_settle(struct lab_rig *r);
 
 /* ---- eras (era.c) -------------------------------------------------------- */
 
-/* Seed 000's era (2.6.23-rc9, ext3 data=ordered): jbd wrote log blocks as
+/* The era of the 2007 kjournald-priority thread (Arjan van de Ven, LKML,
+ * October 2007; 2.6.23-rc9, ext3 data=ordered): jbd wrote log blocks as
  * plain WRITE (the commit block by sync_dirty_buffer), no META tag, commit
  * thread at the default be:4, jbd's wait on a buffer being logged
  * (wait-io), cfq, dirty 10/5 (the fs model's defaults). */

@@ -10,7 +10,7 @@
  * behind the flushes; under copy nobody waits for log I/O. The sweep is over
  * disk models whose flush cost is physics (the destage of the write cache),
  * not a number chosen here: no cache (the no-flush point), a large cache
- * (32 MiB, the top of §6.1's 16-32 MB), an SSD. (A 2 MiB point fits
+ * (32 MiB, the top of the 16-32 MB that disks of 2007-2010 had), an SSD. (A 2 MiB point fits
  * between them; it is left out for the run-time budget.) flush_ms is what the flushes measured.
  */
 #include <errno.h>
@@ -27,7 +27,7 @@ struct flush_point {
 	const char *params;
 };
 
-/* cache sizes: §6.1 of the block-layer spec (16-32 MB in 2007-2010); the SSD: the model's defaults (consumer, no power-loss
+/* cache sizes: disks of 2007-2010 had 16-32 MB of write cache; the SSD: the model's defaults (consumer, no power-loss
  * protection: a flush programs its cache). */
 static const struct flush_point flush_points[] = {
 	{ "hdd no cache", "hdd", "cache_mib=0" },

@@ -7,10 +7,9 @@
  * order of the report. The table may be empty: the runner then has nothing
  * to run and says so.
  */
-#include <string.h>
-
 #include "lab/lab.h"
 #include "lab/scen.h"
+#include "priv/reg.h"
 
 static const struct lab_scenario *const scenarios[] = {
 	/* &lab_scen_NAME, rows go here, in report order */
@@ -24,24 +23,19 @@ static const struct lab_scenario *const scenarios[] = {
 };
 
 /* The rows before the NULL that ends the table. */
+static const struct rt_reg reg = RT_REG_NULL_ENDED(scenarios, struct lab_scenario, s_name);
+
 size_t lab_scenario_count(void)
 {
-	size_t n = 0;
-
-	while (scenarios[n])
-		n++;
-	return n;
+	return rt_reg_count(&reg);
 }
 
 const struct lab_scenario *lab_scenario_at(size_t i)
 {
-	return i < lab_scenario_count() ? scenarios[i] : NULL;
+	return rt_reg_at(&reg, i);
 }
 
 const struct lab_scenario *lab_scenario_find(const char *name)
 {
-	for (size_t i = 0; name && scenarios[i]; i++)
-		if (!strcmp(scenarios[i]->s_name, name))
-			return scenarios[i];
-	return NULL;
+	return rt_reg_find(&reg, name);
 }
