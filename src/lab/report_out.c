@@ -553,11 +553,11 @@ static void html_summary(FILE *f, const struct lab_summary *s)
 {
 	if (!lab_summary_count(s))
 		return;
-	fputs("<table><tr><th>what</th><th>seed's figure</th><th>lab</th><th>ratio</th>"
+	fputs("<table><tr><th>what</th><th>thread's figure</th><th>lab</th><th>ratio</th>"
 	      "<th>goal</th><th>met?</th><th>why</th></tr>\n", f);
 	for (size_t i = 0; i < lab_summary_count(s); i++) {
 		const struct lab_summary_rowv *w = lab_summary_at(s, i);
-		const char *cells[] = { w->w_what, w->w_seed, w->w_lab };
+		const char *cells[] = { w->w_what, w->w_thread, w->w_lab };
 
 		fprintf(f, "<tr class=%s>", w->w_met ? "yes" : "no");
 		for (size_t c = 0; c < 3; c++) {
@@ -615,8 +615,17 @@ static void html_scenario(FILE *f, const struct out *o, size_t si)
 	char msg[320];
 
 	fprintf(f, "<h2 id=\"%s\">%s</h2>\n<p>", sc->s_name, sc->s_name);
-	if (sc->s_seed && *sc->s_seed)
-		fprintf(f, "seed %s: ", sc->s_seed);
+	if (sc->s_thread) {
+		fprintf(f, "thread %s, &ldquo;", sc->s_thread->t_id);
+		html_esc(f, sc->s_thread->t_subject);
+		fputs("&rdquo;, ", f);
+		html_esc(f, sc->s_thread->t_list);
+		fputs(", ", f);
+		html_esc(f, sc->s_thread->t_date);
+		fputs(", ", f);
+		html_esc(f, sc->s_thread->t_author);
+		fputs(": ", f);
+	}
 	html_esc(f, sc->s_help ? sc->s_help : "");
 	fputs("</p>\n", f);
 	if (lab_real_path(o->o_run->r_ctx) && sc->s_real) {
@@ -682,6 +691,28 @@ static int out_mkdir(struct out *o)
 	return o->o_rc;
 }
 
+int lab_report_dir_check(const char *dir, char *err, size_t errlen)
+{
+	char dummy[8], path[LAB_PATH_MAX];
+	struct out o = { .o_dir = dir, .o_err = err ? err : dummy,
+			 .o_errlen = err ? errlen : sizeof(dummy) };
+	int fd;
+
+	if (out_mkdir(&o))
+		return o.o_rc;
+	snprintf(path, sizeof(path), "%s/.ujbd-lab-probe", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(o.o_err, o.o_errlen, "cannot write in '%s': %s", dir, strerror(e));
+		return -e;
+	}
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
 static void out_documents(struct out *o)
 {
 	FILE *f;
@@ -693,7 +724,7 @@ static void out_documents(struct out *o)
 		o->o_rc = o->o_rc ? o->o_rc : rc;
 	}
 	if ((f = out_open(o, "report.txt"))) {
-		rc = lab_report_text(f, o->o_run);
+		rc = lab_report_text(f, o->o_run, LAB_TEXT_TEXTS);
 		out_close(o, f, "report.txt");
 		o->o_rc = o->o_rc ? o->o_rc : rc;
 	}
