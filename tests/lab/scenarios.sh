@@ -36,7 +36,7 @@ done
 check() {
 	name=$1 variants=$2 metrics=$3 pos=$4 seeded=${5:-}
 	for run in 1 1b 2; do
-		jq -c --arg s "$name" '.scenarios[$s]' "$tmp/all.$run" >"$tmp/$name.$run" 2>/dev/null \
+		jq -c --arg s "$name" '.scenarios[$s] | del(.thread)' "$tmp/all.$run" >"$tmp/$name.$run" 2>/dev/null \
 			|| { bad "$name: not in the seed ${run%b} document"; return; }
 	done
 	tr -d ' \n' <"$tmp/$name.1" >"$tmp/$name.1s"

@@ -343,13 +343,23 @@ static void t_dir(void)
 	T_CHECK(file_nonempty(dir, "selftest_fast_2_metrics.csv"));
 	T_CHECK(file_nonempty(dir, "selftest_base_data.csv"));
 	T_CHECK(file_nonempty(dir, "selftest_base_blktrace.txt"));
-	T_CHECK(file_nonempty(dir, "selftest_bars.gp") && file_nonempty(dir, "selftest_flush.gp"));
-	T_CHECK(file_nonempty(dir, "selftest_fg_latency_ms_cdf.gp"));
+	T_CHECK(file_nonempty(dir, "selftest_flush.gp"));
+	T_CHECK(!file_nonempty(dir, "selftest_bars.gp"));   /* no chart relative to a variant */
+	T_CHECK(file_nonempty(dir, "selftest_fg_latency_ms_ccdf.gp"));
+	snprintf(cmd, sizeof(cmd), "grep -q 'set logscale xy' '%s/selftest_fg_latency_ms_ccdf.gp'", dir);
+	T_EQ(system(cmd), 0);
+	/* the flush sweep's points in flush-cost order */
+	snprintf(cmd, sizeof(cmd), "sort -n -c '%s/selftest_base_flush.dat'", dir);
+	T_EQ(system(cmd), 0);
+	/* the answer first: the overview table before the first section */
+	snprintf(cmd, sizeof(cmd), "awk '/<table class=ov>/ { t = NR } /<h2 id=/ && !h { h = NR } "
+		 "END { exit !(t && t < h) }' '%s/report.html' && grep -q 'A test thread&rdquo;, "
+		 "test-list, 1 Jan 2000, A. Tester' '%s/report.html'", dir, dir);
+	T_EQ(system(cmd), 0);
 	T_CHECK(file_nonempty(dir, "selftest_base_sector_vs_time.gp"));
 	if (gnuplot) {
-		T_CHECK(file_nonempty(dir, "selftest_bars.png"));
 		T_CHECK(file_nonempty(dir, "selftest_flush.png"));
-		T_CHECK(file_nonempty(dir, "selftest_fg_latency_ms_cdf.png"));
+		T_CHECK(file_nonempty(dir, "selftest_fg_latency_ms_ccdf.png"));
 		T_CHECK(file_nonempty(dir, "selftest_fast_2_sector_vs_time.png"));
 	} else {
 		printf("  (gnuplot missing: PNGs not checked)\n");
