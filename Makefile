@@ -172,15 +172,16 @@ check: deps
 	@$(MAKE) --no-print-directory unit
 
 # The whole lab with the default seed: the build in one quiet line per file
-# (V=1: the commands), the tables on stdout, progress on stderr when it is a
-# terminal, then what to try next.
+# (V=1: the commands), what to try next, then the lab: its first line names
+# the version and the seed, progress goes to stderr when it is a terminal,
+# and the summary comes last, where the eye lands (blktrace only in --out).
 run: deps
 	@$(MAKE) --no-print-directory all
-	@$(UJBD) lab
-	@echo
 	@echo "next: $(UJBD) lab --out=DIR writes these tables as CSV, JSON, plots and report.html;"
 	@echo "      $(UJBD) lab --list names the scenarios and variants (--scenario=NAME runs one);"
 	@echo "      make tour walks through the tools; $(UJBD) help lists the verbs."
+	@echo
+	@$(UJBD) lab
 
 tour: deps
 	@$(MAKE) --no-print-directory all

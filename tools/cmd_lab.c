@@ -1,5 +1,5 @@
 /*
- * ujbd lab: run the seeds' scenarios and report them (docs/lab.md).
+ * ujbd lab: run the threads' scenarios and report them (docs/lab.md).
  *
  * The one idea: this file only turns options into a lab_ctx and a
  * selection, and picks the outputs; the runner (src/lab/runner.c) runs the
@@ -46,8 +46,8 @@ static void usage(FILE *f)
 		"       ujbd lab --list | --params [--json] [--GROUP=LIST]...\n"
 		"       ujbd lab fsck IMAGE\n"
 		"\n"
-		"Run the seeds' scenarios, every variant, and print a table per scenario\n"
-		"with the seed's figure, the lab's and the ratio that matters.\n"
+		"Run the threads' scenarios, every variant, and print a table per scenario\n"
+		"with the thread's figure, the lab's and the ratio that matters.\n"
 		"  --scenario  only these scenarios (ujbd lab --list); default all\n"
 		"  --variant   only these variants (of any selected scenario)\n"
 		"  --seed      seed of the sim world; default 1 (same seed, same output)\n"
@@ -205,8 +205,10 @@ static void list_scenarios(FILE *f)
 		const struct lab_scenario *sc = lab_scenario_at(i);
 
 		fprintf(f, "%s", sc->s_name);
-		if (sc->s_seed && *sc->s_seed)
-			fprintf(f, " (seed %s)", sc->s_seed);
+		if (sc->s_thread)
+			fprintf(f, " (thread %s, \"%s\", %s, %s, %s)", sc->s_thread->t_id,
+				sc->s_thread->t_subject, sc->s_thread->t_list, sc->s_thread->t_date,
+				sc->s_thread->t_author);
 		fprintf(f, ": %s\n  variants:", sc->s_help ? sc->s_help : "");
 		for (size_t v = 0; sc->s_variants && sc->s_variants[v]; v++)
 			fprintf(f, " %s", sc->s_variants[v]);
@@ -227,10 +229,16 @@ static int run_lab(struct lab_ctx *c, const struct lab_args *a)
 		cli_err("lab", "%s", rc == -ENOMEM ? "out of memory" : err);
 		return rc == -EINVAL ? EXIT_USAGE : EXIT_IO;
 	}
+	/* an unwritable --out is said before the run, not after it */
+	if (a->out && (rc = lab_report_dir_check(a->out, err, sizeof(err)))) {
+		cli_err("lab", "--out: %s", err);
+		lab_run_free(run);
+		return EXIT_IO;
+	}
 	if (!run->r_n)
 		lab_progress(c, "lab: no scenario registered");
 	failed = lab_run_all(run);
-	rc = a->json ? lab_report_json(stdout, run) : lab_report_text(stdout, run);
+	rc = a->json ? lab_report_json(stdout, run) : lab_report_text(stdout, run, 0);
 	if (a->json)
 		cli_json_done(); /* a failed variant is in the report */
 	if (!rc && a->out) {

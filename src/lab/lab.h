@@ -1,12 +1,12 @@
 /*
- * lab: the scenarios of the seeds, run as experiments, and their report.
+ * lab: the scenarios of the threads, run as experiments, and their report.
  *
  * The one idea: a scenario is a row of a registry (src/lab/scenarios.c)
- * with a name, the seed it reproduces, its variants and two functions. The
+ * with a name, the thread it reproduces, its variants and two functions. The
  * runner (tools/cmd_lab.c, src/lab/runner.c) loops scenarios x variants,
  * hands each variant a fresh lab_result to fill (named metrics, arrays,
  * latency histograms, (x, y) series, texts), then asks the scenario for its
- * summary rows (the seed's figure, the lab's, the ratio that matters, why).
+ * summary rows (the thread's figure, the lab's, the ratio that matters, why).
  * The report (src/lab/report.c) prints what was filled: text tables, one
  * deterministic JSON document, and with --out CSV, gnuplot plots and one
  * report.html. A scenario never prints; it only fills its result.
@@ -64,18 +64,27 @@ double lab_result_get(const struct lab_result *r, const char *name);
 struct lab_summary; /* rows: */
 /* The run's context, for a summary whose words depend on it (a real disk: lab_real_path). */
 const struct lab_ctx *lab_summary_ctx(const struct lab_summary *s);
-void lab_summary_row(struct lab_summary *s, const char *what, const char *seed_figure,
+void lab_summary_row(struct lab_summary *s, const char *what, const char *thread_figure,
 		     const char *lab_figure, double ratio, const char *goal, bool met,
 		     const char *why);
 
+/* A mailing-list thread a scenario replays (threads.c): as the thread gives them. */
+struct lab_thread {
+	const char *t_id;       /* "000", "002", ... or a short name ("writeout") */
+	const char *t_subject, *t_list, *t_date, *t_author;
+	const char *t_claim;    /* the claim and its figure, one line */
+};
+extern const struct lab_thread lab_thread_000, lab_thread_000_morton, lab_thread_002,
+	lab_thread_003, lab_thread_004, lab_thread_writeout;
+
 struct lab_scenario {
 	const char *s_name;            /* "atime", "morton", "flush", "aim7", "smallfile", "fsync-loop" */
-	const char *s_seed;            /* "000", "002", "003", "004", "" */
+	const struct lab_thread *s_thread; /* the thread it replays; NULL: the lab's own question */
 	const char *s_help;            /* one line */
 	const char *const *s_variants; /* NULL-terminated: { "be:4", "rt:4", "inherit", NULL } */
 	/* Run one variant; fill out. 0 or -errno (the runner reports it and goes on). */
 	int (*s_run)(const struct lab_ctx *c, const char *variant, struct lab_result *out);
-	/* After all variants ran: fill the report's rows ("the seed's figure", "the lab's", the ratio
+	/* After all variants ran: fill the report's rows ("the thread's figure", "the lab's", the ratio
 	   that matters, one line on why). r[i] is s_variants[i]'s result, NULL if not run. */
 	void (*s_summary)(const struct lab_result *const *r, struct lab_summary *out);
 	/* On a real disk (--world=real --disk=file:PATH): one line on what the scenario measures

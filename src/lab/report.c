@@ -8,7 +8,7 @@
  * output, so the same seed gives the same bytes.
  *
  * Text layout, per scenario: a heading, one table with a row per metric and
- * a column per variant, the failed variants, the summary rows (what | seed's
+ * a column per variant, the failed variants, the summary rows (what | thread's
  * figure | lab | ratio | goal | met? | why) and the texts (blktrace
  * excerpts, notes). On a real disk (--disk=file:PATH) what is underneath
  * comes first, and each scenario's s_real under its heading (the JSON's
@@ -21,6 +21,7 @@
 
 #include "lab/real.h"
 #include "lab/runner.h"
+#include "ujbd/ujbd.h"
 
 #define NUM_FMT "%.9g"
 #define COL_MIN 10
@@ -64,14 +65,49 @@ static size_t metric_names(const struct lab_scen_run *sr, const char ***names)
 
 /* ---- text ------------------------------------------------------------------ */
 
+/* The thread a scenario replays, in one line: 'thread 000, "SUBJECT", LIST, DATE, AUTHOR'. */
+static void text_thread(FILE *f, const struct lab_thread *t)
+{
+	fprintf(f, "thread %s, \"%s\", %s, %s, %s", t->t_id, t->t_subject, t->t_list, t->t_date,
+		t->t_author);
+}
+
 static void text_heading(FILE *f, const struct lab_scenario *sc, bool real)
 {
 	fprintf(f, "== %s", sc->s_name);
-	if (sc->s_seed && *sc->s_seed)
-		fprintf(f, " (seed %s)", sc->s_seed);
+	if (sc->s_thread) {
+		fputs(" (", f);
+		text_thread(f, sc->s_thread);
+		fputc(')', f);
+	} else {
+		fputs(" (no thread: the lab's own question)", f);
+	}
 	fprintf(f, ": %s\n", sc->s_help ? sc->s_help : "");
 	if (real && sc->s_real)
 		fprintf(f, "on a real disk: %s\n", sc->s_real);
+}
+
+/* The parameters the user changed from their defaults ("--hdd=rpm=5400
+   --jbd=wake=always"), or "none". */
+static void text_changed(FILE *f, const struct lab_ctx *c)
+{
+	if (!lab_ctx_ngroups(c))
+		fputs("none", f);
+	for (size_t i = 0; i < lab_ctx_ngroups(c); i++)
+		fprintf(f, "%s--%s=%s", i ? " " : "", lab_ctx_group_at(c, i),
+			lab_ctx_params(c, lab_ctx_group_at(c, i)));
+}
+
+/* The first line: what ran, so that every output says which version, which seed and
+   whether it was a smoke run. */
+static void text_banner(FILE *f, const struct lab_ctx *c)
+{
+	fprintf(f, "ujbd lab %s: seed %llu, %s, %s world, disk %s; parameters changed from their "
+		"defaults: ", ujbd_version(), (unsigned long long)lab_ctx_seed(c),
+		lab_ctx_quick(c) ? "QUICK run (--quick: a smoke run, no verdicts)" : "full run",
+		lab_ctx_world(c) == RT_WORLD_SIM ? "sim" : "real", lab_ctx_disk(c));
+	text_changed(f, c);
+	fputc('\n', f);
 }
 
 /* What is underneath a real file, once, before the scenarios. */
@@ -134,17 +170,25 @@ static void text_failed(FILE *f, const struct lab_scen_run *sr)
 				lab_variant_error(sr, k, msg, sizeof(msg)));
 }
 
-/* The summary's cells: what, seed's figure, lab, ratio, goal, met?, why. */
-#define SUM_COLS 7
+/* The summary's cells: scenario, what, thread's figure, lab, ratio, goal, met?, why. */
+#define SUM_COLS 8
 
-static void summary_cells(const struct lab_summary_rowv *w, const char *cell[SUM_COLS],
-			  char *ratio, size_t len)
+const char *lab_verdict(const struct lab_ctx *c, const struct lab_summary_rowv *w)
+{
+	if (lab_ctx_quick(c))
+		return "- (quick)";
+	return w->w_met ? "yes" : "no";
+}
+
+static void summary_cells(const struct lab_ctx *c, const char *scen,
+			  const struct lab_summary_rowv *w, const char *cell[SUM_COLS], char *ratio,
+			  size_t len)
 {
 	snprintf(ratio, len, "-");
 	if (!isnan(w->w_ratio))
 		snprintf(ratio, len, "%.3g", w->w_ratio);
-	cell[0] = w->w_what, cell[1] = w->w_seed, cell[2] = w->w_lab, cell[3] = ratio;
-	cell[4] = w->w_goal, cell[5] = w->w_met ? "yes" : "no", cell[6] = w->w_why;
+	cell[0] = scen, cell[1] = w->w_what, cell[2] = w->w_thread, cell[3] = w->w_lab;
+	cell[4] = ratio, cell[5] = w->w_goal, cell[6] = lab_verdict(c, w), cell[7] = w->w_why;
 }
 
 static void summary_line(FILE *f, const char *const cell[SUM_COLS], const int width[SUM_COLS])
@@ -152,37 +196,60 @@ static void summary_line(FILE *f, const char *const cell[SUM_COLS], const int wi
 	for (int c = 0; c < SUM_COLS; c++) {
 		if (c == SUM_COLS - 1)
 			fprintf(f, "%s\n", cell[c]);
-		else if (c == 3)
+		else if (c == 4)
 			fprintf(f, "%*s | ", width[c], cell[c]);
 		else
 			fprintf(f, "%-*s | ", width[c], cell[c]);
 	}
 }
 
-static void text_summary(FILE *f, const struct lab_summary *s)
+/* Every scenario's summary rows in one table, last: where the eye lands. */
+static void text_summary(FILE *f, const struct lab_run *run)
 {
-	static const char *const head[SUM_COLS] = { "what", "seed's figure", "lab", "ratio",
-						    "goal", "met?", "why" };
+	static const char *const head[SUM_COLS] = { "scenario", "what", "thread's figure", "lab",
+						    "ratio", "goal", "met?", "why" };
+	const struct lab_ctx *c = run->r_ctx;
 	const char *cell[SUM_COLS];
 	int width[SUM_COLS];
 	char ratio[32];
+	size_t rows = 0, met = 0;
 
-	if (!lab_summary_count(s))
-		return;
-	for (int c = 0; c < SUM_COLS; c++)
-		width[c] = (int)strlen(head[c]);
-	for (size_t i = 0; i < lab_summary_count(s); i++) {
-		summary_cells(lab_summary_at(s, i), cell, ratio, sizeof(ratio));
-		for (int c = 0; c < SUM_COLS; c++)
-			if ((int)strlen(cell[c]) > width[c])
-				width[c] = (int)strlen(cell[c]);
+	for (int k = 0; k < SUM_COLS; k++)
+		width[k] = (int)strlen(head[k]);
+	for (size_t i = 0; i < run->r_n; i++) {
+		const struct lab_scen_run *sr = &run->r_scen[i];
+
+		for (size_t j = 0; j < lab_summary_count(sr->sr_sum); j++) {
+			summary_cells(c, sr->sr_scen->s_name, lab_summary_at(sr->sr_sum, j), cell,
+				      ratio, sizeof(ratio));
+			for (int k = 0; k < SUM_COLS; k++)
+				if ((int)strlen(cell[k]) > width[k])
+					width[k] = (int)strlen(cell[k]);
+			rows++;
+			met += lab_summary_at(sr->sr_sum, j)->w_met;
+		}
 	}
-	fputc('\n', f);
-	summary_line(f, head, width);
-	for (size_t i = 0; i < lab_summary_count(s); i++) {
-		summary_cells(lab_summary_at(s, i), cell, ratio, sizeof(ratio));
-		summary_line(f, cell, width);
+	fprintf(f, "\n== summary: each thread's claim against the lab's figure%s\n",
+		lab_ctx_quick(c) ? " (QUICK run: figures of a smoke run, no verdicts)" : "");
+	if (rows)
+		summary_line(f, head, width);
+	for (size_t i = 0; i < run->r_n; i++) {
+		const struct lab_scen_run *sr = &run->r_scen[i];
+
+		for (size_t j = 0; j < lab_summary_count(sr->sr_sum); j++) {
+			summary_cells(c, sr->sr_scen->s_name, lab_summary_at(sr->sr_sum, j), cell,
+				      ratio, sizeof(ratio));
+			summary_line(f, cell, width);
+		}
 	}
+	fprintf(f, "ujbd lab %s, seed %llu: ", ujbd_version(), (unsigned long long)lab_ctx_seed(c));
+	if (lab_ctx_quick(c))
+		fprintf(f, "QUICK run, %zu rows, no verdicts", rows);
+	else
+		fprintf(f, "%zu of %zu goals met", met, rows);
+	if (run->r_failed)
+		fprintf(f, "; %zu variant%s failed", run->r_failed, run->r_failed == 1 ? "" : "s");
+	fputs("\n", f);
 }
 
 static void text_texts(FILE *f, const struct lab_scen_run *sr)
@@ -204,10 +271,11 @@ static void text_texts(FILE *f, const struct lab_scen_run *sr)
 	}
 }
 
-int lab_report_text(FILE *f, const struct lab_run *run)
+int lab_report_text(FILE *f, const struct lab_run *run, unsigned flags)
 {
 	bool real = lab_real_path(run->r_ctx) != NULL;
 
+	text_banner(f, run->r_ctx);
 	if (!run->r_n)
 		fprintf(f, "ujbd lab: no scenario to run\n");
 	if (real)
@@ -215,14 +283,15 @@ int lab_report_text(FILE *f, const struct lab_run *run)
 	for (size_t i = 0; i < run->r_n; i++) {
 		const struct lab_scen_run *sr = &run->r_scen[i];
 
-		if (i)
-			fputc('\n', f);
+		fputc('\n', f);
 		text_heading(f, sr->sr_scen, real);
 		text_metrics(f, sr);
 		text_failed(f, sr);
-		text_summary(f, sr->sr_sum);
-		text_texts(f, sr);
+		if (flags & LAB_TEXT_TEXTS)
+			text_texts(f, sr);
 	}
+	if (run->r_n)
+		text_summary(f, run);
 	fflush(f);
 	return ferror(f) ? -EIO : 0;
 }
@@ -281,7 +350,7 @@ static void json_variant(FILE *f, const struct lab_result *r)
 	fputc('}', f);
 }
 
-static void json_summary(FILE *f, const struct lab_summary *s)
+static void json_summary(FILE *f, const struct lab_summary *s, bool quick)
 {
 	fputs("\"summary\": [", f);
 	for (size_t i = 0; i < lab_summary_count(s); i++) {
@@ -289,19 +358,43 @@ static void json_summary(FILE *f, const struct lab_summary *s)
 
 		fputs(i ? ", {\"what\": " : "{\"what\": ", f);
 		json_str(f, w->w_what);
-		fputs(", \"seed_figure\": ", f);
-		json_str(f, w->w_seed);
+		fputs(", \"thread_figure\": ", f);
+		json_str(f, w->w_thread);
+		fputs(", \"seed_figure\": ", f); /* the same: its name before 2026-12-06 */
+		json_str(f, w->w_thread);
 		fputs(", \"lab_figure\": ", f);
 		json_str(f, w->w_lab);
 		fputs(", \"ratio\": ", f);
 		json_num(f, w->w_ratio);
 		fputs(", \"goal\": ", f);
 		json_str(f, w->w_goal);
-		fprintf(f, ", \"met\": %s, \"why\": ", w->w_met ? "true" : "false");
+		fprintf(f, ", \"met\": %s, \"verdict\": \"%s\", \"why\": ", w->w_met ? "true" : "false",
+			quick ? "none (quick)" : w->w_met ? "met" : "not met");
 		json_str(f, w->w_why);
 		fputc('}', f);
 	}
 	fputc(']', f);
+}
+
+static void json_thread(FILE *f, const struct lab_thread *t)
+{
+	if (!t) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"id\": ", f);
+	json_str(f, t->t_id);
+	fputs(", \"subject\": ", f);
+	json_str(f, t->t_subject);
+	fputs(", \"list\": ", f);
+	json_str(f, t->t_list);
+	fputs(", \"date\": ", f);
+	json_str(f, t->t_date);
+	fputs(", \"author\": ", f);
+	json_str(f, t->t_author);
+	fputs(", \"claim\": ", f);
+	json_str(f, t->t_claim);
+	fputc('}', f);
 }
 
 static void json_scenario(FILE *f, const struct lab_scen_run *sr, bool real)
@@ -310,7 +403,9 @@ static void json_scenario(FILE *f, const struct lab_scen_run *sr, bool real)
 	char msg[320];
 
 	json_str(f, sr->sr_scen->s_name);
-	fputs(": {\"variants\": {", f);
+	fputs(": {\"thread\": ", f);
+	json_thread(f, sr->sr_scen->s_thread);
+	fputs(", \"variants\": {", f);
 	for (size_t k = 0; k < sr->sr_nvariants; k++) {
 		if (!sr->sr_res[k])
 			continue;
@@ -332,7 +427,7 @@ static void json_scenario(FILE *f, const struct lab_scen_run *sr, bool real)
 		json_str(f, lab_variant_error(sr, k, msg, sizeof(msg)));
 	}
 	fputs("}, ", f);
-	json_summary(f, sr->sr_sum);
+	json_summary(f, sr->sr_sum, lab_ctx_quick(lab_summary_ctx(sr->sr_sum)));
 	if (real && sr->sr_scen->s_real) {
 		fputs(", \"real_world\": ", f);
 		json_str(f, sr->sr_scen->s_real);
@@ -361,13 +456,22 @@ int lab_report_json(FILE *f, const struct lab_run *run)
 	bool real = lab_real_path(c) != NULL;
 	int rc;
 
-	fprintf(f, "{\"seed\": %llu, \"quick\": %s, \"world\": \"%s\", \"disk\": ",
-		(unsigned long long)lab_ctx_seed(c), lab_ctx_quick(c) ? "true" : "false",
-		lab_ctx_world(c) == RT_WORLD_SIM ? "sim" : "real");
+	fprintf(f, "{\"seed\": %llu, \"version\": ", (unsigned long long)lab_ctx_seed(c));
+	json_str(f, ujbd_version());
+	fprintf(f, ", \"quick\": %s, \"world\": \"%s\", \"disk\": ",
+		lab_ctx_quick(c) ? "true" : "false", lab_ctx_world(c) == RT_WORLD_SIM ? "sim" : "real");
 	json_str(f, lab_ctx_disk(c));
 	if (real)
 		json_machine(f, c);
-	fputs(", \"params\": ", f);
+	/* the user's lists, as given: every parameter changed from its default */
+	fputs(", \"params_changed\": {", f);
+	for (size_t i = 0; i < lab_ctx_ngroups(c); i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, lab_ctx_group_at(c, i));
+		fputs(": ", f);
+		json_str(f, lab_ctx_params(c, lab_ctx_group_at(c, i)));
+	}
+	fputs("}, \"params\": ", f);
 	rc = lab_params_json(f, c);
 	fputs(", \"scenarios\": {", f);
 	for (size_t i = 0; i < run->r_n; i++) {

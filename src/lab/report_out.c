@@ -14,10 +14,10 @@
  *   S_V_metrics.csv                 name,index,value (index: arrays only)
  *   S_V_data.csv                    kind,name,index,x,y (hist: bucket top ms, count)
  *   S_V_NAME.txt                    each text (blktrace excerpts, notes)
- *   S_NAME_cdf.{gp,png}             latency CDF of histogram NAME, a line per variant
- *   S_bars.{gp,png}                 every metric as grouped bars, relative to
- *                                   the first variant that ran (1.0)
- *   S_flush.{gp,png}                arrays flush_ms against fg_latency_ms_max
+ *   S_NAME_ccdf.{gp,png}            latency tail of histogram NAME (complementary
+ *                                   CDF, log axes), a line per variant
+ *   S_flush.{gp,png}                arrays flush_ms against fg_latency_ms_max,
+ *                                   sorted by flush_ms, a line per variant
  *   S_V_NAME.{gp,png}               series NAME (Y_vs_X: x against y), points
  *   report.html, gnuplot.log
  */
@@ -32,12 +32,12 @@
 
 #include "lab/real.h"
 #include "lab/runner.h"
+#include "ujbd/ujbd.h"
 
 #define NUM_FMT "%.9g"
 #define LAB_PATH_MAX 4096
 #define LAB_NAME_BUF 1024
 #define LAB_MAX_PLOTS 256
-#define BAR_MAX_METRICS 40
 
 /* What --out wrote: the plots (by file name, without .gp/.png). */
 struct out {
@@ -201,11 +201,14 @@ static bool cdf_data(struct out *o, const char *file, const struct lab_item *it)
 		total += it->i_y[j];
 	if (!(total > 0))
 		return false;
-	/* buckets come in increasing order: the fraction at or below each top */
+	/* buckets come in increasing order: the fraction of operations slower than each
+	   bucket's top, from 1 down to the slowest one's share (a log axis has no 0) */
 	if ((f = out_open(o, file))) {
+		fprintf(f, NUM_FMT " 1\n", it->i_x[0]);
 		for (size_t j = 0; j < it->i_n; j++) {
 			below += it->i_y[j];
-			fprintf(f, NUM_FMT " " NUM_FMT "\n", it->i_x[j], below / total);
+			fprintf(f, NUM_FMT " " NUM_FMT "\n", it->i_x[j],
+				below < total ? (total - below) / total : it->i_y[j] / total);
 		}
 		out_close(o, f, file);
 	}
@@ -223,13 +226,14 @@ static void plot_cdf(struct out *o, size_t si, const char *name)
 	lab_file_name(file, sizeof(file), name);
 	base_name(gp, sizeof(gp), s, NULL, "_");
 	strncat(gp, file, sizeof(gp) - strlen(gp) - 8);
-	strcat(gp, "_cdf");
+	strcat(gp, "_ccdf");
 	snprintf(dat, sizeof(dat), "%s.gp", gp);
 	if (!(f = out_open(o, dat)))
 		return;
-	snprintf(title, sizeof(title), "%s: %s, CDF per variant", s, name);
-	gp_head(f, gp, title, "latency (ms)", "fraction of operations at or below");
-	fputs("set key inside right bottom\n", f);
+	snprintf(title, sizeof(title), "%s: %s, the tail (complementary CDF, log axes): "
+		 "a line further right is a worse worst case", s, name);
+	gp_head(f, gp, title, "latency (ms, log)", "fraction of operations slower (log)");
+	fputs("set logscale xy\nset key inside right top\n", f);
 	for (size_t k = 0; k < sr->sr_nvariants; k++) {
 		const struct lab_item *it = item_of(sr->sr_res[k], name, LAB_HIST);
 
@@ -267,81 +271,6 @@ static void plot_cdfs(struct out *o, size_t si)
 		}
 }
 
-/* Every metric of the scenario, one cluster each, a bar per variant, each
- * relative to the first variant that ran (metrics that are 0 or missing
- * there have no scale and are left out). */
-static void plot_bars(struct out *o, size_t si)
-{
-	const struct lab_scen_run *sr = &o->o_run->r_scen[si];
-	const struct lab_result *base = NULL;
-	const char **names = NULL;
-	size_t n = 0, used = 0;
-	char gp[LAB_NAME_BUF], dat[LAB_PATH_MAX], title[256];
-	FILE *f;
-	int col = 2;
-
-	for (size_t k = 0; k < sr->sr_nvariants && !base; k++)
-		base = sr->sr_res[k];
-	if (!base)
-		return;
-	for (size_t i = 0; i < lab_result_count(base); i++)
-		n += lab_result_item(base, i)->i_kind == LAB_METRIC;
-	names = calloc(n + 1, sizeof(*names));
-	if (!names)
-		return;
-	for (size_t i = 0; i < lab_result_count(base) && used < BAR_MAX_METRICS; i++) {
-		const struct lab_item *it = lab_result_item(base, i);
-
-		if (it->i_kind == LAB_METRIC && it->i_value != 0)
-			names[used++] = it->i_name;
-	}
-	base_name(gp, sizeof(gp), sr->sr_scen->s_name, NULL, "_bars");
-	snprintf(dat, sizeof(dat), "%s.dat", gp);
-	if (!used || !(f = out_open(o, dat))) {
-		free(names);
-		return;
-	}
-	for (size_t j = 0; j < used; j++) {
-		double b = lab_result_get(base, names[j]);
-
-		fprintf(f, "%s", names[j]);
-		for (size_t k = 0; k < sr->sr_nvariants; k++) {
-			double v = sr->sr_res[k] ? lab_result_get(sr->sr_res[k], names[j]) : NAN;
-
-			if (!sr->sr_res[k])
-				continue;
-			if (isnan(v))
-				fputs(" -", f);
-			else
-				fprintf(f, " " NUM_FMT, v / b);
-		}
-		fputc('\n', f);
-	}
-	out_close(o, f, dat);
-	free(names);
-	snprintf(dat, sizeof(dat), "%s.gp", gp);
-	if (!(f = out_open(o, dat)))
-		return;
-	snprintf(title, sizeof(title), "%s: every metric relative to the first variant", sr->sr_scen->s_name);
-	gp_head(f, gp, title, "", "relative to the first variant (1.0)");
-	fprintf(f, "set datafile missing '-'\nset style data histograms\n"
-		   "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-		   "set xtics rotate by -40 scale 0\nset yrange [0:*]\nset bmargin 9\n");
-	for (size_t k = 0; k < sr->sr_nvariants; k++) {
-		if (!sr->sr_res[k])
-			continue;
-		if (col == 2)
-			fprintf(f, "plot '%s.dat' using 2:xtic(1) title '%s'", gp,
-				sr->sr_scen->s_variants[k]);
-		else
-			fprintf(f, ", '' using %d title '%s'", col, sr->sr_scen->s_variants[k]);
-		col++;
-	}
-	fputc('\n', f);
-	out_close(o, f, dat);
-	plot_add(o, si, gp);
-}
-
 /* The flush sweep: arrays flush_ms against fg_latency_ms_max, a line per variant. */
 static void plot_flush(struct out *o, size_t si)
 {
@@ -359,7 +288,8 @@ static void plot_flush(struct out *o, size_t si)
 	if (first || !(f = out_open(o, dat)))
 		return;
 	first = true;
-	snprintf(title, sizeof(title), "%s: foreground max latency against the flush cost", s);
+	snprintf(title, sizeof(title), "%s: the foreground worst operation against the "
+		 "disk cache-flush cost (one line per variant)", s);
 	gp_head(f, gp, title, "cache flush cost (ms)", "foreground max latency (ms)");
 	for (size_t k = 0; k < sr->sr_nvariants; k++) {
 		const struct lab_item *x = item_of(sr->sr_res[k], "flush_ms", LAB_ARRAY);
@@ -368,8 +298,21 @@ static void plot_flush(struct out *o, size_t si)
 		base_name(dat, sizeof(dat), s, sr->sr_scen->s_variants[k], "_flush.dat");
 		if (!x || !y || !(d = out_open(o, dat)))
 			continue;
-		for (size_t j = 0; j < x->i_n && j < y->i_n; j++)
-			fprintf(d, NUM_FMT " " NUM_FMT "\n", x->i_x[j], y->i_x[j]);
+		/* one line per variant over a sorted x: the points in flush-cost order */
+		for (size_t n = x->i_n < y->i_n ? x->i_n : y->i_n, done = 0; done < n; done++) {
+			size_t best = n;
+
+			for (size_t j = 0; j < n; j++) {
+				size_t rank = 0;
+
+				for (size_t m = 0; m < n; m++)
+					rank += x->i_x[m] < x->i_x[j] || (x->i_x[m] == x->i_x[j] && m < j);
+				if (rank == done)
+					best = j;
+			}
+			if (best < n)
+				fprintf(d, NUM_FMT " " NUM_FMT "\n", x->i_x[best], y->i_x[best]);
+		}
 		out_close(o, d, dat);
 		fprintf(f, "%s '%s' using 1:2 with linespoints lw 2 pt 7 title '%s'",
 			first ? "plot" : ",\\\n    ", dat, sr->sr_scen->s_variants[k]);
@@ -497,7 +440,9 @@ static void html_esc(FILE *f, const char *s)
 }
 
 static const char html_style[] =
-	"body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em}"
+	"body{font-family:sans-serif;max-width:1360px;margin:.5em auto;padding:0 1em}"
+	"h1{font-size:130%;margin:.2em 0}table.ov{font-size:80%}table.ov td{padding:1px 5px}"
+	"tr.q td.m{color:#777}"
 	"table{border-collapse:collapse;margin:.5em 0}"
 	"td,th{border:1px solid #bbb;padding:2px 8px}td.n{text-align:right;font-family:monospace}"
 	"th{background:#eee}tr.no td.m{color:#b00}tr.yes td.m{color:#070}"
@@ -553,11 +498,11 @@ static void html_summary(FILE *f, const struct lab_summary *s)
 {
 	if (!lab_summary_count(s))
 		return;
-	fputs("<table><tr><th>what</th><th>seed's figure</th><th>lab</th><th>ratio</th>"
+	fputs("<table><tr><th>what</th><th>thread's figure</th><th>lab</th><th>ratio</th>"
 	      "<th>goal</th><th>met?</th><th>why</th></tr>\n", f);
 	for (size_t i = 0; i < lab_summary_count(s); i++) {
 		const struct lab_summary_rowv *w = lab_summary_at(s, i);
-		const char *cells[] = { w->w_what, w->w_seed, w->w_lab };
+		const char *cells[] = { w->w_what, w->w_thread, w->w_lab };
 
 		fprintf(f, "<tr class=%s>", w->w_met ? "yes" : "no");
 		for (size_t c = 0; c < 3; c++) {
@@ -615,8 +560,17 @@ static void html_scenario(FILE *f, const struct out *o, size_t si)
 	char msg[320];
 
 	fprintf(f, "<h2 id=\"%s\">%s</h2>\n<p>", sc->s_name, sc->s_name);
-	if (sc->s_seed && *sc->s_seed)
-		fprintf(f, "seed %s: ", sc->s_seed);
+	if (sc->s_thread) {
+		fprintf(f, "thread %s, &ldquo;", sc->s_thread->t_id);
+		html_esc(f, sc->s_thread->t_subject);
+		fputs("&rdquo;, ", f);
+		html_esc(f, sc->s_thread->t_list);
+		fputs(", ", f);
+		html_esc(f, sc->s_thread->t_date);
+		fputs(", ", f);
+		html_esc(f, sc->s_thread->t_author);
+		fputs(": ", f);
+	}
 	html_esc(f, sc->s_help ? sc->s_help : "");
 	fputs("</p>\n", f);
 	if (lab_real_path(o->o_run->r_ctx) && sc->s_real) {
@@ -637,6 +591,54 @@ static void html_scenario(FILE *f, const struct out *o, size_t si)
 	html_texts(f, sr);
 }
 
+/* The answer first: a row per claim of each thread (its subject, list, date and author),
+   the thread's figure, the lab's, the verdict, a link to the scenario's section. */
+static void html_overview(FILE *f, const struct lab_run *run)
+{
+	const struct lab_ctx *c = run->r_ctx;
+
+	fputs("<table class=ov><tr><th>thread (subject, list, date, author)</th><th>claim</th>"
+	      "<th>thread's figure</th><th>lab's figure</th><th>ratio</th><th>goal</th>"
+	      "<th>verdict</th><th>section</th></tr>\n", f);
+	for (size_t i = 0; i < run->r_n; i++) {
+		const struct lab_scen_run *sr = &run->r_scen[i];
+		const struct lab_thread *t = sr->sr_scen->s_thread;
+
+		for (size_t j = 0; j < lab_summary_count(sr->sr_sum); j++) {
+			const struct lab_summary_rowv *w = lab_summary_at(sr->sr_sum, j);
+			const char *v = lab_verdict(c, w);
+
+			fprintf(f, "<tr class=%s><td>", lab_ctx_quick(c) ? "q" : w->w_met ? "yes" : "no");
+			if (t && !j) {
+				fputs("&ldquo;", f);
+				html_esc(f, t->t_subject);
+				fputs("&rdquo;, ", f);
+				html_esc(f, t->t_list);
+				fputs(", ", f);
+				html_esc(f, t->t_date);
+				fputs(", ", f);
+				html_esc(f, t->t_author);
+			} else if (!j) {
+				fputs("(the lab's own question)", f);
+			}
+			fputs("</td><td>", f);
+			html_esc(f, w->w_what);
+			fputs("</td><td>", f);
+			html_esc(f, w->w_thread);
+			fputs("</td><td>", f);
+			html_esc(f, w->w_lab);
+			if (isnan(w->w_ratio))
+				fputs("</td><td class=n>-</td><td>", f);
+			else
+				fprintf(f, "</td><td class=n>%.3g</td><td>", w->w_ratio);
+			html_esc(f, w->w_goal);
+			fprintf(f, "</td><td class=m>%s</td><td><a href=\"#%s\">%s</a></td></tr>\n", v,
+				sr->sr_scen->s_name, sr->sr_scen->s_name);
+		}
+	}
+	fputs("</table>\n", f);
+}
+
 static void html_write(struct out *o)
 {
 	const struct lab_ctx *c = o->o_run->r_ctx;
@@ -646,12 +648,23 @@ static void html_write(struct out *o)
 		return;
 	fprintf(f, "<!doctype html>\n<html><head><meta charset=\"utf-8\">"
 		   "<title>ujbd lab report</title>\n<style>%s</style></head><body>\n"
-		   "<h1>ujbd lab report</h1>\n<p>seed %llu, %s world, disk ", html_style,
-		(unsigned long long)lab_ctx_seed(c), lab_ctx_world(c) == RT_WORLD_SIM ? "sim" : "real");
+		   "<h1>ujbd lab %s: what reproduced</h1>\n<p><b>seed %llu, %s</b>, %s world, disk ",
+		html_style, ujbd_version(), (unsigned long long)lab_ctx_seed(c),
+		lab_ctx_quick(c) ? "QUICK run (a smoke run: no verdicts)" : "full run",
+		lab_ctx_world(c) == RT_WORLD_SIM ? "sim" : "real");
 	html_esc(f, lab_ctx_disk(c));
-	fprintf(f, "%s. Files: <a href=\"lab.json\">lab.json</a>, <a href=\"report.txt\">"
-		   "report.txt</a>, CSV per variant beside this page.</p>\n",
-		lab_ctx_quick(c) ? ", quick (smoke) run" : "");
+	fputs("; parameters changed from their defaults: ", f);
+	if (!lab_ctx_ngroups(c))
+		fputs("none", f);
+	for (size_t i = 0; i < lab_ctx_ngroups(c); i++) {
+		fprintf(f, "%s<code>--%s=", i ? " " : "", lab_ctx_group_at(c, i));
+		html_esc(f, lab_ctx_params(c, lab_ctx_group_at(c, i)));
+		fputs("</code>", f);
+	}
+	fputs(". Files: <a href=\"lab.json\">lab.json</a>, <a href=\"report.txt\">"
+	      "report.txt</a>, CSV per variant beside this page.</p>\n", f);
+	if (o->o_run->r_n)
+		html_overview(f, o->o_run);
 	if (!o->o_gnuplot && o->o_nplots)
 		fputs("<p><b>gnuplot was not found: the plots' scripts (*.gp) and data are here, "
 		      "the PNGs are not.</b></p>\n", f);
@@ -682,6 +695,28 @@ static int out_mkdir(struct out *o)
 	return o->o_rc;
 }
 
+int lab_report_dir_check(const char *dir, char *err, size_t errlen)
+{
+	char dummy[8], path[LAB_PATH_MAX];
+	struct out o = { .o_dir = dir, .o_err = err ? err : dummy,
+			 .o_errlen = err ? errlen : sizeof(dummy) };
+	int fd;
+
+	if (out_mkdir(&o))
+		return o.o_rc;
+	snprintf(path, sizeof(path), "%s/.ujbd-lab-probe", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(o.o_err, o.o_errlen, "cannot write in '%s': %s", dir, strerror(e));
+		return -e;
+	}
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
 static void out_documents(struct out *o)
 {
 	FILE *f;
@@ -693,7 +728,7 @@ static void out_documents(struct out *o)
 		o->o_rc = o->o_rc ? o->o_rc : rc;
 	}
 	if ((f = out_open(o, "report.txt"))) {
-		rc = lab_report_text(f, o->o_run);
+		rc = lab_report_text(f, o->o_run, LAB_TEXT_TEXTS);
 		out_close(o, f, "report.txt");
 		o->o_rc = o->o_rc ? o->o_rc : rc;
 	}
@@ -719,7 +754,6 @@ int lab_report_dir(const struct lab_run *run, const char *dir, char *err, size_t
 				write_variant_files(&o, sr->sr_scen->s_name, sr->sr_scen->s_variants[k],
 						    sr->sr_res[k]);
 		plot_cdfs(&o, i);
-		plot_bars(&o, i);
 		plot_flush(&o, i);
 		plot_series(&o, i);
 	}

@@ -402,7 +402,7 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
-void lab_summary_row(struct lab_summary *s, const char *what, const char *seed_figure,
+void lab_summary_row(struct lab_summary *s, const char *what, const char *thread_figure,
 		     const char *lab_figure, double ratio, const char *goal, bool met,
 		     const char *why)
 {
@@ -411,12 +411,12 @@ void lab_summary_row(struct lab_summary *s, const char *what, const char *seed_f
 	if (!s || s->s_n == LAB_MAX_ROWS)
 		return;
 	w.w_what = dup_or_empty(what);
-	w.w_seed = dup_or_empty(seed_figure);
+	w.w_thread = dup_or_empty(thread_figure);
 	w.w_lab = dup_or_empty(lab_figure);
 	w.w_goal = dup_or_empty(goal);
 	w.w_why = dup_or_empty(why);
-	if (!w.w_what || !w.w_seed || !w.w_lab || !w.w_goal || !w.w_why) {
-		free(w.w_what), free(w.w_seed), free(w.w_lab), free(w.w_goal), free(w.w_why);
+	if (!w.w_what || !w.w_thread || !w.w_lab || !w.w_goal || !w.w_why) {
+		free(w.w_what), free(w.w_thread), free(w.w_lab), free(w.w_goal), free(w.w_why);
 		return;
 	}
 	s->s_rows[s->s_n++] = w;
@@ -437,7 +437,7 @@ static void summary_free(struct lab_summary *s)
 	for (size_t i = 0; i < s->s_n; i++) {
 		struct lab_summary_rowv *w = &s->s_rows[i];
 
-		free(w->w_what), free(w->w_seed), free(w->w_lab), free(w->w_goal), free(w->w_why);
+		free(w->w_what), free(w->w_thread), free(w->w_lab), free(w->w_goal), free(w->w_why);
 	}
 	free(s);
 }
@@ -622,15 +622,33 @@ int lab_run_new_from(const struct lab_scenario *const *scen, size_t n, const str
 	return run_new(&t, c, scenarios, variants, out, err, errlen);
 }
 
+/* "about 40 s left", from the variants done so far (wall time: rt_now_ns outside any sim
+   world is the host's monotonic clock), or "" before the first is done. */
+static void eta_text(struct lab_run *run, size_t done, char *buf, size_t n)
+{
+	uint64_t t0 = __atomic_load_n(&run->r_t0_ns, __ATOMIC_RELAXED);
+	double el = (double)(rt_now_ns() - t0) / 1e9;
+	size_t total = run->r_total;
+
+	buf[0] = '\0';
+	if (done && done < total)
+		snprintf(buf, n, ", about %.0f s left", el / (double)done * (double)(total - done));
+	else if (done == total)
+		snprintf(buf, n, ", %.0f s in all", el);
+}
+
 /* Run variant v of scenario sr into its slot (sr_res, sr_rc). */
 static void run_variant(struct lab_run *run, struct lab_scen_run *sr, size_t v)
 {
 	const struct lab_scenario *sc = sr->sr_scen;
 	struct lab_result *r = NULL;
-	char msg[320];
+	char msg[320], eta[64];
+	size_t k = __atomic_add_fetch(&run->r_started, 1, __ATOMIC_RELAXED), done;
 	int rc;
 
-	lab_progress(run->r_ctx, "lab: %s: %s ...", sc->s_name, sc->s_variants[v]);
+	eta_text(run, __atomic_load_n(&run->r_done, __ATOMIC_RELAXED), eta, sizeof(eta));
+	lab_progress(run->r_ctx, "lab: [%zu/%zu] %s %s: running%s%s", k, run->r_total, sc->s_name,
+		     sc->s_variants[v], lab_ctx_quick(run->r_ctx) ? " (quick)" : "", eta);
 	lab_why[0] = '\0';
 	rc = lab_result_new(&r);
 	if (!rc)
@@ -643,11 +661,18 @@ static void run_variant(struct lab_run *run, struct lab_scen_run *sr, size_t v)
 		/* without memory for the reason the errno's text stands alone */
 		sr->sr_why[v] = lab_why[0] ? strdup(lab_why) : NULL;
 		__atomic_fetch_add(&run->r_failed, 1, __ATOMIC_RELAXED);
-		lab_progress(run->r_ctx, "lab: %s: %s failed: %s", sc->s_name, sc->s_variants[v],
-			     lab_variant_error(sr, v, msg, sizeof(msg)));
+		done = __atomic_add_fetch(&run->r_done, 1, __ATOMIC_RELAXED);
+		eta_text(run, done, eta, sizeof(eta));
+		lab_progress(run->r_ctx, "lab: [%zu/%zu done] %s %s failed: %s%s", done, run->r_total,
+			     sc->s_name, sc->s_variants[v], lab_variant_error(sr, v, msg, sizeof(msg)),
+			     eta);
 		return;
 	}
 	sr->sr_res[v] = r;
+	done = __atomic_add_fetch(&run->r_done, 1, __ATOMIC_RELAXED);
+	eta_text(run, done, eta, sizeof(eta));
+	lab_progress(run->r_ctx, "lab: [%zu/%zu done] %s %s%s", done, run->r_total, sc->s_name,
+		     sc->s_variants[v], eta);
 }
 
 /*
@@ -712,6 +737,12 @@ out:
 size_t lab_run_all(struct lab_run *run)
 {
 	unsigned jobs = run->r_ctx->c_world == RT_WORLD_SIM ? run->r_ctx->c_jobs : 1;
+
+	run->r_total = 0;
+	for (size_t i = 0; i < run->r_n; i++)
+		for (size_t v = 0; v < run->r_scen[i].sr_nvariants; v++)
+			run->r_total += run->r_scen[i].sr_rc[v] != 1;
+	run->r_t0_ns = rt_now_ns();
 
 	if (jobs <= 1 || run_pool(run, jobs)) { /* one after the other */
 		for (size_t i = 0; i < run->r_n; i++)

@@ -91,7 +91,7 @@ size_t lab_result_count(const struct lab_result *r);
 const struct lab_item *lab_result_item(const struct lab_result *r, size_t i);
 
 struct lab_summary_rowv {
-	char *w_what, *w_seed, *w_lab, *w_goal, *w_why;
+	char *w_what, *w_thread, *w_lab, *w_goal, *w_why;
 	double w_ratio;   /* NAN: none */
 	bool w_met;
 };
@@ -119,6 +119,9 @@ struct lab_run {
 	size_t r_n;
 	struct lab_scen_run *r_scen;
 	size_t r_failed;              /* variants whose s_run failed */
+	/* progress (lab_run_all): variants to run, started, done; its start (wall time) */
+	size_t r_total, r_started, r_done;
+	uint64_t r_t0_ns;
 };
 
 /*
@@ -140,8 +143,15 @@ void lab_run_free(struct lab_run *run);
 
 /* ---- the report (report.c) -------------------------------------------- */
 
-/* The text tables, summaries and texts. 0 or -EIO. */
-int lab_report_text(FILE *f, const struct lab_run *run);
+/* The text report: a first line naming the version, the seed, quick or full and the
+ * changed parameters; per scenario its heading (the thread: id, subject, list, date,
+ * author), its metrics and its failed variants (with LAB_TEXT_TEXTS its texts too:
+ * blktrace excerpts, which the terminal does not get); then every scenario's summary
+ * rows in one table, last, and a closing line with the version and the seed. 0 or -EIO. */
+#define LAB_TEXT_TEXTS 1u
+int lab_report_text(FILE *f, const struct lab_run *run, unsigned flags);
+/* A summary row's verdict as the reports print it: "yes", "no", "- (quick)". */
+const char *lab_verdict(const struct lab_ctx *c, const struct lab_summary_rowv *w);
 /* The JSON document and a newline. 0 or -EIO. */
 int lab_report_json(FILE *f, const struct lab_run *run);
 /*
@@ -151,6 +161,10 @@ int lab_report_json(FILE *f, const struct lab_run *run);
  * directory is created if missing. 0, or -errno with err.
  */
 int lab_report_dir(const struct lab_run *run, const char *dir, char *err, size_t errlen);
+
+/* Before a run: can dir be written (created if missing, a file made and removed in it)?
+ * 0, or -errno with err ("cannot write in 'DIR': Permission denied"). */
+int lab_report_dir_check(const char *dir, char *err, size_t errlen);
 
 /* A file-name-safe copy of s (letters, digits, '-', '.' kept; others '_'). */
 void lab_file_name(char *buf, size_t len, const char *s);

@@ -21,6 +21,7 @@ extern const struct lab_scenario lab_scen_flush;
 extern const struct lab_scenario lab_scen_aim7;
 extern const struct lab_scenario lab_scen_smallfile;
 extern const struct lab_scenario lab_scen_fsync_loop;
+extern const struct lab_scenario lab_scen_writeout;
 
 /* The parameter groups the scenarios add (--aim7=LIST): for the runner's
  * --params and --GROUP options. */

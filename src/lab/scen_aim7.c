@@ -89,7 +89,7 @@ static int job_meta(struct aim7_task *t, uint64_t n)
 }
 
 /* sync_disk: write the task's file, fsync it, and fsync it again at once:
- * its transaction is then committing or committed (the seed's case). */
+ * its transaction is then committing or committed (the thread's case). */
 static int job_sync(struct aim7_task *t, uint64_t n)
 {
 	char path[48];
@@ -227,7 +227,7 @@ static int aim7_run(const struct lab_ctx *c, const char *variant, struct lab_res
 		rs.jopts.wake = UJBD_WAKE_ALWAYS;
 	else
 		return -EINVAL;
-	/* 2.6.2x ext4 of the seed: jbd2 defaults, dirty 20/10 */
+	/* 2.6.2x ext4 of the thread: jbd2 defaults, dirty 20/10 */
 	rs.fsp.dirty_ratio = 20;
 	rs.fsp.dirty_background_ratio = 10;
 	rs.fsp.journal_place = FS_JOURNAL_MIDDLE;   /* mke2fs of 2013 */
@@ -276,7 +276,7 @@ static void aim7_summary(const struct lab_result *const *r, struct lab_summary *
 
 const struct lab_scenario lab_scen_aim7 = {
 	.s_name = "aim7",
-	.s_seed = "002",
+	.s_thread = &lab_thread_002,
 	.s_help = "AIM7-like small metadata jobs, CPU-bound: needless commit-thread wakeups",
 	.s_variants = aim7_variants,
 	.s_real = "real threads on this machine's CPUs (the CPU-only job spins): a wakeup costs "

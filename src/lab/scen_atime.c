@@ -95,7 +95,7 @@ static int atime_fn(struct lab_rig *r, void *arg)
 	rc = rc ? rc : lab_tree_make(r->r_fs, &build);
 	/* The loop's steady state: both trees in the page cache (a kernel
 	 * build's sources and a copied tree are, with 1 GiB of RAM: the
-	 * seed's atime updates were "in memory"), the setup's metadata home. */
+	 * thread's atime updates were "in memory"), the setup's metadata home. */
 	rc = rc ? rc : lab_rig_settle(r);
 	rc = rc ? rc : ujbd_stats(r->r_j, &base);
 	if (!rc) {
@@ -222,7 +222,7 @@ static void atime_summary(const struct lab_result *const *r, struct lab_summary 
 
 const struct lab_scenario lab_scen_atime = {
 	.s_name = "atime",
-	.s_seed = "000",
+	.s_thread = &lab_thread_000,
 	.s_help = "strictatime reads of a build beside a tree-copy loop, under cfq: commit priority",
 	.s_variants = atime_variants,
 	.s_real = "the same loop in real time (8 s; --quick 1 s), the commit's ioprio on each request "

@@ -215,7 +215,7 @@ static void flush_summary(const struct lab_result *const *r, struct lab_summary 
 
 const struct lab_scenario lab_scen_flush = {
 	.s_name = "flush",
-	.s_seed = "",
+	.s_thread = NULL,
 	.s_help = "the atime workload over a sweep of cache-flush costs: wait-io vs copy",
 	.s_variants = flush_variants,
 	.s_run = flush_run,

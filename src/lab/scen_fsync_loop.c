@@ -10,8 +10,8 @@
  * sync-explicit (all SYNC, batched, then one explicit unplug).
  *
  * The one idea: the block trace says it; the scenario keeps an excerpt of
- * the loop's queue events in blkparse's format, like the seed's, with the
- * workload thread named as the seed's program (comm truncated to 15
+ * the loop's queue events in blkparse's format, like the thread's, with the
+ * workload thread named as the thread's program (comm truncated to 15
  * characters: "sqlite-fsync-te") and the commit thread "kjournald".
  */
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include "lab/scen.h"
 
 #define FL_WRITE 4096u
-#define FL_EXCERPT_LINES 24u  /* Q events shown, as many as the seed's excerpts */
+#define FL_EXCERPT_LINES 24u  /* Q events shown, as many as the thread's excerpts */
 #define FL_SERIES_MAX 20000u
 
 struct fl_run {
@@ -130,7 +130,7 @@ static int fl_fn(struct lab_rig *r, void *arg)
  * dirty 20/10, no barriers, mke2fs 1.41's journal in the middle group.
  * The variants set the journal's sync policy, the plug policy (blk.h:
  * explicit / implicit-sync) and how fsync writes the data: stock as WRITE
- * (the seed's "Q W 199720 [sqlite-fsync-te]"), the others as WRITE_SYNC
+ * (the thread's "Q W 199720 [sqlite-fsync-te]"), the others as WRITE_SYNC
  * (its "Q WS 199208"); sync-noidle as 2.6.30 shipped it (Jens Axboe,
  * April 2009: WRITE_SYNC carries NOIDLE, so CFQ does not idle after it).
  */
@@ -176,7 +176,7 @@ static int fl_run(const struct lab_ctx *c, const char *variant, struct lab_resul
 	w.y = malloc(FL_SERIES_MAX * sizeof(*w.y));
 	rs.trace_fn = fl_watch_fn;
 	rs.trace_arg = &w;
-	f.iterations = lab_ctx_quick(c) ? 50 : 1000; /* the seed's test: 1000 */
+	f.iterations = lab_ctx_quick(c) ? 50 : 1000; /* the thread's test: 1000 */
 	lab_progress(c, "fsync-loop %s: %u x (fopen, write 4 KiB, fsync, fclose)", variant,
 		     f.iterations);
 	rc = w.x && w.y ? lab_rig_run(c, &rs, fl_fn, &f) : -ENOMEM;
@@ -210,7 +210,7 @@ static void fl_why(const struct lab_result *r, const char *name, char *why, size
 
 static void fl_row(struct lab_summary *out, const struct lab_result *st,
 		   const struct lab_result *v, const char *name, const char *what,
-		   const char *seed, const char *goal, bool at_least, double bound)
+		   const char *thread, const char *goal, bool at_least, double bound)
 {
 	char lab[128], why[300];
 	double ms = lab_result_get(v, "total_ms"), base = lab_result_get(st, "total_ms");
@@ -219,7 +219,7 @@ static void fl_row(struct lab_summary *out, const struct lab_result *st,
 
 	snprintf(lab, sizeof(lab), "%.0f ms (%s) vs %.0f ms (stock)", ms, name, base);
 	fl_why(v, name, why, sizeof(why));
-	lab_summary_row(out, what, seed, lab, ratio, goal, met, why);
+	lab_summary_row(out, what, thread, lab, ratio, goal, met, why);
 }
 
 static void fl_summary(const struct lab_result *const *r, struct lab_summary *out)
@@ -239,7 +239,7 @@ static void fl_summary(const struct lab_result *const *r, struct lab_summary *ou
 
 const struct lab_scenario lab_scen_fsync_loop = {
 	.s_name = "fsync-loop",
-	.s_seed = "004",
+	.s_thread = &lab_thread_004,
 	.s_help = "fopen/write/fsync/fclose x 1000: sync journal writes and implicit unplugging",
 	.s_variants = fl_variants,
 	.s_real = "ujbd's queue plugging above the kernel's scheduler (it plugs only when the "

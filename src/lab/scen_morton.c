@@ -261,7 +261,7 @@ static void morton_summary(const struct lab_result *const *r, struct lab_summary
 
 const struct lab_scenario lab_scen_morton = {
 	.s_name = "morton",
-	.s_seed = "000",
+	.s_thread = &lab_thread_000_morton,
 	.s_help = "Andrew Morton's plan: linear read, tree read, O_DIRECT beside a copy loop",
 	.s_variants = morton_variants,
 	.s_real = "the same loads in real time beside the copy loop; seeks_s counts ujbd's "

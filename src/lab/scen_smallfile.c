@@ -105,7 +105,7 @@ static int sf_fn(struct lab_rig *r, void *arg)
  * time) whatever the request's NOIDLE bit, which our per-queue cfq gives
  * by not setting it. No cache flush per commit: 35 MB/s of 64 KiB fsyncs
  * on deadline (one fsync every 1.8 ms) was not paying a disk cache flush,
- * so the seed's storage had a non-volatile cache or barriers off.
+ * so the thread's storage had a non-volatile cache or barriers off.
  */
 static int sf_variant(const char *v, struct lab_rig_spec *rs)
 {
@@ -207,7 +207,7 @@ static void sf_summary(const struct lab_result *const *r, struct lab_summary *ou
 
 const struct lab_scenario lab_scen_smallfile = {
 	.s_name = "smallfile",
-	.s_seed = "003",
+	.s_thread = &lab_thread_003,
 	.s_help = "iozone and fs_mark small-file fsyncs: cfq's idle window vs the journal thread",
 	.s_variants = sf_variants,
 	.s_real = "ujbd's deadline and cfq above the kernel's scheduler; cfq idles only when the "

@@ -107,6 +107,20 @@ cmp -s "$tmp/a.json" "$tmp/c.json" && bad "$one: seeds 3 and 4 gave the same JSO
 cmp -s "$tmp/a.json" "$tmp/out.d/lab.json" || bad "$one: --out's lab.json is not the printed one"
 
 # ---- --out ------------------------------------------------------------------
+# an unwritable --out is said before anything runs: exit 3, one line, no report
+mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"
+if [ ! -w "$tmp/ro" ]; then
+	"$UJBD" lab --scenario="$one" --out="$tmp/ro/x" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 3 ] || bad "--out unwritable: exit $rc, want 3"
+	[ -s "$tmp/out" ] && bad "--out unwritable: a report was printed (the run ran)"
+	grep -q "^ujbd lab: --out: cannot create '$tmp/ro/x'" "$tmp/err" || bad "--out message: $(cat "$tmp/err")"
+fi
+jq -e '(.version | type == "string") and (.params_changed | type == "object")
+	and ([.scenarios[].summary[] | .thread_figure == .seed_figure] | all)' "$tmp/a.json" \
+	>/dev/null || bad "the document lacks version, params_changed or thread_figure"
+tail -n 1 "$tmp/out.d/report.txt" | grep -q "^ujbd lab .*, seed 3: QUICK run" \
+	|| bad "report.txt does not end with the closing line: $(tail -n 1 "$tmp/out.d/report.txt")"
 grep -q "^== $one" "$tmp/out.d/report.txt" || bad "report.txt lacks '== $one'"
 for f in report.html lab.json report.txt; do
 	[ -s "$tmp/out.d/$f" ] || bad "--out did not write $f"

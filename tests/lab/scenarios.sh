@@ -36,7 +36,7 @@ done
 check() {
 	name=$1 variants=$2 metrics=$3 pos=$4 seeded=${5:-}
 	for run in 1 1b 2; do
-		jq -c --arg s "$name" '.scenarios[$s]' "$tmp/all.$run" >"$tmp/$name.$run" 2>/dev/null \
+		jq -c --arg s "$name" '.scenarios[$s] | del(.thread)' "$tmp/all.$run" >"$tmp/$name.$run" 2>/dev/null \
 			|| { bad "$name: not in the seed ${run%b} document"; return; }
 	done
 	tr -d ' \n' <"$tmp/$name.1" >"$tmp/$name.1s"
@@ -79,14 +79,22 @@ check smallfile "deadline cfq cfq+meta cfq+caller" "iozone_mb_s fsmark_files_s c
 check fsync-loop "stock sync-implicit sync-explicit sync-noidle" \
 	"total_ms ms_per_iteration cfq_idles cfq_idle_ms_total" "total_ms ms_per_iteration"
 
+check writeout "sync-all sync-waited" \
+	"read_latency_ms_avg read_latency_ms_max fsyncs_s writer_mb_s stream_read_mb_s" \
+	"read_latency_ms_avg read_latency_ms_max fsyncs_s writer_mb_s stream_read_mb_s"
+
 # the blktrace excerpt of fsync-loop is in blkparse's format and names the
-# commit thread and the program (fsync writes the file's data itself)
-"$UJBD" lab --scenario=fsync-loop --variant=stock --quick >"$tmp/fl.txt" 2>&1 \
+# commit thread and the program (fsync writes the file's data itself); it
+# goes to --out only, never to the terminal's tables
+"$UJBD" lab --scenario=fsync-loop --variant=stock --quick --out="$tmp/fl" >"$tmp/fl.txt" 2>&1 \
 	|| bad "fsync-loop text exit $?"
 for who in kjournald sqlite-fsync-te; do
-	grep -Eq "^254,0 +0 +[0-9]+ +[0-9]+\.[0-9]{9} +[0-9]+ +Q +[A-Z]+ [0-9]+ \+ [0-9]+ \[$who\]\$" \
-		"$tmp/fl.txt" || bad "fsync-loop: no blkparse line of [$who] in the excerpt"
+	for f in "$tmp/fl/fsync-loop_stock_blktrace.txt" "$tmp/fl/report.txt"; do
+		grep -Eq "^254,0 +0 +[0-9]+ +[0-9]+\.[0-9]{9} +[0-9]+ +Q +[A-Z]+ [0-9]+ \+ [0-9]+ \[$who\]\$" \
+			"$f" || bad "fsync-loop: no blkparse line of [$who] in $f"
+	done
 done
+grep -q '\[kjournald\]' "$tmp/fl.txt" && bad "fsync-loop: blktrace lines on stdout"
 
 [ $fail -eq 0 ] && echo "PASS: lab scenarios"
 exit $fail

@@ -65,12 +65,15 @@ static int other_run(const struct lab_ctx *c, const char *variant, struct lab_re
 	return lab_result_metric(out, "x", (double)lab_ctx_quick(c));
 }
 
+static const struct lab_thread other_thread = {
+	"000", "A test thread", "test-list", "1 Jan 2000", "A. Tester", "a claim, 2x",
+};
 static const struct lab_scenario self_scen = {
-	"selftest", "", "the runner's own test", self_variants, self_run, self_summary,
+	"selftest", NULL, "the runner's own test", self_variants, self_run, self_summary,
 	"the same numbers, no disk touched",
 };
 static const struct lab_scenario other_scen = {
-	"other", "000", "a second scenario", other_variants, other_run, NULL, NULL,
+	"other", &other_thread, "a second scenario", other_variants, other_run, NULL, NULL,
 };
 static const struct lab_scenario *const table[] = { &self_scen, &other_scen };
 
@@ -178,7 +181,7 @@ static char *report_on(uint64_t seed, bool json, size_t *failed, const char *fil
 	*failed = lab_run_all(run);
 	f = open_memstream(&buf, &len);
 	if (f) {
-		json ? lab_report_json(f, run) : lab_report_text(f, run);
+		json ? lab_report_json(f, run) : lab_report_text(f, run, LAB_TEXT_TEXTS);
 		fclose(f);
 	}
 	lab_run_free(run);
@@ -201,8 +204,16 @@ static void t_json(void)
 	T_EQ(failed, 2);                            /* "broken", "mute" */
 	T_STREQ(a, b);
 	T_CHECK(strcmp(a, d) != 0);
-	T_CHECK(!strncmp(a, "{\"seed\": 7, ", 12));
-	T_CHECK(strstr(a, "\"selftest\": {\"variants\": {\"base\": {\"total_ms\": 800, "
+	T_CHECK(!strncmp(a, "{\"seed\": 7, \"version\": \"", 24));
+	T_CHECK(strstr(a, "\"params_changed\": {}, \"params\": {") != NULL);
+	T_CHECK(strstr(a, "\"other\": {\"thread\": {\"id\": \"000\", \"subject\": \"A test thread\", "
+			  "\"list\": \"test-list\", \"date\": \"1 Jan 2000\", \"author\": \"A. Tester\", "
+			  "\"claim\": \"a claim, 2x\"}, ") != NULL);
+	T_CHECK(strstr(a, "\"selftest\": {\"thread\": null, ") != NULL);
+	/* the thread's figure under its name, and under the old one */
+	T_CHECK(strstr(a, "\"thread_figure\": \"2x\", \"seed_figure\": \"2x\"") != NULL);
+	T_CHECK(strstr(a, "\"met\": true, \"verdict\": \"met\"") != NULL);
+	T_CHECK(strstr(a, "\"variants\": {\"base\": {\"total_ms\": 800, "
 			  "\"copy_mb_s\": 1.25, \"zero_count\": 0, \"flush_ms\": [0, 10, 20], "
 			  "\"fg_latency_ms_max\": [8, 16, 24]}") != NULL);
 	T_CHECK(strstr(a, "\"failed\": {\"broken\": \"the disk \\\"x\\\" said no (Input/output error)\", "
@@ -210,7 +221,7 @@ static void t_json(void)
 	T_CHECK(strstr(a, "\"why\": \"because \\\"fast\\\" is faster & cheaper\"") != NULL);
 	T_CHECK(strstr(a, "\"ratio\": null") != NULL);
 	T_CHECK(strstr(a, "sector_vs_time") == NULL); /* series stay out of the document */
-	T_CHECK(strstr(a, "\"other\": {\"variants\": {\"one\": {\"x\": 0}}") != NULL);
+	T_CHECK(strstr(a, "\"variants\": {\"one\": {\"x\": 0}}") != NULL);
 	T_CHECK(strstr(a, "\"lab_figure\": \"hdd\"") != NULL); /* the summary saw the ctx */
 	T_CHECK(!strstr(a, "\"machine\"") && !strstr(a, "\"real_world\"")); /* sim: absent */
 	free(a), free(b), free(d);
@@ -230,10 +241,11 @@ static void t_real(void)
 			  "\"rotational\": null, \"direct\": true, \"cpus\": ") != NULL);
 	T_CHECK(strstr(j, "\"real_world\": \"the same numbers, no disk touched\"}") != NULL);
 	T_CHECK(strstr(j, "\"lab_figure\": \"file:/nonexistent/lab.img\"") != NULL);
-	T_CHECK(!strncmp(t, "real disk: /nonexistent/lab.img on no block device (", 52));
-	T_CHECK(strstr(t, "== selftest: the runner's own test\n"
+	T_CHECK(strstr(t, "\nreal disk: /nonexistent/lab.img on no block device (") != NULL);
+	T_CHECK(strstr(t, "== selftest (no thread: the lab's own question): the runner's own test\n"
 			  "on a real disk: the same numbers, no disk touched\n") != NULL);
-	T_CHECK(strstr(t, "== other (seed 000): a second scenario\nmetric") != NULL);
+	T_CHECK(strstr(t, "== other (thread 000, \"A test thread\", test-list, 1 Jan 2000, A. Tester): "
+			  "a second scenario\nmetric") != NULL);
 	free(j), free(t);
 }
 
@@ -243,14 +255,63 @@ static void t_text(void)
 	char *s = report_of(1, false, &failed);
 
 	T_CHECK(s != NULL);
-	T_CHECK(strstr(s, "== selftest: the runner's own test") != NULL);
-	T_CHECK(strstr(s, "== other (seed 000)") != NULL);
+	T_CHECK(strstr(s, "== selftest (no thread: the lab's own question): the runner's own test") != NULL);
+	T_CHECK(strstr(s, "== other (thread 000, ") != NULL);
+	T_CHECK(strstr(s, "seed") && !strstr(s, "(seed 000)")); /* "seed" is the random seed */
+	T_CHECK(!strncmp(s, "ujbd lab ", 9) && strstr(s, ": seed 1, full run, sim world, disk hdd; "
+						     "parameters changed from their defaults: none\n"));
+	/* the summary last: after every scenario, then one closing line */
+	T_CHECK(strstr(s, "== summary") > strstr(s, "== other ("));
+	T_CHECK(strstr(s, "\nscenario | what ") != NULL);
+	T_CHECK(strstr(s, "selftest | total base / fast | 2x ") != NULL);
+	T_CHECK(strstr(s, ", seed 1: 1 of 3 goals met; 2 variants failed\n") != NULL);
+	T_CHECK(s[strlen(s) - 1] == '\n' && strstr(s, "2 variants failed\n") + 18 == s + strlen(s));
 	T_CHECK(strstr(s, "variant broken failed: the disk \"x\" said no (Input/output error)\n") != NULL);
 	T_CHECK(strstr(s, "variant mute failed: No space left on device\n") != NULL);
 	T_CHECK(strstr(s, "total_ms") && strstr(s, "fast:2"));
 	T_CHECK(strstr(s, "| 0.667 |") != NULL); /* total base / fast: 200 / 300 */
-	T_CHECK(strstr(s, "[kjournald]") != NULL);
+	T_CHECK(strstr(s, "[kjournald]") != NULL);   /* LAB_TEXT_TEXTS: report.txt's */
+	T_CHECK(strstr(s, "[kjournald]") < strstr(s, "== summary"));
 	free(s);
+}
+
+/* The terminal's report has no texts (blktrace goes only to --out); a quick run says so
+ * on its first line and in every verdict. */
+static void t_text_terminal(void)
+{
+	struct lab_ctx *c;
+	struct lab_run *run = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	T_EQ(lab_ctx_new(&c), 0);
+	lab_ctx_set_quick(c, true);
+	T_EQ(lab_ctx_add_params(c, "hdd", "rpm=5400", NULL, 0), 0);
+	T_EQ(lab_run_new_from(table, 2, c, NULL, NULL, &run, NULL, 0), 0);
+	lab_run_all(run);
+	f = open_memstream(&buf, &len);
+	T_CHECK(f != NULL);
+	T_EQ(lab_report_text(f, run, 0), 0);
+	fclose(f);
+	T_CHECK(strstr(buf, "[kjournald]") == NULL);
+	T_CHECK(strstr(buf, ": seed 1, QUICK run (") != NULL);
+	T_CHECK(strstr(buf, "parameters changed from their defaults: --hdd=rpm=5400\n") != NULL);
+	T_CHECK(strstr(buf, "| - (quick) |") != NULL);
+	T_CHECK(strstr(buf, "| yes ") == NULL && strstr(buf, "| no  ") == NULL);
+	T_CHECK(strstr(buf, ", seed 1: QUICK run, 3 rows, no verdicts") != NULL);
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	T_CHECK(f != NULL);
+	T_EQ(lab_report_json(f, run), 0);
+	fclose(f);
+	T_CHECK(strstr(buf, "\"quick\": true") != NULL);
+	T_CHECK(strstr(buf, "\"params_changed\": {\"hdd\": \"rpm=5400\"}") != NULL);
+	T_CHECK(strstr(buf, "\"verdict\": \"none (quick)\"") != NULL);
+	free(buf);
+	lab_run_free(run);
+	lab_ctx_free(c);
 }
 
 static bool file_nonempty(const char *dir, const char *name)
@@ -282,17 +343,30 @@ static void t_dir(void)
 	T_CHECK(file_nonempty(dir, "selftest_fast_2_metrics.csv"));
 	T_CHECK(file_nonempty(dir, "selftest_base_data.csv"));
 	T_CHECK(file_nonempty(dir, "selftest_base_blktrace.txt"));
-	T_CHECK(file_nonempty(dir, "selftest_bars.gp") && file_nonempty(dir, "selftest_flush.gp"));
-	T_CHECK(file_nonempty(dir, "selftest_fg_latency_ms_cdf.gp"));
+	T_CHECK(file_nonempty(dir, "selftest_flush.gp"));
+	T_CHECK(!file_nonempty(dir, "selftest_bars.gp"));   /* no chart relative to a variant */
+	T_CHECK(file_nonempty(dir, "selftest_fg_latency_ms_ccdf.gp"));
+	snprintf(cmd, sizeof(cmd), "grep -q 'set logscale xy' '%s/selftest_fg_latency_ms_ccdf.gp'", dir);
+	T_EQ(system(cmd), 0);
+	/* the flush sweep's points in flush-cost order */
+	snprintf(cmd, sizeof(cmd), "sort -n -c '%s/selftest_base_flush.dat'", dir);
+	T_EQ(system(cmd), 0);
+	/* the answer first: the overview table before the first section */
+	snprintf(cmd, sizeof(cmd), "awk '/<table class=ov>/ { t = NR } /<h2 id=/ && !h { h = NR } "
+		 "END { exit !(t && t < h) }' '%s/report.html' && grep -q 'A test thread&rdquo;, "
+		 "test-list, 1 Jan 2000, A. Tester' '%s/report.html'", dir, dir);
+	T_EQ(system(cmd), 0);
 	T_CHECK(file_nonempty(dir, "selftest_base_sector_vs_time.gp"));
 	if (gnuplot) {
-		T_CHECK(file_nonempty(dir, "selftest_bars.png"));
 		T_CHECK(file_nonempty(dir, "selftest_flush.png"));
-		T_CHECK(file_nonempty(dir, "selftest_fg_latency_ms_cdf.png"));
+		T_CHECK(file_nonempty(dir, "selftest_fg_latency_ms_ccdf.png"));
 		T_CHECK(file_nonempty(dir, "selftest_fast_2_sector_vs_time.png"));
 	} else {
 		printf("  (gnuplot missing: PNGs not checked)\n");
 	}
+	T_EQ(lab_report_dir_check(dir, err, sizeof(err)), 0);
+	T_CHECK(lab_report_dir_check("/proc/nonexistent/x", err, sizeof(err)) < 0);
+	T_CHECK(strstr(err, "/proc/nonexistent/x") != NULL);
 	T_CHECK(lab_report_dir(run, "/proc/nonexistent/x", err, sizeof(err)) < 0);
 	T_CHECK(strstr(err, "/proc/nonexistent/x") != NULL);
 	lab_run_free(run);
@@ -313,6 +387,7 @@ int main(int argc, char **argv)
 	T_RUN(t_select);
 	T_RUN(t_json);
 	T_RUN(t_text);
+	T_RUN(t_text_terminal);
 	T_RUN(t_real);
 	T_RUN(t_dir);
 	return t_done(argv[0]);
