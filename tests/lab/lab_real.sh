@@ -76,7 +76,9 @@ jq -e '[.scenarios.flush.summary[].met] | all | not' "$tmp/all.json" >/dev/null 
 # shellcheck disable=SC2086
 "$UJBD" lab --world=real --disk="file:$img" --quick --scenario=fsync-loop --variant=stock \
 	--out="$tmp/out.d" $direct >"$tmp/text" 2>/dev/null || bad "text run exit $?"
-head -n 1 "$tmp/text" | grep -q "^real disk: $img on " || bad "text: first line: $(head -n 1 "$tmp/text")"
+head -n 1 "$tmp/text" | grep -q "^ujbd lab .*, real world, disk file:$img;" ||
+	bad "text: first line: $(head -n 1 "$tmp/text")"
+sed -n 2p "$tmp/text" | grep -q "^real disk: $img on " || bad "text: second line: $(sed -n 2p "$tmp/text")"
 grep -q "^on a real disk: " "$tmp/text" || bad "text: no 'on a real disk:' line"
 grep -q "<p>on a real disk: " "$tmp/out.d/report.html" || bad "report.html: no 'on a real disk:'"
 
