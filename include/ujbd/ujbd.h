@@ -127,10 +127,20 @@ enum ujbd_under_commit {
 	 * buffer whose journal copy is in flight (BJ_Shadow) waits until that
 	 * log write completes (UJBD_LAT_WAIT_SHADOW). Gives up: a foreground
 	 * write access may wait for the disk (the atime stalls of today's
-	 * kernels). */
+	 * kernels). The wait ends when that buffer's own log write
+	 * completes: jbd2's rule since 3.11 ("jbd2: refine waiting for
+	 * shadow buffers"). */
 	UJBD_UNDER_COMMIT_WAIT_IO = 1,
+	/* "wait-loop": as wait-io, with the rule of jbd in 2.6.2x and jbd2
+	 * before 3.11: a shadowed buffer is released when the commit
+	 * thread's wait loop, which walks the transaction's log writes
+	 * newest first once it has submitted them all, reaches it, so the
+	 * wait covers the commit thread's progress through its log writes,
+	 * not one write. */
+	UJBD_UNDER_COMMIT_WAIT_LOOP = 2,
 };
-/* "copy", "wait-io" (NULL for an unknown value); parse: 0 or -EINVAL. */
+/* "copy", "wait-io", "wait-loop" (NULL for an unknown value); parse: 0 or
+ * -EINVAL. */
 const char *ujbd_under_commit_name(enum ujbd_under_commit p);
 int ujbd_under_commit_parse(const char *s, enum ujbd_under_commit *out);
 
@@ -239,6 +249,25 @@ struct ujbd_opts {
 	 * needs the lock meanwhile. 0 (the default) charges nothing; the real
 	 * world pays its real cost anyway. */
 	uint64_t wakeup_cpu_ns;             /* 0 */
+	/* The buffer lock of jbd and jbd2 (false): a write access to a
+	 * block with I/O in flight on its buffer (its home write by the
+	 * checkpoint or by the writeback below, or a read) waits for that
+	 * I/O to end, as do_get_write_access begins with lock_buffer(), and
+	 * the wait is counted under UJBD_LAT_LOCK_* by the I/O it was.
+	 * false is ujbd's way: the home write goes from a copy and a write
+	 * access never waits for it. */
+	bool buffer_lock;
+	/* Metadata writeback as pdflush and kupdate did it (0: off, ujbd's
+	 * way: committed buffers go home only through the checkpoint).
+	 * Every writeback_interval_ns, the checkpoint thread writes home,
+	 * as asynchronous WRITEs from its own thread (its ioprio: the
+	 * kernel's flusher threads ran at be:4), every committed buffer
+	 * whose transaction committed over writeback_expire_ns ago (0: 30
+	 * s, dirty_expire_centisecs), as the block device's dirty buffers
+	 * were written by pdflush every 5 s (dirty_writeback_centisecs);
+	 * the tail then moves past what was written. */
+	uint64_t writeback_interval_ns;     /* 0 */
+	uint64_t writeback_expire_ns;       /* 0: 30 s */
 	/* Largest transaction in journal blocks; 0 = (journal length) / 4. */
 	uint32_t max_transaction_blocks;
 	/* Buffer cache limit in blocks (clean buffers are evicted LRU). */
@@ -514,8 +543,15 @@ enum ujbd_lat_cause {
 	UJBD_LAT_WAIT_COMMIT = 1,      /* ujbd_wait_tid / sync stop */
 	UJBD_LAT_WAIT_LOG_SPACE = 2,   /* start waited for checkpointing */
 	UJBD_LAT_WAIT_FROZEN = 3,      /* write access made a frozen copy */
-	UJBD_LAT_WAIT_SHADOW = 4,      /* wait-io: write access waited for the
-					* log write of the buffer's journal copy */
+	UJBD_LAT_WAIT_SHADOW = 4,      /* wait-io, wait-loop: write access waited
+					* for the log write of the buffer's
+					* journal copy */
+	/* buffer_lock: write access waited for I/O in flight on the
+	 * buffer: its home write by the writeback (pdflush), its home
+	 * write by a checkpoint, or a read of the block */
+	UJBD_LAT_LOCK_WRITEBACK = 5,
+	UJBD_LAT_LOCK_CHECKPOINT = 6,
+	UJBD_LAT_LOCK_READ = 7,
 	UJBD_LAT_NR
 };
 

@@ -118,16 +118,21 @@ static const struct jbd_txn *__cp_holder(const struct ujbd *j, const struct jbd_
 	return NULL;
 }
 
-/* Pick up to j_ckpt_n buffers from the oldest transactions and copy them;
- * *hold gets the tid of a transaction holding a buffer (for a forced
- * pass). Returns the count. Lock held. */
-static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold)
+/* Pick up to j_ckpt_n buffers from the oldest transactions (kind
+ * JBD_HOME_WRITEBACK: only of those committed at or before expired) and
+ * copy them; *hold gets the tid of a transaction holding a buffer (for a
+ * forced pass). Returns the count. Lock held. */
+static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold, uint8_t kind,
+			     uint64_t expired)
 {
 	uint64_t now = rt_now_ns();
 	uint32_t n = 0;
 
 	ASSERT(rt_mutex_held(&j->j_state_lock) && rt_mutex_held(&j->j_checkpoint_mutex));
+	ASSERT(kind == JBD_HOME_WRITEBACK || kind == JBD_HOME_CHECKPOINT);
 	for (struct jbd_txn *t = j->j_cp_first; t && n < j->j_ckpt_n; t = t->t_cpnext) {
+		if (kind == JBD_HOME_WRITEBACK && t->t_committed_ns > expired)
+			break; /* tid order is commit order */
 		if (!t->t_ckpt_first_ns)
 			t->t_ckpt_first_ns = now;
 		for (struct jbd_jh *jh = t->t_ckpt; jh && n < j->j_ckpt_n; jh = jh->b_cpnext) {
@@ -143,6 +148,9 @@ static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold)
 			}
 			memcpy(j->j_ckpt_io[n].io_data, jh->jh_buf->b_data, j->j_blocksize);
 			jh->b_ckpt_busy = true;
+			ASSERT(!jh->b_home_io);
+			if (j->j_opts.buffer_lock)
+				jh->b_home_io = kind;
 			j->j_ckpt_jh[n] = jh;
 			j->j_ckpt_txn[n] = t;
 			n++;
@@ -151,6 +159,46 @@ static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold)
 		 * fill the batch. */
 	}
 	return n;
+}
+
+/*
+ * buffer_lock: a home write completed; its buffer is unlocked now, on the
+ * completing thread, as end_buffer_write_sync unlocked it, and the
+ * checkpoint thread is told.
+ */
+static void cp_end_io(struct blk_bio *b)
+{
+	struct ujbd *j = b->b_private;
+	struct jbd_iobuf *io = (struct jbd_iobuf *)((char *)b - offsetof(struct jbd_iobuf, io_bio));
+	uint32_t i = (uint32_t)(io - j->j_ckpt_io);
+
+	rt_mutex_lock(&j->j_state_lock);
+	ASSERT(i < j->j_ckpt_n && io->io_busy && j->j_ckpt_jh[i]->b_home_io);
+	j->j_ckpt_jh[i]->b_home_io = 0;
+	io->io_err = b->b_error;
+	io->io_busy = false;
+	rt_cond_broadcast(&j->j_wait_ckpt_io);
+	rt_mutex_unlock(&j->j_state_lock);
+}
+
+/* Wait for the batch's write i; its result. */
+static int cp_wait_one(struct ujbd *j, struct jbd_iobuf *io)
+{
+	int r;
+
+	ASSERT(io->io_sent);
+	io->io_sent = false;
+	if (!io->io_bio.b_end_io) {
+		r = blk_wait(&io->io_bio);
+		io->io_busy = false;
+		return r;
+	}
+	rt_mutex_lock(&j->j_state_lock);
+	while (io->io_busy)
+		rt_cond_wait(&j->j_wait_ckpt_io, &j->j_state_lock);
+	r = io->io_err;
+	rt_mutex_unlock(&j->j_state_lock);
+	return r;
 }
 
 static int cp_write(struct ujbd *j, uint32_t n)
@@ -163,22 +211,42 @@ static int cp_write(struct ujbd *j, uint32_t n)
 	blk_start_plug(&plug);
 	for (uint32_t i = 0; i < n; i++) {
 		struct jbd_iobuf *io = &j->j_ckpt_io[i];
+		bool locked = j->j_ckpt_jh[i]->b_home_io != 0; /* ours until sent */
 		memset(&io->io_bio, 0, sizeof(io->io_bio));
 		io->io_bio.b_op = BLK_OP_WRITE;
 		io->io_bio.b_sector = j->j_ckpt_jh[i]->jh_buf->b_blocknr * nsec;
 		io->io_bio.b_nr_sectors = nsec;
 		io->io_bio.b_buf = io->io_data;
+		io->io_err = 0;
+		if (locked) {
+			io->io_bio.b_end_io = cp_end_io;
+			io->io_bio.b_private = j;
+			if (j->j_opts.commit_ioprio == UJBD_IOPRIO_INHERIT)
+				io->io_bio.b_boost_tag =
+					jbd_home_tag(j->j_id, j->j_ckpt_jh[i]->jh_buf->b_blocknr);
+			rt_mutex_lock(&j->j_state_lock);
+			io->io_busy = true;
+			rt_mutex_unlock(&j->j_state_lock);
+		}
 		r = blk_submit(j->j_dq, &io->io_bio);
-		io->io_busy = r == 0;
+		io->io_sent = r == 0;
+		if (r) {
+			rt_mutex_lock(&j->j_state_lock);
+			io->io_busy = false;
+			j->j_ckpt_jh[i]->b_home_io = 0; /* never sent: unlocked */
+			rt_cond_broadcast(&j->j_wait_ckpt_io);
+			rt_mutex_unlock(&j->j_state_lock);
+		} else if (!locked) {
+			io->io_busy = true;
+		}
 		if (r && !rc)
 			rc = r;
 	}
 	blk_finish_plug(&plug);
 	for (uint32_t i = 0; i < n; i++) {
-		if (!j->j_ckpt_io[i].io_busy)
+		if (!j->j_ckpt_io[i].io_sent)
 			continue;
-		r = blk_wait(&j->j_ckpt_io[i].io_bio);
-		j->j_ckpt_io[i].io_busy = false;
+		r = cp_wait_one(j, &j->j_ckpt_io[i]);
 		if (r && !rc)
 			rc = r;
 	}
@@ -221,7 +289,8 @@ static void __cp_done(struct ujbd *j, uint32_t n, int err)
 		rt_cond_broadcast(&j->j_wait_ckpt_io);
 }
 
-int jbd_checkpoint_pass(struct ujbd *j, bool force)
+/* A pass (see jbd_checkpoint_pass) writing kind's buffers. */
+static int cp_pass(struct ujbd *j, bool force, uint8_t kind, uint64_t expired)
 {
 	ujbd_tid_t hold = 0;
 	bool held = false;
@@ -235,7 +304,7 @@ int jbd_checkpoint_pass(struct ujbd *j, bool force)
 		rt_mutex_unlock(&j->j_state_lock);
 		return rc;
 	}
-	n = __cp_collect(j, &held, &hold);
+	n = __cp_collect(j, &held, &hold, kind, expired);
 	ASSERT(n <= j->j_ckpt_n);
 	JBD_TRACE(&j->j_tracer, jbd2_checkpoint, j->j_cp_first ? j->j_cp_first->t_tid : 0,
 		  n ? (int64_t)n : held ? 0 : -1, 0, 0, 0, 0, 0);
@@ -263,6 +332,35 @@ int jbd_checkpoint_pass(struct ujbd *j, bool force)
 	}
 	rc = jbd_update_tail(j, false);
 	return rc ? rc : 1;
+}
+
+int jbd_checkpoint_pass(struct ujbd *j, bool force)
+{
+	return cp_pass(j, force, JBD_HOME_CHECKPOINT, 0);
+}
+
+/*
+ * The writeback pass (writeback_interval_ns): every committed buffer of
+ * the transactions that committed at least writeback_expire_ns ago goes
+ * home, batch after batch, as pdflush wrote the block device's expired
+ * dirty buffers; 0 or -errno. The checkpoint mutex held.
+ */
+static int cp_writeback(struct ujbd *j)
+{
+	uint64_t expire = j->j_opts.writeback_expire_ns ? j->j_opts.writeback_expire_ns
+							 : 30 * RT_NS_PER_S;
+	uint64_t now = rt_now_ns();
+	uint64_t expired = now > expire ? now - expire : 0;
+	int rc;
+
+	ASSERT(rt_mutex_held(&j->j_checkpoint_mutex));
+	ASSERT(j->j_opts.writeback_interval_ns);
+	if (!expired)
+		return 0;
+	/* a pass writes a batch; stop at one that wrote nothing */
+	while ((rc = cp_pass(j, false, JBD_HOME_WRITEBACK, expired)) > 0)
+		;
+	return rc;
 }
 
 int ujbd_checkpoint(struct ujbd *j)
@@ -305,18 +403,34 @@ void jbd_checkpointd(void *arg)
 {
 	struct ujbd *j = arg;
 	bool idle = false; /* the last pass found nothing: wait for a signal */
+	uint64_t wb_next = rt_now_ns() + j->j_opts.writeback_interval_ns;
 
 	rt_mutex_lock(&j->j_state_lock);
 	for (;;) {
 		if (j->j_flags & (JBD_F_STOP_CKPT | JBD_F_ABORTED | JBD_F_HARD))
 			break;
+		uint64_t wb = j->j_opts.writeback_interval_ns;
+		if (wb && rt_now_ns() >= wb_next) {
+			/* the writeback's turn: every interval from open */
+			wb_next += wb * ((rt_now_ns() - wb_next) / wb + 1);
+			rt_mutex_unlock(&j->j_state_lock);
+			rt_mutex_lock(&j->j_checkpoint_mutex);
+			(void)cp_writeback(j); /* an error aborted the journal */
+			rt_mutex_unlock(&j->j_checkpoint_mutex);
+			rt_mutex_lock(&j->j_state_lock);
+			continue;
+		}
 		if (idle || !__cp_wanted(j)) {
 			uint64_t deadline = rt_now_ns() + 6 * j->j_opts.commit_interval_ns;
+			if (wb && wb_next < deadline)
+				deadline = wb_next;
 			int w = rt_cond_timedwait(&j->j_wait_checkpoint, &j->j_state_lock, deadline);
-			if (w == -ETIMEDOUT && !j->j_cp_first)
-				continue;
 			if (j->j_flags & (JBD_F_STOP_CKPT | JBD_F_ABORTED | JBD_F_HARD))
 				break;
+			if (wb && rt_now_ns() >= wb_next)
+				continue;
+			if (w == -ETIMEDOUT && !j->j_cp_first)
+				continue;
 		}
 		bool force = j->j_space_waiters > 0;
 		j->j_ckpt_want = 0;

@@ -130,10 +130,13 @@ static uint16_t commit_prio(struct ujbd *j, const struct commit_ctx *c)
 	return p;
 }
 
+static void run_end_io(struct blk_bio *b);
+
 static int io_submit(struct blk_queue *q, struct jbd_iobuf *io, uint64_t sector,
 		     uint32_t nsec, uint32_t flags, uint16_t prio, uint64_t tag)
 {
 	memset(&io->io_bio, 0, sizeof(io->io_bio));
+	io->io_err = 0;
 	io->io_bio.b_op = BLK_OP_WRITE;
 	io->io_bio.b_flags = flags;
 	io->io_bio.b_sector = sector;
@@ -142,7 +145,7 @@ static int io_submit(struct blk_queue *q, struct jbd_iobuf *io, uint64_t sector,
 	io->io_bio.b_ioprio = prio;
 	io->io_bio.b_boost_tag = tag;
 	int rc = blk_submit(q, &io->io_bio);
-	io->io_busy = rc == 0;
+	io->io_busy = io->io_sent = rc == 0;
 	return rc;
 }
 
@@ -158,8 +161,34 @@ static int run_submit(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
 	if (!c->run_n)
 		return 0;
 	ASSERT(c->run_slot + c->run_n <= c->ring_used);
-	rc = io_submit(j->j_jq, &j->j_ring[c->run_slot], c->run_off >> BLK_SECTOR_SHIFT,
-		       c->run_n * nsec, flags, commit_prio(j, c), c->tag);
+	struct jbd_iobuf *io = &j->j_ring[c->run_slot];
+	if (j->j_opts.under_commit == UJBD_UNDER_COMMIT_WAIT_IO && !(flags & BLK_POLLED)) {
+		/* wait-io: the run's completion releases its buffers */
+		memset(&io->io_bio, 0, sizeof(io->io_bio));
+		io->io_bio.b_end_io = run_end_io;
+		io->io_bio.b_private = j;
+		rt_mutex_lock(&j->j_state_lock);
+		io->io_busy = true;
+		rt_mutex_unlock(&j->j_state_lock);
+		io->io_err = 0;
+		io->io_bio.b_op = BLK_OP_WRITE;
+		io->io_bio.b_flags = flags;
+		io->io_bio.b_sector = c->run_off >> BLK_SECTOR_SHIFT;
+		io->io_bio.b_nr_sectors = c->run_n * nsec;
+		io->io_bio.b_buf = io->io_data;
+		io->io_bio.b_ioprio = commit_prio(j, c);
+		io->io_bio.b_boost_tag = c->tag;
+		rc = blk_submit(j->j_jq, &io->io_bio);
+		io->io_sent = rc == 0;
+		if (rc) {
+			rt_mutex_lock(&j->j_state_lock);
+			io->io_busy = false;
+			rt_mutex_unlock(&j->j_state_lock);
+		}
+	} else {
+		rc = io_submit(j->j_jq, io, c->run_off >> BLK_SECTOR_SHIFT, c->run_n * nsec,
+			       flags, commit_prio(j, c), c->tag);
+	}
 	c->run_n = 0;
 	c->runs++;
 	return rc;
@@ -201,7 +230,7 @@ static int run_submit_last(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
 	b->b_boost_tag = c->tag;
 	b->b_end_io = commit_end_io;
 	b->b_private = c;
-	io->io_busy = false;   /* not for blk_wait: see __commit */
+	io->io_busy = io->io_sent = false; /* not for blk_wait: see __commit */
 	c->run_n = 0;
 	c->runs++;
 	rt_mutex_lock(&j->j_state_lock);
@@ -224,15 +253,14 @@ static int run_submit_last(struct ujbd *j, struct commit_ctx *c, uint32_t flags)
 	return rc;
 }
 
-/* wait-io: the log writes of slots [from, to) completed (or failed: the
- * journal aborts then): their buffers are no longer shadowed. */
-static void ring_unshadow(struct ujbd *j, uint32_t from, uint32_t to)
+/* The log writes of slots [from, to) completed (or failed: the journal
+ * aborts then): their buffers are no longer shadowed. Lock held. */
+static void __ring_unshadow(struct ujbd *j, uint32_t from, uint32_t to)
 {
 	bool any = false;
 
-	if (j->j_opts.under_commit != UJBD_UNDER_COMMIT_WAIT_IO)
-		return;
-	rt_mutex_lock(&j->j_state_lock);
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(from <= to && to <= j->j_ring_n);
 	for (uint32_t i = from; i < to; i++) {
 		struct jbd_iobuf *io = &j->j_ring[i];
 		if (!io->io_jh)
@@ -244,30 +272,94 @@ static void ring_unshadow(struct ujbd *j, uint32_t from, uint32_t to)
 	}
 	if (any)
 		rt_cond_broadcast(&j->j_wait_shadow);
+}
+
+/* The slots a run bio at slot i carries. */
+static uint32_t run_slots(const struct ujbd *j, const struct jbd_iobuf *io)
+{
+	return (uint32_t)(io->io_bio.b_nr_sectors / (j->j_blocksize >> BLK_SECTOR_SHIFT));
+}
+
+/* wait-io (jbd2 since 3.11): a run's completion releases the buffers it
+ * logged at once, on the completing thread, and tells ring_wait. */
+static void run_end_io(struct blk_bio *b)
+{
+	struct ujbd *j = b->b_private;
+	struct jbd_iobuf *io = (struct jbd_iobuf *)((char *)b - offsetof(struct jbd_iobuf, io_bio));
+	uint32_t i = (uint32_t)(io - j->j_ring);
+
+	rt_mutex_lock(&j->j_state_lock);
+	ASSERT(io->io_busy && i < j->j_ring_n);
+	io->io_err = b->b_error;
+	__ring_unshadow(j, i, i + run_slots(j, io));
+	io->io_busy = false;
+	rt_cond_broadcast(&j->j_wait_shadow);
 	rt_mutex_unlock(&j->j_state_lock);
 }
 
-/* Finish the plug (the explicit unplug), wait for the slots from ring_base
- * on, free them (writeback data below ring_base stays in flight). */
+/* Wait for the run at slot i; its result. */
+static int run_wait(struct ujbd *j, struct jbd_iobuf *io)
+{
+	int r;
+
+	ASSERT(io->io_sent);
+	io->io_sent = false;
+	if (!io->io_bio.b_end_io) {
+		r = blk_wait(&io->io_bio);
+		io->io_busy = false;
+		return r;
+	}
+	rt_mutex_lock(&j->j_state_lock);
+	while (io->io_busy)
+		rt_cond_wait(&j->j_wait_shadow, &j->j_state_lock);
+	r = io->io_err;
+	rt_mutex_unlock(&j->j_state_lock);
+	return r;
+}
+
+/*
+ * Finish the plug (the explicit unplug), wait for the slots from ring_base
+ * on, free them (writeback data below ring_base stays in flight), and
+ * release the buffers they logged by the journal's rule: wait-io's run
+ * completions released theirs already; wait-loop walks the runs newest
+ * first, as jbd's wait loop walked t_iobuf_list from its tail, releasing
+ * each run's buffers when its wait returns; wait-io with polled runs
+ * (this thread completes them) releases them as it waits, oldest first.
+ */
 static int ring_wait(struct ujbd *j, struct commit_ctx *c)
 {
+	bool loop = j->j_opts.under_commit == UJBD_UNDER_COMMIT_WAIT_LOOP;
+	bool shadows = j->j_opts.under_commit != UJBD_UNDER_COMMIT_COPY;
 	int rc = run_submit(j, c, c->jflags), r;
+	uint32_t n = c->ring_used - c->ring_base;
 
 	if (c->plugged) {
 		blk_finish_plug(&c->plug);
 		c->plugged = false;
 	}
 	ASSERT(c->run_n == 0 && c->ring_base <= c->ring_used);
-	for (uint32_t i = c->ring_base; i < c->ring_used; i++) {
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = loop ? c->ring_used - 1 - k : c->ring_base + k;
 		struct jbd_iobuf *io = &j->j_ring[i];
-		if (!io->io_busy)
+		if (!io->io_sent)
 			continue;
-		r = blk_wait(&io->io_bio);
-		io->io_busy = false;
+		uint32_t runs = run_slots(j, io);
+		bool ended = io->io_bio.b_end_io != NULL;
+		r = run_wait(j, io);
 		if (r && !rc)
 			rc = r;
+		if (shadows && !ended) {
+			rt_mutex_lock(&j->j_state_lock);
+			__ring_unshadow(j, i, i + runs < c->ring_used ? i + runs : c->ring_used);
+			rt_mutex_unlock(&j->j_state_lock);
+		}
 	}
-	ring_unshadow(j, c->ring_base, c->ring_used);
+	if (shadows) {
+		/* slots of runs not sent (a submit error) */
+		rt_mutex_lock(&j->j_state_lock);
+		__ring_unshadow(j, c->ring_base, c->ring_used);
+		rt_mutex_unlock(&j->j_state_lock);
+	}
 	c->ring_used = c->ring_base;
 	return rc;
 }
@@ -586,7 +678,7 @@ static uint32_t log_copy(struct ujbd *j, struct commit_ctx *c, struct jbd_jh **p
 		memcpy(slots[n]->io_data, src, j->j_blocksize);
 		c->tags[n] = (struct jbd_tag){ jh->jh_buf->b_blocknr, 0, 0 };
 		jh->b_logged = true;
-		if (j->j_opts.under_commit == UJBD_UNDER_COMMIT_WAIT_IO) {
+		if (j->j_opts.under_commit != UJBD_UNDER_COMMIT_COPY) {
 			/* its journal copy is in flight from now to ring_wait
 			 * (or, sent as the commit's last write, to phase 6) */
 			jh->b_shadow = true;
@@ -923,6 +1015,7 @@ static void __phase_done(struct ujbd *j, struct commit_ctx *c)
 	__jbd_revoke_table_put(j, t->t_revoke);
 	t->t_revoke = NULL;
 	t->t_state = T_FINISHED;
+	t->t_committed_ns = c->end_ns;
 	j->j_committing = NULL;
 	__jbd_cp_append(j, t);
 	ASSERT(j->j_cp_last == t && ujbd_tid_geq(j->j_commit_sequence, t->t_tid));
@@ -932,7 +1025,7 @@ static void __phase_done(struct ujbd *j, struct commit_ctx *c)
 	j->j_batch_from_ns = c->end_ns;
 	rt_cond_broadcast(&j->j_wait_done_commit);
 	rt_cond_broadcast(&j->j_wait_space);
-	if (j->j_opts.under_commit == UJBD_UNDER_COMMIT_WAIT_IO) {
+	if (j->j_opts.under_commit != UJBD_UNDER_COMMIT_COPY) {
 		/* slots sent as the last write: __refile_one cleared them */
 		for (uint32_t i = 0; i < c->ring_used; i++)
 			j->j_ring[i].io_jh = NULL;

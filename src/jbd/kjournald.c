@@ -60,7 +60,7 @@ static void __batch_note(struct ujbd *j, const struct jbd_txn *t)
 /* ---- priority inheritance (commit_ioprio = inherit) ----------------------- */
 
 /* The calling thread's ioprio; class NONE is best effort at its level. */
-static uint16_t waiter_prio(void)
+uint16_t jbd_waiter_prio(void)
 {
 	uint16_t prio = rt_ioprio_get();
 
@@ -80,7 +80,7 @@ static uint16_t waiter_prio(void)
 bool __jbd_inherit(struct ujbd *j, struct jbd_txn *t)
 {
 	struct blk_queue *jq = j->j_jq, *dq = j->j_dq;
-	uint16_t prio = waiter_prio(), old;
+	uint16_t prio = jbd_waiter_prio(), old;
 	uint64_t tag;
 
 	if (!t)

@@ -57,16 +57,17 @@ void ujbd_opts_jbd2(struct ujbd_opts *o)
 static const char *const under_commit_names[] = {
 	[UJBD_UNDER_COMMIT_COPY] = "copy",
 	[UJBD_UNDER_COMMIT_WAIT_IO] = "wait-io",
+	[UJBD_UNDER_COMMIT_WAIT_LOOP] = "wait-loop",
 };
 
 const char *ujbd_under_commit_name(enum ujbd_under_commit p)
 {
-	return (unsigned)p <= UJBD_UNDER_COMMIT_WAIT_IO ? under_commit_names[p] : NULL;
+	return (unsigned)p <= UJBD_UNDER_COMMIT_WAIT_LOOP ? under_commit_names[p] : NULL;
 }
 
 int ujbd_under_commit_parse(const char *s, enum ujbd_under_commit *out)
 {
-	for (unsigned i = 0; s && i <= UJBD_UNDER_COMMIT_WAIT_IO; i++) {
+	for (unsigned i = 0; s && i <= UJBD_UNDER_COMMIT_WAIT_LOOP; i++) {
 		if (!strcmp(s, under_commit_names[i])) {
 			*out = (enum ujbd_under_commit)i;
 			return 0;
@@ -126,13 +127,16 @@ int jbd_opts_check(const struct ujbd_opts *o, struct jbd_err *err)
 {
 	if ((unsigned)o->data_mode > UJBD_DATA_WRITEBACK || (unsigned)o->wake > UJBD_WAKE_ALWAYS ||
 	    (unsigned)o->journal_sync > UJBD_SYNC_OFF ||
-	    (unsigned)o->under_commit > UJBD_UNDER_COMMIT_WAIT_IO ||
+	    (unsigned)o->under_commit > UJBD_UNDER_COMMIT_WAIT_LOOP ||
 	    (unsigned)o->async_commit > UJBD_ASYNC_COMMIT_AUTO)
 		return jbd_err_set(err, -EINVAL, "invalid option value");
 	if (o->commit_interval_ns == 0)
 		return jbd_err_set(err, -EINVAL, "commit_interval must be positive");
 	if (o->wakeup_cpu_ns > RT_NS_PER_S)
 		return jbd_err_set(err, -EINVAL, "wakeup_cpu_ns above 1 s");
+	if (o->writeback_interval_ns > 3600 * RT_NS_PER_S ||
+	    o->writeback_expire_ns > 3600 * RT_NS_PER_S)
+		return jbd_err_set(err, -EINVAL, "writeback interval or expiry above 1 h");
 	if (o->min_batch_time_ns > o->max_batch_time_ns && o->max_batch_time_ns)
 		return jbd_err_set(err, -EINVAL, "min_batch_time above max_batch_time");
 	if (o->commit_ioprio != UJBD_IOPRIO_INHERIT &&

@@ -47,9 +47,13 @@
  *   j_wait_space         log space was freed (tail moved or a commit ended)
  *   j_wait_checkpoint    the checkpoint thread sleeps here
  *   j_wait_ckpt_io       a checkpoint batch ended: its b_ckpt_busy flags
- *                        were cleared (see "Home writes" below)
- *   j_wait_shadow        wait-io: log writes of shadowed buffers ended
- *                        (their b_shadow cleared), or abort / hard stop
+ *                        were cleared (see "Home writes" below); or,
+ *                        under buffer_lock, one of its writes completed
+ *                        (that buffer's b_home_io cleared)
+ *   j_wait_shadow        wait-io, wait-loop: log writes of shadowed
+ *                        buffers ended (their b_shadow cleared), a
+ *                        wait-io run ended (its io_busy cleared), or
+ *                        abort / hard stop
  *
  * Buffer data rule: a buffer's bytes are modified only by the holder of a
  * handle with write access (or by write_data under j_state_lock), and read
@@ -124,10 +128,23 @@ struct jbd_slot;
 #define JH_GET(f) __atomic_load_n(&(f), __ATOMIC_ACQUIRE)
 #define JH_SET(f, v) __atomic_store_n(&(f), (v), __ATOMIC_RELEASE)
 
+/* Who writes a buffer home (b_home_io). */
+#define JBD_HOME_WRITEBACK  1 /* the writeback pass (pdflush's) */
+#define JBD_HOME_CHECKPOINT 2 /* a checkpoint pass */
+
+/* inherit: the boost tag of the home write of block `blocknr` of journal
+ * `jid` (bit 62; commits' tags have bit 63), which a write access waiting
+ * on its buffer lock raises in its queue (blk_boost). */
+static inline uint64_t jbd_home_tag(uint64_t jid, uint64_t blocknr)
+{
+	return 1ull << 62 | (jid & 0xfffffull) << 40 | (blocknr & ((1ull << 40) - 1));
+}
+
 /*
  * The journal's view of one buffer. Exists while any pointer below is set;
  * holds one buffer reference for that time. [j_state_lock] throughout.
  */
+
 struct jbd_jh {
 	struct ujbd_buf *jh_buf;
 	struct jbd_txn *b_transaction;      /* running or committing owner */
@@ -143,6 +160,10 @@ struct jbd_jh {
 	bool b_ckpt_busy;   /* a checkpoint write of it is in flight: from
 			     * __cp_collect to __cp_done (no other home
 			     * write of the block meanwhile) */
+	/* buffer_lock: a home write of it is in flight, from __cp_collect to
+	 * that write's completion (cp_end_io): the buffer is locked, a
+	 * write access waits (JBD_HOME_*, 0 none) */
+	uint8_t b_home_io;
 	bool b_forget;      /* b_transaction frees it: drop its checkpoint copy
 			     * at that commit, never log or write it back */
 	bool b_next_forget; /* the same, for b_next_transaction */
@@ -254,6 +275,7 @@ struct jbd_txn {
 	uint32_t t_nr_ckpt;               /* [j_state_lock] */
 	uint64_t t_ckpt_written, t_ckpt_dropped; /* [j_state_lock] */
 	uint64_t t_ckpt_first_ns;         /* [j_state_lock] first active pass */
+	uint64_t t_committed_ns;          /* [j_state_lock] its commit ended */
 	struct jbd_txn *t_cpnext, *t_cpprev; /* [j_state_lock] j_cp list, tid order */
 
 	/* kjournald's batch window (kjournald.c): the fsyncs of this
@@ -269,8 +291,14 @@ struct jbd_txn {
 struct jbd_iobuf {
 	struct blk_bio io_bio;
 	uint8_t *io_data;
+	/* in flight; [j_state_lock] when the bio has an end_io (wait-io's
+	 * runs: run_end_io clears it), the committing thread's otherwise */
 	bool io_busy;
-	struct jbd_jh *io_jh; /* wait-io: the shadowed buffer it logs [j_state_lock] */
+	bool io_sent;         /* submitted, not yet waited for (the committing
+			       * or checkpointing thread's own) */
+	int io_err;           /* run_end_io: the bio's result [j_state_lock] */
+	struct jbd_jh *io_jh; /* wait-io, wait-loop: the shadowed buffer it
+			       * logs [j_state_lock] */
 };
 
 /* ---- the journal --------------------------------------------------------- */
@@ -631,6 +659,9 @@ bool __jbd_fsync_commit(struct ujbd *j, ujbd_tid_t tid);
  * Nothing under any other commit_ioprio. j_state_lock held.
  */
 bool __jbd_inherit(struct ujbd *j, struct jbd_txn *t);
+/* The calling thread's ioprio as a waiter: class NONE is best effort at its
+ * level. */
+uint16_t jbd_waiter_prio(void);
 
 /* ---- checkpoint.c -------------------------------------------------------- */
 

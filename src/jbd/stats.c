@@ -256,6 +256,9 @@ static const char *const lat_names[UJBD_LAT_NR] = {
 	[UJBD_LAT_WAIT_LOG_SPACE] = "wait_log_space",
 	[UJBD_LAT_WAIT_FROZEN] = "wait_frozen",
 	[UJBD_LAT_WAIT_SHADOW] = "wait_shadow",
+	[UJBD_LAT_LOCK_WRITEBACK] = "lock_writeback",
+	[UJBD_LAT_LOCK_CHECKPOINT] = "lock_checkpoint",
+	[UJBD_LAT_LOCK_READ] = "lock_read",
 };
 
 static void json_hist(struct jbd_out *o, const char *name,

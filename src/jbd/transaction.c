@@ -483,6 +483,42 @@ static int __wait_shadow(struct ujbd *j, struct ujbd_buf *b, struct jbd_jh *jh)
 	return 1;
 }
 
+/*
+ * buffer_lock: a home write of b is in flight (jbd's lock_buffer at the
+ * top of do_get_write_access); wait until it completes (or the journal
+ * stops), counted by who wrote it. Under inherit the waiter first raises
+ * that write to its own priority if it is still queued (blk_boost on its
+ * tag, with the lock dropped: the boost may complete bios here, whose
+ * end_io takes j_state_lock). Returns 1: the caller starts over.
+ */
+static int __wait_home_io(struct ujbd *j, struct ujbd_buf *b, struct jbd_jh *jh)
+{
+	enum ujbd_lat_cause cause = jh->b_home_io == JBD_HOME_WRITEBACK ? UJBD_LAT_LOCK_WRITEBACK
+									: UJBD_LAT_LOCK_CHECKPOINT;
+	uint64_t t0 = rt_now_ns(), waited;
+
+	ASSERT(j->j_opts.buffer_lock && jh->b_home_io);
+	if (j->j_opts.commit_ioprio == UJBD_IOPRIO_INHERIT) {
+		uint64_t tag = jbd_home_tag(j->j_id, b->b_blocknr);
+		uint16_t prio = jbd_waiter_prio();
+
+		rt_mutex_unlock(&j->j_state_lock);
+		int raised = blk_boost(j->j_dq, tag, prio);
+		rt_mutex_lock(&j->j_state_lock);
+		if (raised > 0)
+			jbd_stats_inherit_boost(&j->j_stats);
+	}
+	while (b->b_jh == jh && jh->b_home_io && !(j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
+		rt_cond_wait(&j->j_wait_ckpt_io, &j->j_state_lock);
+	waited = rt_now_ns() - t0;
+	jbd_stats_lat(&j->j_stats, cause, waited);
+	/* The kernel's report of a buffer locked for over HZ/10. */
+	if (waited > 100 * RT_NS_PER_MS)
+		JBD_TRACE(&j->j_tracer, jbd2_lock_buffer_stall,
+			  j->j_running ? j->j_running->t_tid : 0, waited, 0, 0, 0, 0, 0);
+	return 1;
+}
+
 /* 0, 1: waited (start over), or -errno. */
 static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf *b)
 {
@@ -497,6 +533,8 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 	jh = __jbd_jh_get(j, b);
 	if (!jh)
 		return -ENOMEM;
+	if (jh->b_home_io)
+		return __wait_home_io(j, b, jh);
 	if (jh->b_transaction == t || jh->b_next_transaction == t) {
 		/* Forgotten (or revoked) earlier in this transaction: using it
 		 * again takes a credit and cancels the revoke. */
@@ -583,6 +621,10 @@ static int get_access(struct ujbd_handle *h, uint64_t block, enum access_mode mo
 			return rc;
 		rt_mutex_lock(&j->j_state_lock);
 	}
+	/* buffer_lock: the block's read (ours, or another thread's) held its
+	 * lock while we waited */
+	if (waited && j->j_opts.buffer_lock)
+		jbd_stats_lat(&j->j_stats, UJBD_LAT_LOCK_READ, waited);
 	while ((rc = __write_access(j, h, b)) == 1)
 		;
 	if (!rc && create)

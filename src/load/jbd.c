@@ -252,6 +252,9 @@ static const char *const lat_causes[UJBD_LAT_NR] = {
 	[UJBD_LAT_WAIT_LOG_SPACE] = "Waiting for journal space",
 	[UJBD_LAT_WAIT_FROZEN] = "Waiting on a buffer under commit",
 	[UJBD_LAT_WAIT_SHADOW] = "Waiting for a buffer's log write (wait-io)",
+	[UJBD_LAT_LOCK_WRITEBACK] = "Waiting for a buffer lock (writeback)",
+	[UJBD_LAT_LOCK_CHECKPOINT] = "Waiting for a buffer lock (checkpoint)",
+	[UJBD_LAT_LOCK_READ] = "Waiting for a buffer lock (read)",
 };
 
 /* The info file, then latency per cause in latencytop's text output form:

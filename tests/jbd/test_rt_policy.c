@@ -9,7 +9,16 @@
  *     CFQ behind a be:4 reader raises them (blk_boost: the D events of the
  *     commit's writes are RT, the counters say so), and the next commit,
  *     with nobody waiting at rt, runs at the floor again;
- *   - the per-thread accumulator (ujbd_lat_attach) sees its thread's waits.
+ *   - the per-thread accumulator (ujbd_lat_attach) sees its thread's waits;
+ *   - wait-loop (jbd before 3.11) against wait-io (3.11 on): with a
+ *     transaction logged in two runs, a buffer of the first run is released
+ *     at that run's completion under wait-io, only once the newest run has
+ *     completed under wait-loop;
+ *   - buffer_lock and writeback: committed buffers go home by the
+ *     writeback pass once older than its expiry, never before; a write
+ *     access to a buffer whose home write is in flight waits for that
+ *     write's completion under buffer_lock (UJBD_LAT_LOCK_WRITEBACK), not
+ *     at all without it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,18 +40,29 @@ static bool log_write(const struct blk_trace_event *ev)
 
 struct uc {
 	enum ujbd_under_commit policy;
+	unsigned nblocks;             /* the logged transaction's (4: one run) */
 	/* out */
 	int rc;
 	uint64_t t_access, t_done;    /* the second handle's write access */
 	uint64_t c_first;             /* first log write C after t_access */
 	uint64_t d_first;             /* ... and its request's D */
+	uint64_t c_second;            /* the next log write C after c_first */
 	struct ujbd_lat_acct acc;     /* the accessing thread's */
 	struct ujbd_stats st;
 	uint8_t data[4][BS];          /* blocks 10..13 recovered */
 	struct ujbd *j;
 };
 
-/* The second handle: write access to block 10 while the commit of the
+/* The block the second handle asks for: the first one the commit logs.
+ * A transaction's buffers are logged newest first, so with more than the
+ * four blocks of one run that is the last block written, 10 + nblocks - 1
+ * (in the first run, whose completion wait-io waits for). */
+static uint64_t uc_block(const struct uc *u)
+{
+	return u->nblocks > 4 ? 10 + u->nblocks - 1 : 10;
+}
+
+/* The second handle: write access to a block while the commit of the
  * first is logging it. */
 static void uc_access(void *arg)
 {
@@ -60,10 +80,10 @@ static void uc_access(void *arg)
 	}
 	ujbd_handle_set_sync(h, true);
 	u->t_access = rt_now_ns();
-	rc = ujbd_get_write_access(h, 10, &b);
+	rc = ujbd_get_write_access(h, uc_block(u), &b);
 	u->t_done = rt_now_ns();
 	if (!rc) {
-		rig_fill(ujbd_buf_data(b), BS, 10, 3);
+		rig_fill(ujbd_buf_data(b), BS, uc_block(u), 3);
 		rc = ujbd_dirty_metadata(h, b);
 		ujbd_buf_put(b);
 	}
@@ -85,7 +105,8 @@ static int uc_main(struct stack *st, void *arg)
 	/* a first commit: the log is not empty (no superblock write) */
 	if ((u->rc = rig_write(r.j, 10, 4, 1, true, NULL)))
 		return 0;
-	if ((u->rc = rig_write(r.j, 10, 4, 2, false, &tid)) || (u->rc = ujbd_commit_tid(r.j, tid)))
+	if ((u->rc = rig_write(r.j, 10, u->nblocks, 2, false, &tid)) ||
+	    (u->rc = ujbd_commit_tid(r.j, tid)))
 		return 0;
 	rt_thread_create(&t, "access", uc_access, u);
 	rt_thread_join(t);
@@ -96,9 +117,13 @@ static int uc_main(struct stack *st, void *arg)
 	size_t n = blk_trace_count(jq);
 	struct blk_trace_event *ev = calloc(n, sizeof(*ev));
 	n = blk_trace_events(jq, 0, ev, n);
-	for (size_t i = 0; i < n && !u->c_first; i++) {
+	for (size_t i = 0; i < n && !u->c_second; i++) {
 		if (ev[i].action != 'C' || !log_write(&ev[i]) || ev[i].time_ns <= u->t_access)
 			continue;
+		if (u->c_first) {
+			u->c_second = ev[i].time_ns;
+			break;
+		}
 		u->c_first = ev[i].time_ns;
 		for (size_t k = 0; k < i; k++)
 			if (ev[k].action == 'D' && ev[k].sector == ev[i].sector)
@@ -112,7 +137,7 @@ static int uc_main(struct stack *st, void *arg)
 	return 0;
 }
 
-static struct uc *uc_run(enum ujbd_under_commit p)
+static struct uc *uc_run_n(enum ujbd_under_commit p, unsigned nblocks)
 {
 	struct uc *u = calloc(1, sizeof(*u));
 
@@ -120,6 +145,7 @@ static struct uc *uc_run(enum ujbd_under_commit p)
 	struct stack_spec sp;
 
 	u->policy = p;
+	u->nblocks = nblocks;
 	/* the journal on an HDD without a cache (a log write takes the
 	 * media's time), the data on RAM, a traced queue over each */
 	rig_stack_spec(&sp, 5, "hdd", 1ull << 30, BS, JBLOCKS);
@@ -137,6 +163,272 @@ static struct uc *uc_run(enum ujbd_under_commit p)
 	if (rc && !u->rc)
 		u->rc = rc;
 	return u;
+}
+
+static struct uc *uc_run(enum ujbd_under_commit p)
+{
+	return uc_run_n(p, 4);
+}
+
+/* 200 blocks: the log writes go as two runs (512 KiB each at most); the
+ * accessed block (uc_block) is in the first. */
+static void t_wait_loop(void)
+{
+	struct uc *w = uc_run_n(UJBD_UNDER_COMMIT_WAIT_IO, 200);
+	struct uc *l = uc_run_n(UJBD_UNDER_COMMIT_WAIT_LOOP, 200);
+
+	T_EQ(w->rc, 0);
+	T_EQ(l->rc, 0);
+	T_EQ_U64(w->t_access, l->t_access);
+	/* two log writes completed after the access: the runs */
+	T_CHECK(w->c_first > w->t_access && w->c_second > w->c_first);
+	T_CHECK(l->c_first > l->t_access && l->c_second > l->c_first);
+	/* wait-io: released by its own run's completion, before the next */
+	T_EQ_U64(w->t_done, w->c_first);
+	T_CHECK(w->t_done < w->c_second);
+	/* wait-loop: only once the newest run completed */
+	T_CHECK(l->t_done >= l->c_second);
+	T_EQ_U64(l->acc.count[UJBD_LAT_WAIT_SHADOW], 1);
+	T_EQ_U64(l->acc.sum_ns[UJBD_LAT_WAIT_SHADOW], l->t_done - l->t_access);
+	/* recovered contents: the same either way */
+	T_CHECK(memcmp(w->data, l->data, sizeof(w->data)) == 0);
+	free(w);
+	free(l);
+}
+
+/* ---- buffer_lock and writeback ------------------------------------------- */
+
+#define BL_BLOCK 10u
+
+struct bl {
+	bool lock;
+	/* a be:4 reader keeps the data disk busy under cfq; the access comes
+	 * from an rt:4 thread as soon as the home write is queued; inherit:
+	 * commit_ioprio = inherit (else be:4) */
+	bool contend, inherit;
+	bool stop;
+	/* out */
+	int rc;
+	uint64_t t_committed;         /* the sync write's commit returned */
+	uint64_t t_access, t_done;
+	uint64_t q_home, d_home, c_home; /* the home write of BL_BLOCK: Q, D, C */
+	struct ujbd_lat_acct acc;
+	struct ujbd_stats st;
+	unsigned home;                /* blocks of the four at home, gen 1 */
+	struct blk_queue *dq;
+	struct ujbd *j;
+};
+
+/* The home write of BL_BLOCK: its Q, D and C times in the data queue's
+ * trace (0: not seen). */
+static void bl_home(struct bl *b, uint64_t *q, uint64_t *d, uint64_t *c)
+{
+	size_t n = blk_trace_count(b->dq);
+	struct blk_trace_event *ev = calloc(n ? n : 1, sizeof(*ev));
+	uint64_t sec = (uint64_t)BL_BLOCK * BS / 512;
+
+	*q = *d = *c = 0;
+	n = blk_trace_events(b->dq, 0, ev, n);
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].rwbs[0] != 'W' || ev[i].sector > sec ||
+		    ev[i].sector + ev[i].nr_sectors <= sec)
+			continue;
+		if (ev[i].action == 'Q' && !*q)
+			*q = ev[i].time_ns;
+		if (ev[i].action == 'D' && !*d)
+			*d = ev[i].time_ns;
+		if (ev[i].action == 'C' && *d && !*c)
+			*c = ev[i].time_ns;
+	}
+	free(ev);
+}
+
+/* Wait for the home write of BL_BLOCK to be at the disk (contend: in
+ * the queue), then ask for write access to it. */
+static void bl_access(void *arg)
+{
+	struct bl *b = arg;
+	struct ujbd_handle *h;
+	struct ujbd_buf *buf;
+	uint64_t q = 0, d = 0, c = 0;
+	int rc;
+
+	if (b->contend)
+		rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_RT, 4));
+	for (int i = 0; i < 100000 && !(b->contend ? q : d); i++) {
+		rt_sleep_ns(100 * RT_NS_PER_US);
+		bl_home(b, &q, &d, &c);
+	}
+	if (!(b->contend ? q : d) || c || (b->contend && d)) {
+		b->rc = -ETIMEDOUT; /* never saw it queued (in flight) */
+		return;
+	}
+	ujbd_lat_attach(&b->acc);
+	rc = ujbd_start(b->j, 1, &h);
+	if (!rc) {
+		b->t_access = rt_now_ns();
+		rc = ujbd_get_write_access(h, BL_BLOCK, &buf);
+		b->t_done = rt_now_ns();
+		if (!rc) {
+			rc = ujbd_dirty_metadata(h, buf);
+			ujbd_buf_put(buf);
+		}
+		int s = ujbd_stop(h);
+		rc = rc ? rc : s;
+	}
+	ujbd_lat_attach(NULL);
+	b->rc = rc;
+}
+
+/* contend: a be:4 reader keeping the data disk busy with far-apart sync
+ * reads (away from BL_BLOCK), until told to stop. */
+static void bl_reader(void *arg)
+{
+	struct bl *b = arg;
+	uint8_t *buf = malloc(BS);
+	struct blk_bio bio;
+
+	rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4));
+	for (unsigned i = 0; !__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) && i < 100000; i++) {
+		memset(&bio, 0, sizeof(bio));
+		bio.b_op = BLK_OP_READ;
+		bio.b_sector = (64ull << 20) / 512 + (uint64_t)((i * 2654435761u) % 200000u) * 8;
+		bio.b_nr_sectors = BS / 512;
+		bio.b_buf = buf;
+		if (blk_submit_wait(b->dq, &bio))
+			break;
+	}
+	free(buf);
+}
+
+static int bl_main(struct stack *st, void *arg)
+{
+	struct bl *b = arg;
+	struct rig r;
+	rt_thread *t, *rd = NULL;
+
+	rig_of_stack(&r, st);
+	b->j = r.j;
+	b->dq = stack_queue(st, 1);
+	if ((b->rc = rig_write(r.j, BL_BLOCK, 4, 1, true, NULL)))
+		return 0;
+	b->t_committed = rt_now_ns();
+	if (b->contend)
+		rt_thread_create(&rd, "reader", bl_reader, b);
+	rt_thread_create(&t, "access", bl_access, b);
+	rt_thread_join(t);
+	if (b->contend) {
+		__atomic_store_n(&b->stop, true, __ATOMIC_RELEASE);
+		rt_thread_join(rd);
+	}
+	if (!b->rc) {
+		bl_home(b, &b->q_home, &b->d_home, &b->c_home);
+		b->rc = ujbd_stats(r.j, &b->st);
+	}
+	/* the writeback's pass over the four has completed by then */
+	rt_sleep_ns(2 * RT_NS_PER_S);
+	for (unsigned i = 0; i < 4; i++)
+		b->home += rig_has(&r, BL_BLOCK + i, 1);
+	return 0;
+}
+
+static struct bl *bl_run_as(bool lock, bool contend, bool inherit)
+{
+	struct bl *b = calloc(1, sizeof(*b));
+	struct blk_queue_opts qo;
+	struct stack_spec sp;
+
+	b->lock = lock;
+	b->contend = contend;
+	b->inherit = inherit;
+	/* the journal on RAM, the data on an HDD without a cache (a home
+	 * write takes the media's time), its queue traced */
+	rig_stack_spec(&sp, 7, "mem", (uint64_t)JBLOCKS * BS, BS, JBLOCKS);
+	sp.ndisks = 2;
+	sp.disks[1] = (struct stack_disk_spec){ "hdd", "cache_mib=0", 1ull << 30 };
+	sp.data_disk = 1;
+	blk_queue_opts_default(&qo);
+	qo.trace = true;
+	qo.trace_max_events = MAXEV;
+	sp.queues[1].base = &qo;
+	if (contend)
+		sp.queues[1].elevator = "cfq";
+	rig_opts_jbd2(&sp.jopts, true);
+	sp.jopts.buffer_lock = lock;
+	sp.jopts.commit_ioprio = inherit ? UJBD_IOPRIO_INHERIT : RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
+	sp.jopts.writeback_interval_ns = 1 * RT_NS_PER_S;
+	sp.jopts.writeback_expire_ns = 1 * RT_NS_PER_S;
+	int rc = rig_stack_run(&sp, bl_main, b);
+	if (rc && !b->rc)
+		b->rc = rc;
+	return b;
+}
+
+static struct bl *bl_run(bool lock)
+{
+	return bl_run_as(lock, false, false);
+}
+
+static void t_buffer_lock(void)
+{
+	struct bl *l = bl_run(true), *n = bl_run(false);
+
+	T_EQ(l->rc, 0);
+	T_EQ(n->rc, 0);
+	/* the same timeline up to the access: a home write by the
+	 * writeback, not before the buffer was a second (the expiry) old */
+	T_EQ_U64(l->t_access, n->t_access);
+	T_EQ_U64(l->d_home, n->d_home);
+	T_CHECK(l->d_home >= l->t_committed + RT_NS_PER_S);
+	T_CHECK(l->d_home <= l->t_access && l->c_home > l->t_access);
+	/* buffer_lock: the access waited until that write completed,
+	 * counted as a writeback's lock by the thread and the journal */
+	T_EQ_U64(l->t_done, l->c_home);
+	T_EQ_U64(l->acc.count[UJBD_LAT_LOCK_WRITEBACK], 1);
+	T_EQ_U64(l->acc.sum_ns[UJBD_LAT_LOCK_WRITEBACK], l->t_done - l->t_access);
+	T_EQ_U64(l->st.lat[UJBD_LAT_LOCK_WRITEBACK].count, 1);
+	T_EQ_U64(l->st.lat[UJBD_LAT_LOCK_CHECKPOINT].count, 0);
+	/* without it: no wait at all */
+	T_EQ_U64(n->t_done, n->t_access);
+	T_EQ_U64(n->acc.count[UJBD_LAT_LOCK_WRITEBACK], 0);
+	T_EQ_U64(n->st.lat[UJBD_LAT_LOCK_WRITEBACK].count, 0);
+	/* both wrote the four blocks home by writeback */
+	T_EQ(l->home, 4);
+	T_EQ(n->home, 4);
+	free(l);
+	free(n);
+}
+
+/* inherit over a locked buffer: an rt:4 write access waiting on a home
+ * write still queued behind a be:4 reader raises that write in its queue;
+ * with a fixed priority it waits its turn. */
+static void t_inherit_buffer_lock(void)
+{
+	struct bl *i = bl_run_as(true, true, true), *f = bl_run_as(true, true, false);
+
+	T_EQ(i->rc, 0);
+	T_EQ(f->rc, 0);
+	/* the same timeline up to the access, made while the write was queued */
+	T_EQ_U64(i->t_access, f->t_access);
+	T_EQ_U64(i->q_home, f->q_home);
+	T_CHECK(i->q_home <= i->t_access && i->d_home > i->t_access);
+	/* both waited for the write's completion, on the writeback's lock */
+	T_EQ_U64(i->t_done, i->c_home);
+	T_EQ_U64(f->t_done, f->c_home);
+	T_EQ_U64(i->acc.count[UJBD_LAT_LOCK_WRITEBACK], 1);
+	T_EQ_U64(f->acc.count[UJBD_LAT_LOCK_WRITEBACK], 1);
+	/* inherit raised it (one request, one boost), fixed raised nothing ... */
+	T_EQ_U64(i->st.boosted_rqs, 1);
+	T_EQ_U64(i->st.inherit_boosts, 1);
+	T_EQ_U64(f->st.boosted_rqs, 0);
+	T_EQ_U64(f->st.inherit_boosts, 0);
+	/* ... and the raised write went to the disk sooner */
+	T_CHECK(i->d_home < f->d_home);
+	T_CHECK(i->t_done - i->t_access < f->t_done - f->t_access);
+	T_EQ(i->home, 4);
+	T_EQ(f->home, 4);
+	free(i);
+	free(f);
 }
 
 static void t_under_commit(void)
@@ -186,6 +478,9 @@ static void t_names(void)
 
 	T_STREQ(ujbd_under_commit_name(UJBD_UNDER_COMMIT_COPY), "copy");
 	T_STREQ(ujbd_under_commit_name(UJBD_UNDER_COMMIT_WAIT_IO), "wait-io");
+	T_STREQ(ujbd_under_commit_name(UJBD_UNDER_COMMIT_WAIT_LOOP), "wait-loop");
+	T_EQ(ujbd_under_commit_parse("wait-loop", &p), 0);
+	T_EQ(p, UJBD_UNDER_COMMIT_WAIT_LOOP);
 	T_CHECK(ujbd_under_commit_name((enum ujbd_under_commit)7) == NULL);
 	T_EQ(ujbd_under_commit_parse("wait-io", &p), 0);
 	T_EQ(p, UJBD_UNDER_COMMIT_WAIT_IO);
@@ -603,6 +898,9 @@ int main(int argc, char **argv)
 	(void)argc;
 	T_RUN(t_names);
 	T_RUN(t_under_commit);
+	T_RUN(t_wait_loop);
+	T_RUN(t_buffer_lock);
+	T_RUN(t_inherit_buffer_lock);
 	T_RUN(t_inherit);
 	T_RUN(t_inherit_shadow);
 	T_RUN(t_inherit_locked);
