@@ -19,11 +19,35 @@ void lab_era_2007(struct lab_rig_spec *rs)
 	 * metadata I/O", linux-ext4, April 2010) */
 	rs->jopts.journal_meta = false;
 	rs->jopts.journal_sync = UJBD_SYNC_OFF;   /* jbd: log blocks WRITE, commit block waited */
-	/* jbd's wait: a handle that needs a buffer being logged sleeps */
-	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
+	/* jbd's wait: a handle that needs a buffer being logged sleeps until
+	 * the commit's wait loop reaches it (fs/jbd/commit.c of 2.6.2x) */
+	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_LOOP;
 	rs->jopts.data_mode = UJBD_DATA_ORDERED;
 	rs->fsp.atime = FS_ATIME_STRICT;         /* relatime became default in 2.6.30 */
+	lab_era_buffers(rs);
 	lab_era_no_barrier(rs);
+}
+
+/* Today's jbd2 (since 3.11): the buffer lock and writeback as ever; a
+ * shadowed buffer is released by its own log write's completion. */
+void lab_era_today(struct lab_rig_spec *rs)
+{
+	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
+	lab_era_buffers(rs);
+}
+
+/* What every kernel did with metadata buffers: do_get_write_access
+ * begins with lock_buffer (a write access waits for I/O in flight on the
+ * buffer), and committed buffers, dirty in the block device's cache, go
+ * home by the flusher (pdflush to 2.6.31, the per-bdi flusher since)
+ * every dirty_writeback_centisecs (500) once older than
+ * dirty_expire_centisecs (3000), or by a checkpoint when the log runs
+ * short. */
+void lab_era_buffers(struct lab_rig_spec *rs)
+{
+	rs->jopts.buffer_lock = true;
+	rs->jopts.writeback_interval_ns = 5 * RT_NS_PER_S;
+	rs->jopts.writeback_expire_ns = 30 * RT_NS_PER_S;
 }
 
 /* ext3 ran with barrier=0 by default until 2.6.38 (ext4 with barrier=1):

@@ -23,7 +23,7 @@ _Static_assert(sizeof(enum ujbd_async_commit) == sizeof(int), "enum as int");
 
 static const char *const sync_names[] = { "fsync-only", "all", "off", NULL };
 static const char *const wake_names[] = { "needed", "always", NULL };
-static const char *const under_names[] = { "copy", "wait-io", NULL };
+static const char *const under_names[] = { "copy", "wait-io", "wait-loop", NULL };
 /* in enum order: UJBD_ASYNC_COMMIT_OFF, _ON, _AUTO */
 static const char *const async_names[] = { "off", "on", "auto", NULL };
 
@@ -37,9 +37,19 @@ static const struct rt_param jbd_rows[] = {
 	  "ext4 min_batch_time default 0", "shortest wait for more fsyncs before a commit"),
 	P("max_batch_time_us", max_batch_time_ns, RT_PARAM_U64, "us", 1e3, 15000, 0, 1000000,
 	  "ext4 max_batch_time default 15000 us", "longest wait for more fsyncs"),
-	RT_PARAM_ENUM_AS("under_commit", struct ujbd_opts, under_commit, under_names, 2, 0,
-			 "ujbd: copy; jbd/jbd2 waited for a buffer being logged (BJ_Shadow)",
-			 "a handle and a buffer the commit is writing: copy or wait-io"),
+	RT_PARAM_ENUM_AS("under_commit", struct ujbd_opts, under_commit, under_names, 3, 0,
+			 "ujbd: copy; jbd/jbd2 waited for a buffer being logged (BJ_Shadow): "
+			 "until the commit's wait loop reached it (wait-loop, to 3.10), until "
+			 "its own write ended (wait-io, jbd2 since 3.11)",
+			 "a handle and a buffer the commit is writing: copy, wait-io, wait-loop"),
+	P("buffer_lock", buffer_lock, RT_PARAM_BOOL, "", 0, 0, 0, 1,
+	  "jbd/jbd2 do_get_write_access begins with lock_buffer (ujbd: off)",
+	  "a write access waits for I/O in flight on the buffer"),
+	P("writeback_interval_ms", writeback_interval_ns, RT_PARAM_U64, "ms", 1e6, 0, 0, 3600000,
+	  "pdflush: dirty_writeback_centisecs 500 (ujbd: 0, checkpoint only)",
+	  "committed buffers go home by writeback every this often (0: off)"),
+	P("writeback_expire_ms", writeback_expire_ns, RT_PARAM_U64, "ms", 1e6, 0, 0, 3600000,
+	  "dirty_expire_centisecs 3000 (0: 30 s)", "age of a committed buffer the writeback takes"),
 	P("journal_meta", journal_meta, RT_PARAM_BOOL, "", 0, 1, 0, 1,
 	  "jbd2 tags journal writes META since Moyer's patch (2.6.35)", "journal writes META"),
 	RT_PARAM_ENUM_AS("journal_sync", struct ujbd_opts, journal_sync, sync_names, 3, 0,

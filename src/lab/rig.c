@@ -425,21 +425,25 @@ static int reader_op(struct lab_reader *rd, unsigned i)
 static void reader_causes(struct lab_fg_causes *fc, const struct ujbd_lat_acct *before,
 			  const struct ujbd_lat_acct *after, double op_ms)
 {
-	double waited = 0;
+	double waited = 0, ms[UJBD_LAT_NR], total = op_ms;
 
 	for (int c = 0; c < UJBD_LAT_NR; c++) {
-		double ms = (double)(after->sum_ns[c] - before->sum_ns[c]) / 1e6;
-
+		ms[c] = (double)(after->sum_ns[c] - before->sum_ns[c]) / 1e6;
 		fc->count[c] += after->count[c] - before->count[c];
-		fc->sum_ms[c] += ms;
-		if (ms > fc->max_ms[c])
-			fc->max_ms[c] = ms;
-		waited += ms;
+		fc->sum_ms[c] += ms[c];
+		if (ms[c] > fc->max_ms[c])
+			fc->max_ms[c] = ms[c];
+		waited += ms[c];
 	}
 	op_ms = op_ms > waited ? op_ms - waited : 0;
 	fc->other_sum_ms += op_ms;
 	if (op_ms > fc->other_max_ms)
 		fc->other_max_ms = op_ms;
+	if (total > fc->worst_ms) {
+		fc->worst_ms = total;
+		memcpy(fc->worst_cause_ms, ms, sizeof(ms));
+		fc->worst_other_ms = op_ms;
+	}
 }
 
 void lab_reader_thread(void *arg)
@@ -479,6 +483,9 @@ static const char *const cause_name[UJBD_LAT_NR] = {
 	[UJBD_LAT_WAIT_LOG_SPACE] = "log_space",
 	[UJBD_LAT_WAIT_FROZEN] = NULL, /* a copy made, not a wait */
 	[UJBD_LAT_WAIT_SHADOW] = "buffer",
+	[UJBD_LAT_LOCK_WRITEBACK] = "lock_writeback",
+	[UJBD_LAT_LOCK_CHECKPOINT] = "lock_checkpoint",
+	[UJBD_LAT_LOCK_READ] = "lock_read",
 };
 
 int lab_reader_report(const struct lab_reader *rd, struct lab_result *r)
@@ -495,13 +502,23 @@ int lab_reader_report(const struct lab_reader *rd, struct lab_result *r)
 	for (int c = 0; c < UJBD_LAT_NR && !rc; c++) {
 		if (!cause_name[c])
 			continue;
+		snprintf(name, sizeof(name), "fg_wait_%s_count", cause_name[c]);
+		rc = lab_result_metric(r, name, (double)fc->count[c]);
 		snprintf(name, sizeof(name), "fg_wait_%s_ms_total", cause_name[c]);
-		rc = lab_result_metric(r, name, fc->sum_ms[c]);
+		rc = rc ? rc : lab_result_metric(r, name, fc->sum_ms[c]);
 		snprintf(name, sizeof(name), "fg_wait_%s_ms_max", cause_name[c]);
 		rc = rc ? rc : lab_result_metric(r, name, fc->max_ms[c]);
 	}
 	rc = rc ? rc : lab_result_metric(r, "fg_other_ms_total", fc->other_sum_ms);
 	rc = rc ? rc : lab_result_metric(r, "fg_other_ms_max", fc->other_max_ms);
+	rc = rc ? rc : lab_result_metric(r, "fg_worst_ms", fc->worst_ms);
+	for (int c = 0; c < UJBD_LAT_NR && !rc; c++) {
+		if (!cause_name[c])
+			continue;
+		snprintf(name, sizeof(name), "fg_worst_%s_ms", cause_name[c]);
+		rc = lab_result_metric(r, name, fc->worst_cause_ms[c]);
+	}
+	rc = rc ? rc : lab_result_metric(r, "fg_worst_other_ms", fc->worst_other_ms);
 	if (!rc && rd->lat.h_count)
 		rc = lab_result_hist(r, "fg_latency_ms", &rd->lat);
 	return rc;

@@ -83,11 +83,18 @@ int lab_rig_settle(struct lab_rig *r);
 /* ---- eras (era.c) -------------------------------------------------------- */
 
 /* The era of the 2007 kjournald-priority thread (Arjan van de Ven, LKML,
- * October 2007; 2.6.23-rc9, ext3 data=ordered): jbd wrote log blocks as
- * plain WRITE (the commit block by sync_dirty_buffer), no META tag, commit
- * thread at the default be:4, jbd's wait on a buffer being logged
- * (wait-io), cfq, dirty 10/5 (the fs model's defaults). */
+ * October 2007; 2.6.23-rc9, ext3 data=ordered): jbd wrote log
+ * blocks as plain WRITE (the commit block by sync_dirty_buffer), no META
+ * tag, commit thread at the default be:4, jbd's wait on a buffer being
+ * logged until the commit's wait loop reaches it (wait-loop), the buffer
+ * lock and pdflush (lab_era_buffers), cfq, dirty 10/5 (the fs model's
+ * defaults). */
 void lab_era_2007(struct lab_rig_spec *rs);
+/* Today's jbd2 (3.11 on): wait-io, the buffer lock and the flusher. */
+void lab_era_today(struct lab_rig_spec *rs);
+/* Every era's metadata buffers: the buffer lock, writeback every 5 s of
+ * what committed over 30 s ago. */
+void lab_era_buffers(struct lab_rig_spec *rs);
 /* ext3's barrier=0 (its default before 2.6.38): journal and fsync without
  * cache flushes. */
 void lab_era_no_barrier(struct lab_rig_spec *rs);
@@ -145,6 +152,8 @@ struct lab_fg_causes {
 	double sum_ms[UJBD_LAT_NR], max_ms[UJBD_LAT_NR];
 	uint64_t count[UJBD_LAT_NR];
 	double other_sum_ms, other_max_ms;
+	/* latencytop's view of the worst operation: its time by cause */
+	double worst_ms, worst_cause_ms[UJBD_LAT_NR], worst_other_ms;
 };
 
 struct lab_reader {
@@ -161,8 +170,13 @@ struct lab_reader {
 };
 /* Thread body: every period, stat, open and read the next file of tree. */
 void lab_reader_thread(void *arg);
-/* Put the reader's metrics in r: fg_latency_ms_{avg,p99,max}, fg_ops and the
- * per-cause fields fg_wait_<cause>_ms_{total,max}, fg_other_ms_{total,max}. */
+/* Put the reader's metrics in r: fg_latency_ms_{avg,p99,max}, fg_ops, the
+ * per-cause fields fg_wait_<cause>_count, fg_wait_<cause>_ms_{total,max},
+ * fg_other_ms_{total,max}, and the worst operation's time by cause,
+ * fg_worst_ms, fg_worst_<cause>_ms and fg_worst_other_ms (latencytop's
+ * view; <cause>: transaction, commit, log_space, buffer (a shadowed
+ * buffer), lock_writeback, lock_checkpoint, lock_read (the buffer lock, by
+ * whose I/O held it)). */
 int lab_reader_report(const struct lab_reader *rd, struct lab_result *r);
 
 /* ---- journal and queue figures -------------------------------------------- */

@@ -40,7 +40,7 @@ void lab_atime_opts_init(struct lab_atime_opts *o, const struct lab_ctx *c)
 	 * long); quick: before it. The
 	 * sim pays for every byte the copy moves in memory: the run time
 	 * budget (make run, 2 min) sets this */
-	o->duration_ns = quick ? RT_NS_PER_S : 8 * RT_NS_PER_S;
+	o->duration_ns = quick ? RT_NS_PER_S : 60 * RT_NS_PER_S;
 	/* The build runs at be:0, the best a user gets without privileges
 	 * (ionice -c2 -n0): what `inherit` passes on to the commit. The copy
 	 * keeps the default (be:4 from nice 0). */
