@@ -841,10 +841,10 @@ static int write_chunk(struct fs *fs, struct wchunk *c, uint8_t *tmp)
 
 	if (!c->direct)
 		throttle(fs);
-	rt_cpu(fs->fs_p.cpu_op_ns);
 	rc = lfs_tx_start(fs, &tx, 12 + 2 * c->n);
 	if (rc)
 		return rc;
+	rt_cpu(fs->fs_p.cpu_op_ns); /* inside the handle (op_begin) */
 	rt_mutex_lock(&fs->fs_lock);
 	rc = chunk_map(fs, &tx, c, tmp);
 	rt_mutex_unlock(&fs->fs_lock);

@@ -497,14 +497,18 @@ static int path_resolve(struct fs *fs, const char *path, fs_ino_t *ino, fs_ino_t
 
 /* ---- operations ---- */
 
+/* The operation's CPU is spent inside its handle, as ext3's was (the
+ * namei, allocation and directory work between journal_start and stop):
+ * a task waiting for a CPU holds its handle meanwhile. */
 static int op_begin(struct fs *fs, struct lfs_tx *tx, unsigned credits)
 {
 	int rc;
 
-	rt_cpu(fs->fs_p.cpu_op_ns);
 	rc = lfs_tx_start(fs, tx, credits);
-	if (!rc)
+	if (!rc) {
+		rt_cpu(fs->fs_p.cpu_op_ns);
 		rt_mutex_lock(&fs->fs_lock);
+	}
 	return rc;
 }
 

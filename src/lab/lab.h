@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "priv/hist.h"
@@ -87,6 +88,9 @@ struct lab_scenario {
 	/* After all variants ran: fill the report's rows ("the thread's figure", "the lab's", the ratio
 	   that matters, one line on why). r[i] is s_variants[i]'s result, NULL if not run. */
 	void (*s_summary)(const struct lab_result *const *r, struct lab_summary *out);
+	/* A table of its own across the variants (the thread's layout beside the lab's), printed
+	   after the metrics in the text and report.html; r as for s_summary. NULL: none. */
+	void (*s_table)(const struct lab_result *const *r, FILE *f);
 	/* On a real disk (--world=real --disk=file:PATH): one line on what the scenario measures
 	   there and which of its parameters are sim only; NULL: the same as in the sim. */
 	const char *s_real;

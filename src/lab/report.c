@@ -286,6 +286,8 @@ int lab_report_text(FILE *f, const struct lab_run *run, unsigned flags)
 		fputc('\n', f);
 		text_heading(f, sr->sr_scen, real);
 		text_metrics(f, sr);
+		if (sr->sr_scen->s_table)
+			sr->sr_scen->s_table((const struct lab_result *const *)sr->sr_res, f);
 		text_failed(f, sr);
 		if (flags & LAB_TEXT_TEXTS)
 			text_texts(f, sr);

@@ -522,6 +522,24 @@ static void html_summary(FILE *f, const struct lab_summary *s)
 	fputs("</table>\n", f);
 }
 
+/* The scenario's own table (s_table), preformatted. */
+static void html_table(FILE *f, const struct lab_scen_run *sr)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!sr->sr_scen->s_table || !(m = open_memstream(&buf, &len)))
+		return;
+	sr->sr_scen->s_table((const struct lab_result *const *)sr->sr_res, m);
+	if (fclose(m) == 0 && len) {
+		fputs("<pre>", f);
+		html_esc(f, buf);
+		fputs("</pre>\n", f);
+	}
+	free(buf);
+}
+
 static void html_texts(FILE *f, const struct lab_scen_run *sr)
 {
 	for (size_t k = 0; k < sr->sr_nvariants; k++)
@@ -579,6 +597,7 @@ static void html_scenario(FILE *f, const struct out *o, size_t si)
 		fputs("</p>\n", f);
 	}
 	html_metrics(f, sr);
+	html_table(f, sr);
 	for (size_t k = 0; k < sr->sr_nvariants; k++) {
 		if (sr->sr_rc[k] >= 0)
 			continue;

@@ -30,6 +30,7 @@ struct lab_aim7_params {
 	unsigned tasks;       /* AIM7 tasks (one point of reaim's ramp) */
 	unsigned ncpus;       /* virtual CPUs */
 	unsigned w_meta, w_sync, w_cpu; /* job weights */
+	unsigned dirs;        /* directories the tasks share (AIM7's config) */
 };
 
 #define AIM7_ROW(field, type, unit, scale, def, min, max, src, help) \
@@ -57,6 +58,10 @@ static const struct rt_param aim7_rows[] = {
 		 "AIM7 fserver workfile: sync_disk jobs weigh 5", "weight of the sync_disk job"),
 	AIM7_ROW(w_cpu, RT_PARAM_UINT, "", 0, 30, 0, 1000,
 		 "assumption: as much CPU work as disk work", "weight of the CPU-only job"),
+	AIM7_ROW(dirs, RT_PARAM_UINT, "", 0, 1, 1, 256,
+		 "AIM7: the disk jobs run in the directories its config file lists, one "
+		 "per file system, shared by every task (one file system here)",
+		 "directories the tasks' files go to, task i in directory i mod dirs"),
 };
 
 const struct rt_param_table lab_aim7_param_table =
@@ -80,7 +85,8 @@ static int job_meta(struct aim7_task *t, uint64_t n)
 	fs_ino_t ino;
 	int rc;
 
-	snprintf(path, sizeof(path), "/t%03u/m%llu", t->id, (unsigned long long)n);
+	snprintf(path, sizeof(path), "/d%03u/t%03um%llu", t->id % t->p->dirs, t->id,
+		 (unsigned long long)n);
 	rc = fs_create(t->fs, path, &ino);
 	rc = rc ? rc : fs_write(t->fs, ino, 0, 4096, 0);
 	rc = rc ? rc : fs_stat(t->fs, path, &st);
@@ -96,7 +102,7 @@ static int job_sync(struct aim7_task *t, uint64_t n)
 	fs_ino_t ino;
 	int rc;
 
-	snprintf(path, sizeof(path), "/t%03u/sync", t->id);
+	snprintf(path, sizeof(path), "/d%03u/t%03usync", t->id % t->p->dirs, t->id);
 	rc = fs_lookup(t->fs, path, &ino);
 	if (rc == -ENOENT)
 		rc = fs_create(t->fs, path, &ino);
@@ -153,8 +159,12 @@ static int aim7_info(struct lab_result *out, const struct ujbd_stats *a, const s
 					  (double)(b->rs_running_ns - a->rs_running_ns) / d / 1e6);
 	rc = rc ? rc : lab_result_metric(out, "locked_ms_avg",
 					  (double)(b->rs_locked_ns - a->rs_locked_ns) / d / 1e6);
+	rc = rc ? rc : lab_result_metric(out, "flushing_ms_avg",
+					  (double)(b->rs_flushing_ns - a->rs_flushing_ns) / d / 1e6);
 	rc = rc ? rc : lab_result_metric(out, "logging_ms_avg",
 					  (double)(b->rs_logging_ns - a->rs_logging_ns) / d / 1e6);
+	rc = rc ? rc : lab_result_metric(out, "logged_blocks_per_transaction",
+					  (double)(b->rs_blocks_logged - a->rs_blocks_logged) / d);
 	rc = rc ? rc : lab_result_metric(out, "wakeups", (double)(b->wakeups - a->wakeups));
 	rc = rc ? rc : lab_result_metric(out, "useless_wakeups",
 					  (double)(b->useless_wakeups - a->useless_wakeups));
@@ -192,8 +202,8 @@ static int aim7_fn(struct lab_rig *r, void *arg)
 	char dir[16];
 	int rc = 0;
 
-	for (unsigned i = 0; i < a->p.tasks && !rc; i++) {
-		snprintf(dir, sizeof(dir), "/t%03u", i);
+	for (unsigned i = 0; i < a->p.dirs && i < a->p.tasks && !rc; i++) {
+		snprintf(dir, sizeof(dir), "/d%03u", i);
 		rc = fs_mkdir(r->r_fs, dir);
 	}
 	rc = rc ? rc : ujbd_stats(r->r_j, &before);
@@ -274,6 +284,53 @@ static void aim7_summary(const struct lab_result *const *r, struct lab_summary *
 			isfinite(ratio) && ratio < 0.99 && useless == 0, why);
 }
 
+/*
+ * The info file's fields as the thread gives them (Eric Sandeen's mail of 11
+ * Jan 2013, quoted in Jan Kara's reply: /proc/fs/jbd2/<dev>/info over a
+ * whole AIM7 run, averaged over all devices): before "jbd2: fix fsync() tid
+ * wraparound bug" (d9b0193), with it, and with the wake change.
+ */
+static const struct aim7_info_row {
+	const char *label, *metric;
+	double thread[3];
+} aim7_info_rows[] = {
+	{ "transactions", "transactions", { 3387.93, 2857.96, 3775.61 } },
+	{ "waiting for transaction, ms", "waiting_ms_avg", { 102.661, 108.482, 92.9286 } },
+	{ "running transaction, ms", "running_ms_avg", { 189, 266.286, 173.571 } },
+	{ "transaction was being locked, ms", "locked_ms_avg", { 65.375, 71.625, 60.3036 } },
+	{ "flushing data (ordered), ms", "flushing_ms_avg", { 17.8393, 2.76786, 16.6964 } },
+	{ "logging transaction, ms", "logging_ms_avg", { 164.518, 252.625, 149.464 } },
+	{ "average transaction commit time, us", "commit_us_avg", { 3694.29, 5932.82, 3849.07 } },
+	{ "handles per transaction", "handles_per_transaction", { 2090.05, 2551.21, 1924.84 } },
+	{ "blocks per transaction", "blocks_per_transaction", { 12.5893, 43.25, 13.3036 } },
+	{ "logged blocks per transaction", "logged_blocks_per_transaction",
+	  { 13.5893, 44.25, 14.3036 } },
+};
+
+/* The thread's three info blocks beside the lab's two, and needed / the
+ * thread's first block per field (the regime: within 2x or not). */
+static void aim7_table(const struct lab_result *const *r, FILE *f)
+{
+	fprintf(f, "\nthe info file, the thread's three blocks (whole AIM7 run, all devices) beside "
+		   "the lab's (this run):\n%-36s %10s %10s %10s | %10s %10s %8s\n", "",
+		"before", "d9b0193", "wake fix", "needed", "always", "needed/");
+	fprintf(f, "%-36s %10s %10s %10s | %10s %10s %8s\n", "", "d9b0193", "(always)",
+		"(needed)", "(lab)", "(lab)", "before");
+	for (size_t i = 0; i < sizeof(aim7_info_rows) / sizeof(aim7_info_rows[0]); i++) {
+		const struct aim7_info_row *w = &aim7_info_rows[i];
+		double n = r[0] ? lab_result_get(r[0], w->metric) : NAN;
+		double a = r[1] ? lab_result_get(r[1], w->metric) : NAN;
+		double q = lab_ratio(n, w->thread[0]);
+
+		fprintf(f, "%-36s %10.6g %10.6g %10.6g | %10.6g %10.6g %7.2fx%s\n", w->label,
+			w->thread[0], w->thread[1], w->thread[2], n, a, q,
+			isfinite(q) && q >= 0.5 && q <= 2 ? "" : " (beyond 2x)");
+	}
+	fputs("(the thread's commit time is jbd2's running average of the last commits, "
+	      "not a mean over the run; its transactions count a whole run of unknown length)\n",
+	      f);
+}
+
 const struct lab_scenario lab_scen_aim7 = {
 	.s_name = "aim7",
 	.s_thread = &lab_thread_002,
@@ -283,4 +340,5 @@ const struct lab_scenario lab_scen_aim7 = {
 		  "what it costs here, and the aim7 group's ncpus and wakeup_us are sim only",
 	.s_run = aim7_run,
 	.s_summary = aim7_summary,
+	.s_table = aim7_table,
 };

@@ -69,11 +69,12 @@ static const struct lab_thread other_thread = {
 	"000", "A test thread", "test-list", "1 Jan 2000", "A. Tester", "a claim, 2x",
 };
 static const struct lab_scenario self_scen = {
-	"selftest", NULL, "the runner's own test", self_variants, self_run, self_summary,
-	"the same numbers, no disk touched",
+	.s_name = "selftest", .s_help = "the runner's own test", .s_variants = self_variants,
+	.s_run = self_run, .s_summary = self_summary, .s_real = "the same numbers, no disk touched",
 };
 static const struct lab_scenario other_scen = {
-	"other", &other_thread, "a second scenario", other_variants, other_run, NULL, NULL,
+	.s_name = "other", .s_thread = &other_thread, .s_help = "a second scenario",
+	.s_variants = other_variants, .s_run = other_run,
 };
 static const struct lab_scenario *const table[] = { &self_scen, &other_scen };
 
