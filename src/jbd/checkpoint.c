@@ -201,7 +201,7 @@ static int cp_wait_one(struct ujbd *j, struct jbd_iobuf *io)
 	return r;
 }
 
-static int cp_write(struct ujbd *j, uint32_t n)
+static int cp_write(struct ujbd *j, uint32_t n, uint64_t tag)
 {
 	uint32_t nsec = j->j_blocksize >> BLK_SECTOR_SHIFT;
 	uint64_t werr0 = jbd_write_errors(j);
@@ -218,12 +218,18 @@ static int cp_write(struct ujbd *j, uint32_t n)
 		io->io_bio.b_nr_sectors = nsec;
 		io->io_bio.b_buf = io->io_data;
 		io->io_err = 0;
+		if (tag) {
+			uint16_t prio = __atomic_load_n(&j->j_ckpt_prio, __ATOMIC_ACQUIRE);
+
+			io->io_bio.b_boost_tag = tag;
+			/* a thread waits for log space: the pass goes at its priority */
+			if (prio && jbd_ioprio_higher(prio, rt_ioprio_get()))
+				io->io_bio.b_ioprio = prio;
+		}
 		if (locked) {
 			io->io_bio.b_end_io = cp_end_io;
 			io->io_bio.b_private = j;
-			if (j->j_opts.commit_ioprio == UJBD_IOPRIO_INHERIT)
-				io->io_bio.b_boost_tag =
-					jbd_home_tag(j->j_id, j->j_ckpt_jh[i]->jh_buf->b_blocknr);
+
 			rt_mutex_lock(&j->j_state_lock);
 			io->io_busy = true;
 			rt_mutex_unlock(&j->j_state_lock);
@@ -292,6 +298,7 @@ static void __cp_done(struct ujbd *j, uint32_t n, int err)
 /* A pass (see jbd_checkpoint_pass) writing kind's buffers. */
 static int cp_pass(struct ujbd *j, bool force, uint8_t kind, uint64_t expired)
 {
+	uint64_t tag;
 	ujbd_tid_t hold = 0;
 	bool held = false;
 	uint32_t n;
@@ -315,13 +322,18 @@ static int cp_pass(struct ujbd *j, bool force, uint8_t kind, uint64_t expired)
 		rt_mutex_unlock(&j->j_state_lock);
 		return rc ? rc : 1;
 	}
+	tag = 0;
+	if (n && j->j_opts.commit_ioprio == UJBD_IOPRIO_INHERIT)
+		tag = j->j_ckpt_tag = jbd_ckpt_tag(j->j_id, ++j->j_ckpt_seq);
+	j->j_ckpt_tag_prio = 0;
 	rt_mutex_unlock(&j->j_state_lock);
 	if (!n) {
 		rc = jbd_update_tail(j, false);
 		return rc ? rc : 0;
 	}
-	rc = cp_write(j, n);
+	rc = cp_write(j, n, tag);
 	rt_mutex_lock(&j->j_state_lock);
+	j->j_ckpt_tag = 0;
 	__cp_done(j, n, rc);
 	if (rc)
 		__jbd_abort(j, rc);

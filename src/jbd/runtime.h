@@ -132,12 +132,15 @@ struct jbd_slot;
 #define JBD_HOME_WRITEBACK  1 /* the writeback pass (pdflush's) */
 #define JBD_HOME_CHECKPOINT 2 /* a checkpoint pass */
 
-/* inherit: the boost tag of the home write of block `blocknr` of journal
- * `jid` (bit 62; commits' tags have bit 63), which a write access waiting
- * on its buffer lock raises in its queue (blk_boost). */
-static inline uint64_t jbd_home_tag(uint64_t jid, uint64_t blocknr)
+/* inherit: the boost tag of checkpoint (or writeback) pass `seq` of
+ * journal `jid` (bit 62; commits' tags have bit 63). Every home write of
+ * the pass carries it; a write access waiting on the buffer lock of one of
+ * them, or a start waiting for log space, raises the pass in its queue
+ * (blk_boost: requests merge adjacent blocks, so raising one block's
+ * write raises its request's neighbours anyway). */
+static inline uint64_t jbd_ckpt_tag(uint64_t jid, uint64_t seq)
 {
-	return 1ull << 62 | (jid & 0xfffffull) << 40 | (blocknr & ((1ull << 40) - 1));
+	return 1ull << 62 | (jid & 0xfffffull) << 40 | (seq & ((1ull << 40) - 1));
 }
 
 /*
@@ -381,6 +384,13 @@ struct ujbd {
 	uint64_t j_boost_tag;             /* [j_state_lock] */
 	uint16_t j_commit_prio;           /* [j_state_lock] writes; atomic loads */
 	uint32_t j_space_waiters;         /* [j_state_lock] */
+	/* inherit over home writes: the pass in flight's tag (0: none) and
+	 * the passes counted; the highest priority of a thread waiting for
+	 * log space, which the checkpoint's writes carry until none waits
+	 * (0: none) [j_state_lock; j_ckpt_prio read atomically by cp_write] */
+	uint64_t j_ckpt_tag, j_ckpt_seq;
+	uint16_t j_ckpt_prio;
+	uint16_t j_ckpt_tag_prio;         /* the pass in flight raised to (0: not) */
 
 	/* the committing thread's (j_commit_busy) */
 	struct jbd_iobuf *j_ring;

@@ -132,6 +132,26 @@ static void __txn_start(struct ujbd *j, struct jbd_txn *t)
 }
 
 /* Wait for log space: checkpoint, or commit what holds the space. */
+/*
+ * inherit: raise the checkpoint pass in flight (its tag, j_ckpt_tag) to
+ * prio in the data queue, with the lock dropped (the boost may complete
+ * bios here, whose end_io takes j_state_lock). True: the lock was dropped
+ * (always, once called).
+ */
+static bool __boost_ckpt(struct ujbd *j, uint16_t prio)
+{
+	uint64_t tag = j->j_ckpt_tag;
+
+	ASSERT(rt_mutex_held(&j->j_state_lock) && tag);
+	j->j_ckpt_tag_prio = prio;
+	rt_mutex_unlock(&j->j_state_lock);
+	int raised = blk_boost(j->j_dq, tag, prio);
+	rt_mutex_lock(&j->j_state_lock);
+	if (raised > 0)
+		jbd_stats_inherit_boost(&j->j_stats);
+	return true;
+}
+
 static void __wait_space(struct ujbd *j)
 {
 	ASSERT(rt_mutex_held(&j->j_state_lock));
@@ -139,6 +159,18 @@ static void __wait_space(struct ujbd *j)
 	 * running transaction's, asked for below */
 	if (__jbd_inherit(j, j->j_committing ? j->j_committing : j->j_running))
 		return; /* the lock was dropped: the caller looks again */
+	if (j->j_opts.commit_ioprio == UJBD_IOPRIO_INHERIT) {
+		/* the checkpoint's writes go at our priority, the queued ones
+		 * of a pass in flight raised */
+		uint16_t prio = jbd_waiter_prio();
+
+		if (!j->j_ckpt_prio || jbd_ioprio_higher(prio, j->j_ckpt_prio))
+			__atomic_store_n(&j->j_ckpt_prio, prio, __ATOMIC_RELEASE);
+		if (j->j_ckpt_tag &&
+		    (!j->j_ckpt_tag_prio || jbd_ioprio_higher(prio, j->j_ckpt_tag_prio)) &&
+		    __boost_ckpt(j, prio))
+			return; /* the lock was dropped: the caller looks again */
+	}
 	j->j_space_waiters++;
 	j->j_ckpt_want++;
 	rt_cond_signal(&j->j_wait_checkpoint);
@@ -147,7 +179,8 @@ static void __wait_space(struct ujbd *j)
 		__jbd_request_commit(j, j->j_running->t_tid);
 	rt_cond_wait(&j->j_wait_space, &j->j_state_lock);
 	ASSERT(j->j_space_waiters > 0);
-	j->j_space_waiters--;
+	if (!--j->j_space_waiters)
+		__atomic_store_n(&j->j_ckpt_prio, 0, __ATOMIC_RELEASE);
 }
 
 bool __jbd_space_for(const struct ujbd *j, uint32_t more)
@@ -498,15 +531,11 @@ static int __wait_home_io(struct ujbd *j, struct ujbd_buf *b, struct jbd_jh *jh)
 	uint64_t t0 = rt_now_ns(), waited;
 
 	ASSERT(j->j_opts.buffer_lock && jh->b_home_io);
-	if (j->j_opts.commit_ioprio == UJBD_IOPRIO_INHERIT) {
-		uint64_t tag = jbd_home_tag(j->j_id, b->b_blocknr);
+	if (j->j_opts.commit_ioprio == UJBD_IOPRIO_INHERIT && j->j_ckpt_tag) {
 		uint16_t prio = jbd_waiter_prio();
 
-		rt_mutex_unlock(&j->j_state_lock);
-		int raised = blk_boost(j->j_dq, tag, prio);
-		rt_mutex_lock(&j->j_state_lock);
-		if (raised > 0)
-			jbd_stats_inherit_boost(&j->j_stats);
+		if (!j->j_ckpt_tag_prio || jbd_ioprio_higher(prio, j->j_ckpt_tag_prio))
+			(void)__boost_ckpt(j, prio);
 	}
 	while (b->b_jh == jh && jh->b_home_io && !(j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
 		rt_cond_wait(&j->j_wait_ckpt_io, &j->j_state_lock);

@@ -431,6 +431,141 @@ static void t_inherit_buffer_lock(void)
 	free(f);
 }
 
+/* ---- inherit over log space -------------------------------------------- */
+
+#define LS_JBLOCKS 512u
+#define LS_TXNS 40u
+#define LS_BLOCKS 32u
+
+struct ls {
+	bool inherit;
+	bool stop;
+	/* out */
+	int rc;
+	uint64_t t_writes;            /* the rt writer's LS_TXNS sync writes took */
+	unsigned q_rt, q_other;       /* data-queue write Qs: RT class, the rest */
+	struct ujbd_lat_acct acc;
+	struct ujbd_stats st;
+	struct blk_queue *dq;
+	struct ujbd *j;
+	struct rig r;
+};
+
+static void ls_reader(void *arg)
+{
+	struct ls *l = arg;
+	uint8_t *buf = malloc(BS);
+	struct blk_bio bio;
+
+	rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4));
+	for (unsigned i = 0; !__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE) && i < 100000; i++) {
+		memset(&bio, 0, sizeof(bio));
+		bio.b_op = BLK_OP_READ;
+		bio.b_sector = (64ull << 20) / 512 + (uint64_t)((i * 2654435761u) % 200000u) * 8;
+		bio.b_nr_sectors = BS / 512;
+		bio.b_buf = buf;
+		if (blk_submit_wait(l->dq, &bio))
+			break;
+	}
+	free(buf);
+}
+
+/* An rt:4 writer committing 32-block transactions one after the other
+ * into a 512-block log: it soon waits for log space, which only the
+ * checkpoint's home writes (behind the be:4 reader) free. */
+static void ls_writer(void *arg)
+{
+	struct ls *l = arg;
+	uint64_t t0 = rt_now_ns();
+
+	rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_RT, 4));
+	ujbd_lat_attach(&l->acc);
+	for (unsigned i = 0; i < LS_TXNS && !l->rc; i++)
+		l->rc = rig_write(l->j, 16 + (uint64_t)(i % 20) * LS_BLOCKS, LS_BLOCKS, i + 1, true,
+				  NULL);
+	ujbd_lat_attach(NULL);
+	l->t_writes = rt_now_ns() - t0;
+}
+
+static int ls_main(struct stack *st, void *arg)
+{
+	struct ls *l = arg;
+	rt_thread *w, *rd;
+
+	rig_of_stack(&l->r, st);
+	l->j = l->r.j;
+	l->dq = stack_queue(st, 1);
+	rt_thread_create(&rd, "reader", ls_reader, l);
+	rt_sleep_ns(20 * RT_NS_PER_MS); /* the reader owns the disk */
+	rt_thread_create(&w, "writer", ls_writer, l);
+	rt_thread_join(w);
+	__atomic_store_n(&l->stop, true, __ATOMIC_RELEASE);
+	rt_thread_join(rd);
+	if (!l->rc)
+		l->rc = ujbd_stats(l->j, &l->st);
+	size_t n = blk_trace_count(l->dq);
+	struct blk_trace_event *ev = calloc(n ? n : 1, sizeof(*ev));
+	n = blk_trace_events(l->dq, 0, ev, n);
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].action != 'Q' || ev[i].rwbs[0] != 'W')
+			continue;
+		if (RT_IOPRIO_CLASS(ev[i].ioprio) == RT_IOPRIO_CLASS_RT)
+			l->q_rt++;
+		else
+			l->q_other++;
+	}
+	free(ev);
+	return 0;
+}
+
+static struct ls *ls_run(bool inherit)
+{
+	struct ls *l = calloc(1, sizeof(*l));
+	struct blk_queue_opts qo;
+	struct stack_spec sp;
+
+	l->inherit = inherit;
+	rig_stack_spec(&sp, 9, "mem", (uint64_t)LS_JBLOCKS * BS, BS, LS_JBLOCKS);
+	sp.ndisks = 2;
+	sp.disks[1] = (struct stack_disk_spec){ "hdd", "cache_mib=0", 1ull << 30 };
+	sp.data_disk = 1;
+	blk_queue_opts_default(&qo);
+	qo.trace = true;
+	qo.trace_max_events = MAXEV;
+	sp.queues[1].base = &qo;
+	sp.queues[1].elevator = "cfq";
+	rig_opts_jbd2(&sp.jopts, true);
+	sp.jopts.commit_ioprio = inherit ? UJBD_IOPRIO_INHERIT : RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
+	int rc = rig_stack_run(&sp, ls_main, l);
+	if (rc && !l->rc)
+		l->rc = rc;
+	return l;
+}
+
+/* inherit over log space: the rt:4 writer's waits for log space make the
+ * checkpoint's home writes go at rt:4 (and raise those queued), so it
+ * waits less for space than under a fixed be:4, where every home write
+ * queues behind the reader. */
+static void t_inherit_log_space(void)
+{
+	struct ls *i = ls_run(true), *f = ls_run(false);
+
+	T_EQ(i->rc, 0);
+	T_EQ(f->rc, 0);
+	/* both waited for log space */
+	T_CHECK(i->acc.count[UJBD_LAT_WAIT_LOG_SPACE] > 0);
+	T_CHECK(f->acc.count[UJBD_LAT_WAIT_LOG_SPACE] > 0);
+	/* home writes at RT only under inherit */
+	T_CHECK(i->q_rt > 0);
+	T_EQ(f->q_rt, 0);
+	T_CHECK(f->q_other > 0);
+	/* and the rt writer waited less for space, and was done sooner */
+	T_CHECK(i->acc.sum_ns[UJBD_LAT_WAIT_LOG_SPACE] < f->acc.sum_ns[UJBD_LAT_WAIT_LOG_SPACE]);
+	T_CHECK(i->t_writes < f->t_writes);
+	free(i);
+	free(f);
+}
+
 static void t_under_commit(void)
 {
 	struct uc *c = uc_run(UJBD_UNDER_COMMIT_COPY), *w = uc_run(UJBD_UNDER_COMMIT_WAIT_IO);
@@ -901,6 +1036,7 @@ int main(int argc, char **argv)
 	T_RUN(t_wait_loop);
 	T_RUN(t_buffer_lock);
 	T_RUN(t_inherit_buffer_lock);
+	T_RUN(t_inherit_log_space);
 	T_RUN(t_inherit);
 	T_RUN(t_inherit_shadow);
 	T_RUN(t_inherit_locked);
