@@ -156,7 +156,7 @@ static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold)
 static int cp_write(struct ujbd *j, uint32_t n)
 {
 	uint32_t nsec = j->j_blocksize >> BLK_SECTOR_SHIFT;
-	uint64_t werr0 = jbd_write_errors(j);
+	struct jbd_werr werr0 = jbd_write_errors(j);
 	struct blk_plug plug;
 	int rc = 0, r;
 
@@ -194,7 +194,7 @@ static int cp_write(struct ujbd *j, uint32_t n)
 	 * commit does (commit_still_sound). Found by test_crash_faults.
 	 */
 	if (!rc)
-		rc = jbd_writes_sound(j, werr0);
+		rc = jbd_writes_sound(j, &werr0);
 	return rc;
 }
 
