@@ -148,7 +148,10 @@ static int list_shape_ok(const char *group, const char *list, char *err, size_t 
 		const char *eq = memchr(p, '=', n);
 
 		if (!eq || eq == p) {
-			snprintf(err, errlen, "%s: '%.*s': want name=value", group, (int)n, p);
+			char item[128];
+
+			snprintf(item, sizeof(item), "%.*s", (int)n, p);
+			rt_bad_value(err, errlen, group, item, "expected name=value", "");
 			return -EINVAL;
 		}
 		p += n + (e ? 1 : 0);
