@@ -547,8 +547,8 @@ static int bench_check(const char *verb, struct bench_cfg *c, bool world_set)
 	if (!c->threads)
 		c->threads = c->nioprio > 1 ? c->nioprio : 1;
 	if (c->nioprio > 1 && c->nioprio != c->threads) {
-		cli_err(verb, "--ioprio has %u entries for %u threads (give one, or one per thread)",
-			c->nioprio, c->threads);
+		cli_err(verb, "--ioprio has %u entries for %u thread%s (give one, or one per thread)",
+			c->nioprio, c->threads, cli_s(c->threads));
 		return -EINVAL;
 	}
 	return 0;

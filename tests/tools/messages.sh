@@ -69,6 +69,14 @@ grep -q "1 block, 0 revokes" out || die "write: $(cat out)"
 grep -q "1 blocks" out && die "write: $(cat out)"
 "$UJBD" recover j.jnl --data=d.img > out || die "recover"
 grep -q "replayed 1 transaction (1-1), 1 block, 0 revoked" out || die "recover: $(cat out)"
+"$UJBD" format k.jnl --size=1M > /dev/null || die "format k"
+"$UJBD" write k.jnl --data=d.img --block=3:b > /dev/null || die "write k"
+"$UJBD" dump k.jnl --tid=1 > out || die "dump --tid=1"
+grep -q "shown: 1 of 1 transaction$" out || die "dump --tid: $(cat out)"
+grep -q "replay would cover sequence 1; " out || die "dump: $(cat out)"
+grep -q "descriptor block 1: 1 tag, " out || die "dump: $(cat out)"
+want devbench "--ioprio has 2 entries for 1 thread (give one, or one per thread)" \
+	--disk=mem --threads=1 --ioprio=be:0,be:1
 
 # ---- --version --json ---------------------------------------------------------
 v=$("$UJBD" --version | sed 's/^ujbd //')
