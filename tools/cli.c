@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "priv/param.h"
+#include "ujbd/dev.h"
 
 static struct {
 	bool json;       /* the verb was given --json */
@@ -109,16 +111,61 @@ int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	return 0;
 }
 
-int cli_number(const char *verb, const char *opt, const char *s, uint64_t lo, uint64_t hi,
-	       uint64_t *out)
+int cli_number_msg(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out,
+		   char *msg, size_t len)
 {
 	int rc = cli_parse_u64(s, lo, hi, out);
+	char range[64];
 
 	if (!rc)
 		return 0;
-	cli_err(verb, "bad --%s: '%s': %s (%llu to %llu)", opt, s,
-		rc == -ERANGE ? "out of range" : "not a number", (unsigned long long)lo,
-		(unsigned long long)hi);
+	snprintf(range, sizeof(range), "%llu to %llu", (unsigned long long)lo,
+		 (unsigned long long)hi);
+	rt_bad_value(msg, len, opt, s, rc == -ERANGE ? "out of range" : "not a number", range);
+	return rc;
+}
+
+int cli_number(const char *verb, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+	       uint64_t *out)
+{
+	char msg[512];
+
+	if (!cli_number_msg(opt, s, lo, hi, out, msg, sizeof(msg)))
+		return 0;
+	cli_err(verb, "%s", msg);
+	return EXIT_USAGE;
+}
+
+int cli_size(const char *verb, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+	     uint64_t mult, uint64_t *out)
+{
+	char why[64], range[96], msg[512];
+	bool rule = mult > 1;   /* say the multiple in the range */
+	uint64_t v;
+	int at;
+
+	if (dev_parse_size(s, &v)) {
+		snprintf(why, sizeof(why), "not a size");
+	} else if (v < lo || v > hi) {
+		snprintf(why, sizeof(why), "out of range");
+	} else if (mult > 1 && v % mult) {
+		snprintf(why, sizeof(why), "not a multiple of %llu", (unsigned long long)mult);
+		rule = false; /* said already */
+	} else {
+		*out = v;
+		return 0;
+	}
+	if (hi == UINT64_MAX)
+		at = snprintf(range, sizeof(range), "at least %llu byte%s", (unsigned long long)lo,
+			      cli_s(lo));
+	else
+		at = snprintf(range, sizeof(range), "%llu to %llu bytes", (unsigned long long)lo,
+			      (unsigned long long)hi);
+	if (rule && at > 0 && (size_t)at < sizeof(range))
+		snprintf(range + at, sizeof(range) - (size_t)at, ", a multiple of %llu",
+			 (unsigned long long)mult);
+	rt_bad_value(msg, sizeof(msg), opt, s, why, range);
+	cli_err(verb, "%s", msg);
 	return EXIT_USAGE;
 }
 

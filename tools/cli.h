@@ -44,16 +44,28 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 /* A decimal number in [lo, hi] (no sign, no suffix): 0, -EINVAL (not a
  * number) or -ERANGE (a number outside [lo, hi]). */
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
-/* cli_parse_u64 for option --opt of verb, with the one message for a bad
- * number: "bad --opt: 'S': out of range (LO to HI)" or "...: not a number
- * (LO to HI)". 0, or EXIT_USAGE after the message. */
 /* "s" for a count other than 1: printf("%llu block%s", n, cli_s(n)). */
 static inline const char *cli_s(unsigned long long n)
 {
 	return n == 1 ? "" : "s";
 }
+/* cli_parse_u64 for option --opt of verb, with the one message for a bad
+ * number (rt_bad_value's shape, as every parameter group's): "bad --opt:
+ * 'S': out of range (LO to HI)" or "...: not a number (LO to HI)". 0, or
+ * EXIT_USAGE after the message. */
 int cli_number(const char *verb, const char *opt, const char *s, uint64_t lo, uint64_t hi,
 	       uint64_t *out);
+/* The same into msg, for a verb that says it later (lab): 0, or -EINVAL /
+ * -ERANGE with msg set. */
+int cli_number_msg(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out,
+		   char *msg, size_t len);
+/* A size (dev_parse_size: 4096, 64k, 16M) for --opt in [lo, hi] bytes
+ * (hi UINT64_MAX: no bound), a multiple of mult (0 or 1: any), in the same
+ * shape: "bad --bs: '3': not a multiple of 512 (512 to 16777216 bytes)",
+ * "...: not a size (...)", "...: out of range (at least 1 byte)". 0, or
+ * EXIT_USAGE after the message. */
+int cli_size(const char *verb, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+	     uint64_t mult, uint64_t *out);
 
 /* The verb takes exactly one operand after its options, named `what`
  * ("TARGET"): 0, or EXIT_USAGE after saying "missing TARGET" or

@@ -450,10 +450,8 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		}
 		break;
 	case 'b':
-		if (dev_parse_size(arg, &v) || v < 512 || v > BENCH_MAX_BS || v % 512) {
-			cli_err(verb, "bad --bs '%s' (a multiple of 512 up to 16M)", arg);
+		if (cli_size(verb, "bs", arg, 512, BENCH_MAX_BS, 512, &v))
 			return -EINVAL;
-		}
 		c->bs = (uint32_t)v;
 		break;
 	case 'n':
@@ -474,10 +472,8 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		*world_set = true;
 		break;
 	case 'z':
-		if (dev_parse_size(arg, &c->size) || c->size == 0) {
-			cli_err(verb, "bad --size '%s'", arg);
+		if (cli_size(verb, "size", arg, 1, UINT64_MAX, 0, &c->size))
 			return -EINVAL;
-		}
 		break;
 	case 'D':
 		c->direct = true;
@@ -551,8 +547,8 @@ static int bench_check(const char *verb, struct bench_cfg *c, bool world_set)
 	if (!c->threads)
 		c->threads = c->nioprio > 1 ? c->nioprio : 1;
 	if (c->nioprio > 1 && c->nioprio != c->threads) {
-		cli_err(verb, "--ioprio has %u entries for %u threads (give one, or one per thread)",
-			c->nioprio, c->threads);
+		cli_err(verb, "--ioprio has %u entries for %u thread%s (give one, or one per thread)",
+			c->nioprio, c->threads, cli_s(c->threads));
 		return -EINVAL;
 	}
 	return 0;

@@ -189,11 +189,12 @@ static int dump_trans_text(const struct jbd_journal *j, const struct dump_filter
 		bool desc = sb->type == JBD2_DESCRIPTOR_BLOCK;
 
 		if (desc && !f->has_block)
-			printf("  descriptor block %u: %u tags, tail checksum %s\n", sb->journal_block,
-			       sb->count, csum_name(sb->csum));
+			printf("  descriptor block %u: %u tag%s, tail checksum %s\n",
+			       sb->journal_block, sb->count, cli_s(sb->count), csum_name(sb->csum));
 		else if (!f->has_block)
-			printf("  revoke block %u: r_count %u, %u records, tail checksum %s\n",
-			       sb->journal_block, sb->r_count, sb->count, csum_name(sb->csum));
+			printf("  revoke block %u: r_count %u, %u record%s, tail checksum %s\n",
+			       sb->journal_block, sb->r_count, sb->count, cli_s(sb->count),
+			       csum_name(sb->csum));
 		for (uint32_t i = 0; desc && i < sb->count && tag < t->ntags && !rc; i++, tag++)
 			if (tag_shown(f, &t->tags[tag]))
 				rc = dump_tag_text(j, f, &t->tags[tag], buf);
@@ -226,11 +227,15 @@ static void dump_end_text(const struct jbd_journal *j, const struct jbd_scan *sc
 	else if (sc->sc_end_tid == sc->sc_start_tid)
 		printf("nothing to replay: no committed transaction from sequence %u; the log "
 		       "ends at block %u\n", sc->sc_start_tid, sc->sc_end_block);
+	else if (sc->sc_end_tid - 1 == sc->sc_start_tid)
+		printf("replay would cover sequence %u; the log ends at block %u\n",
+		       sc->sc_start_tid, sc->sc_end_block);
 	else
 		printf("replay would cover sequences %u to %u; the log ends at block %u\n",
 		       sc->sc_start_tid, sc->sc_end_tid - 1, sc->sc_end_block);
 	if (filtered)
-		printf("shown: %zu of %zu transactions\n", nshown, sc->sc_ntrans);
+		printf("shown: %zu of %zu transaction%s\n", nshown, sc->sc_ntrans,
+		       cli_s(sc->sc_ntrans));
 }
 
 static int dump_text(const struct target *tg, const struct jbd_journal *j,

@@ -101,26 +101,11 @@ static struct option *long_options(void)
 	return o;
 }
 
-static int parse_seed(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 /* One option into c and a. 0, or -EINVAL with msg. */
 static int apply_option(int opt, const char *arg, struct lab_ctx *c, struct lab_args *a,
 			char *msg, size_t len)
 {
-	uint64_t seed;
+	uint64_t n;
 
 	switch (opt) {
 	case OPT_SCENARIO: a->scenarios = arg; return 0;
@@ -133,28 +118,20 @@ static int apply_option(int opt, const char *arg, struct lab_ctx *c, struct lab_
 	case OPT_HELP: a->help = true; return 0;
 	case 'v': a->verbose = true; return 0;
 	case OPT_SEED:
-		if (!parse_seed(arg, &seed)) {
-			lab_ctx_set_seed(c, seed);
-			return 0;
-		}
-		snprintf(msg, len, "--seed: '%s' is not a number 0..2^64-1", arg);
-		return -EINVAL;
+		if (cli_number_msg("seed", arg, 0, UINT64_MAX, &n, msg, len))
+			return -EINVAL;
+		lab_ctx_set_seed(c, n);
+		return 0;
 	case OPT_DISK:
 		if (!lab_ctx_set_disk(c, arg))
 			return 0;
 		snprintf(msg, len, "--disk: '%s': want hdd, ssd or file:PATH", arg);
 		return -EINVAL;
-	case OPT_JOBS: {
-		char *end;
-		unsigned long n = strtoul(arg, &end, 10);
-
-		if (!*arg || *end || n < 1 || n > LAB_MAX_JOBS) {
-			snprintf(msg, len, "--jobs: '%s': want 1..%d", arg, LAB_MAX_JOBS);
+	case OPT_JOBS:
+		if (cli_number_msg("jobs", arg, 1, LAB_MAX_JOBS, &n, msg, len))
 			return -EINVAL;
-		}
 		lab_ctx_set_jobs(c, (unsigned)n);
 		return 0;
-	}
 	case OPT_WORLD:
 		if (strcmp(arg, "sim") && strcmp(arg, "real")) {
 			snprintf(msg, len, "--world: '%s': want sim or real", arg);

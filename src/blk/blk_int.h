@@ -169,6 +169,7 @@ struct blk_queue {
 
 	struct dev *q_dev;
 	uint64_t q_write_errors;  /* atomic: blk_write_errors (written under q_lock) */
+	int q_write_errno;        /* atomic: blk_write_errno, stored before the count moves */
 	struct blk_queue_opts q_opts;
 	uint32_t q_block_size;
 	uint64_t q_nr_sectors;    /* device size */

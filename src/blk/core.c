@@ -643,8 +643,10 @@ static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
 	q->q_stats.completed++;
 	if (error)
 		q->q_stats.errors++;
-	if (error && rq->rq_op != BLK_OP_READ) /* before any waiter hears of it */
+	if (error && rq->rq_op != BLK_OP_READ) { /* before any waiter hears of it */
+		__atomic_store_n(&q->q_write_errno, error, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&q->q_write_errors, 1, __ATOMIC_RELEASE);
+	}
 	__blk_trace_c(q, rq, error);
 	if (rq->rq_op != BLK_OP_FLUSH)
 		q->q_elv->completed(q, rq);

@@ -318,6 +318,11 @@ uint64_t blk_write_errors(const struct blk_queue *q)
 	return __atomic_load_n(&q->q_write_errors, __ATOMIC_ACQUIRE);
 }
 
+int blk_write_errno(const struct blk_queue *q)
+{
+	return __atomic_load_n(&q->q_write_errno, __ATOMIC_RELAXED);
+}
+
 void blk_queue_stats(struct blk_queue *q, struct blk_queue_stats *out)
 {
 	rt_mutex_lock(&q->q_lock);

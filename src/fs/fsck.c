@@ -88,10 +88,11 @@ static int ck_load(struct ck *c)
 	struct lfs_sb sb;
 	int rc;
 
-	if (dev_size(c->d) < LFS_BS) /* empty or short: no superblock to read */
-		return ck_fail(c, "superblock: not a valid lab file system (%llu bytes, "
-			       "shorter than one %u-byte block)",
-			       (unsigned long long)dev_size(c->d), LFS_BS);
+	/* empty or short: no superblock to read. No byte count: the device
+	 * holds whole sectors of the file (none of a 100-byte one) */
+	if (dev_size(c->d) < LFS_BS)
+		return ck_fail(c, "superblock: not a valid lab file system (shorter than one "
+			       "%u-byte block)", LFS_BS);
 	rc = ck_read(c, 0, buf);
 	if (rc)
 		return rc;

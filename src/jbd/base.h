@@ -162,5 +162,13 @@ int jbd_scan_log_from(const struct jbd_journal *j, struct jbd_logread *lr, struc
 int jbd_format_opts_check(const struct jbd_format_opts *o, struct jbd_err *err);
 struct ujbd_opts;
 int jbd_opts_check(const struct ujbd_opts *o, struct jbd_err *err);
+/* What ujbd_open checks of the options against the journal's geometry
+ * (max_transaction_blocks: the log must hold two such transactions), for
+ * the journal format f would make; 0 or -EINVAL with err set, as ujbd_open
+ * would say it. f is checked (jbd_format_opts_check) first. */
+int jbd_opts_check_format(const struct ujbd_opts *o, const struct jbd_format_opts *f,
+			  struct jbd_err *err);
+/* The superblock jbd_format writes for o (superblock.c). */
+void jbd_format_fill_sb(struct jbd2_sb *sb, const struct jbd_format_opts *o);
 
 #endif

@@ -204,7 +204,7 @@ static int cp_wait_one(struct ujbd *j, struct jbd_iobuf *io)
 static int cp_write(struct ujbd *j, uint32_t n, uint64_t tag)
 {
 	uint32_t nsec = j->j_blocksize >> BLK_SECTOR_SHIFT;
-	uint64_t werr0 = jbd_write_errors(j);
+	struct jbd_werr werr0 = jbd_write_errors(j);
 	struct blk_plug plug;
 	int rc = 0, r;
 
@@ -268,7 +268,7 @@ static int cp_write(struct ujbd *j, uint32_t n, uint64_t tag)
 	 * commit does (commit_still_sound). Found by test_crash_faults.
 	 */
 	if (!rc)
-		rc = jbd_writes_sound(j, werr0);
+		rc = jbd_writes_sound(j, &werr0);
 	return rc;
 }
 

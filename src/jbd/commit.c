@@ -84,7 +84,7 @@ struct commit_ctx {
 	uint32_t run_slot, run_n, runs;
 	uint64_t run_off;      /* device byte offset of the run's first block */
 	bool async;            /* async commit (phase_commit_block) */
-	uint64_t werr0;        /* jbd_write_errors when the commit began */
+	struct jbd_werr werr0; /* jbd_write_errors when the commit began */
 	bool caller;           /* run by an fsync (caller_commit), not kjournald */
 	/* The last write in flight, whose completion ends the commit
 	 * (run_submit_last); last_err its result. [j_state_lock] */
@@ -805,16 +805,33 @@ static int commit_async_end(struct ujbd *j, struct commit_ctx *c)
 	return rc ? rc : jbd_flush(j, j->j_jq);
 }
 
-uint64_t jbd_write_errors(const struct ujbd *j)
+struct jbd_werr jbd_write_errors(const struct ujbd *j)
 {
-	return blk_write_errors(j->j_jq) + (j->j_dq != j->j_jq ? blk_write_errors(j->j_dq) : 0);
+	return (struct jbd_werr){
+		.w_jq = blk_write_errors(j->j_jq),
+		.w_dq = j->j_dq != j->j_jq ? blk_write_errors(j->j_dq) : 0,
+	};
 }
 
-int jbd_writes_sound(const struct ujbd *j, uint64_t werr0)
+int jbd_writes_sound(const struct ujbd *j, const struct jbd_werr *werr0)
 {
-	if (jbd_write_errors(j) != werr0 || __atomic_load_n(&j->j_aborted, __ATOMIC_ACQUIRE))
+	struct jbd_werr now;
+	int e;
+
+	if (__atomic_load_n(&j->j_aborted, __ATOMIC_ACQUIRE))
 		return jbd_abort_errno(j);
-	return 0;
+	now = jbd_write_errors(j);
+	/* Not aborted yet: the failing write's owner has not got there (a
+	 * checkpoint's, on its thread), or will not (another writer on the
+	 * queue). Its errno, not an -EIO of our own, which, aborting first,
+	 * would be what s_errno and every caller see. */
+	if (now.w_jq != werr0->w_jq)
+		e = blk_write_errno(j->j_jq);
+	else if (now.w_dq != werr0->w_dq)
+		e = blk_write_errno(j->j_dq);
+	else
+		return 0;
+	return e < 0 ? e : -EIO;
 }
 
 /*
@@ -827,7 +844,7 @@ int jbd_writes_sound(const struct ujbd *j, uint64_t werr0)
  */
 static int commit_still_sound(struct ujbd *j, const struct commit_ctx *c)
 {
-	return jbd_writes_sound(j, c->werr0);
+	return jbd_writes_sound(j, &c->werr0);
 }
 
 /* The files under the journal are still its own: a journal file unlinked

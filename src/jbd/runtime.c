@@ -245,21 +245,29 @@ static int open_data_span(struct ujbd *j, const struct jbd_loc *loc, struct jbd_
 	return 0;
 }
 
-static uint32_t open_pick_max(const struct ujbd *j, uint32_t L)
-{
-	uint32_t max = L / 4;
+/* The sizes a journal's geometry gives the runtime: its ring of log
+ * writes, descriptor and revoke capacities, the log space kept back and
+ * the largest transaction. */
+struct geom {
+	uint32_t ring, dcap, rcap, slack, max_txn;
+};
 
-	while (max && 2 * (jbd_log_res(j, max) + j->j_slack) + 1 > L)
-		max--;
-	return max;
+/* Log blocks for `credits` buffers with descriptors of dcap tags
+ * (jbd_log_res's rule, before there is a journal). */
+static uint32_t geom_log_res(const struct geom *g, uint32_t credits)
+{
+	return credits + (credits + g->dcap - 1) / g->dcap + 1;
 }
 
-/* Sizes of everything, from the journal's geometry. */
-static int open_geometry(struct ujbd *j, struct jbd_err *err)
+/* g for a log of L blocks of bs bytes in format fmt, the largest
+ * transaction max_opt (0: a quarter of the log, or less so that two fit);
+ * -EINVAL with err when the log cannot hold two of them. No journal, no
+ * device: ujbd_open_path checks a format's options with it before it
+ * creates a file (jbd_opts_check_format). */
+static int geom_compute(const struct jbd_fmt *fmt, uint32_t L, uint32_t bs, uint32_t max_opt,
+			struct geom *g, struct jbd_err *err)
 {
-	uint32_t L = jbd_log_size(j), bs = j->j_blocksize;
 	uint32_t ring = JBD_RING_MAX, cap = (8u << 20) / bs;
-	const struct jbd2_sb *sb = &j->j_jnl.j_sb;
 
 	if (ring > cap)
 		ring = cap;
@@ -267,19 +275,56 @@ static int open_geometry(struct ujbd *j, struct jbd_err *err)
 		ring = L;
 	if (ring < 4)
 		ring = 4;
-	j->j_ring_n = ring;
-	j->j_dcap = (uint32_t)jbd_desc_capacity(&j->j_jnl.j_fmt);
-	if (j->j_dcap > ring - 1)
-		j->j_dcap = ring - 1;
-	j->j_rcap = (uint32_t)jbd_revoke_capacity(&j->j_jnl.j_fmt);
-	j->j_slack = L / 16 < 1 ? 1 : L / 16 > JBD_REVOKE_BLOCKS_MAX ? JBD_REVOKE_BLOCKS_MAX : L / 16;
-	j->j_max_txn = j->j_opts.max_transaction_blocks;
-	if (!j->j_max_txn)
-		j->j_max_txn = open_pick_max(j, L);
-	if (!j->j_max_txn || 2 * (jbd_log_res(j, j->j_max_txn) + j->j_slack) + 1 > L)
+	g->ring = ring;
+	g->dcap = (uint32_t)jbd_desc_capacity(fmt);
+	if (g->dcap > ring - 1)
+		g->dcap = ring - 1;
+	g->rcap = (uint32_t)jbd_revoke_capacity(fmt);
+	g->slack = L / 16 < 1 ? 1 : L / 16 > JBD_REVOKE_BLOCKS_MAX ? JBD_REVOKE_BLOCKS_MAX : L / 16;
+	g->max_txn = max_opt;
+	if (!g->max_txn) {
+		g->max_txn = L / 4;
+		while (g->max_txn && 2 * (geom_log_res(g, g->max_txn) + g->slack) + 1 > L)
+			g->max_txn--;
+	}
+	if (!g->max_txn || 2 * (geom_log_res(g, g->max_txn) + g->slack) + 1 > L)
 		return jbd_err_set(err, -EINVAL,
 				   "the log (%u blocks) cannot hold two transactions of %u blocks",
-				   L, j->j_opts.max_transaction_blocks);
+				   L, max_opt);
+	return 0;
+}
+
+int jbd_opts_check_format(const struct ujbd_opts *o, const struct jbd_format_opts *f,
+			  struct jbd_err *err)
+{
+	struct jbd2_sb sb;
+	struct jbd_fmt fmt;
+	struct geom g;
+	int rc = jbd_format_opts_check(f, err);
+
+	if (rc)
+		return rc;
+	jbd_format_fill_sb(&sb, f);
+	jbd_fmt_from_sb(&sb, &fmt);
+	return geom_compute(&fmt, jbd_get_be32(sb.s_maxlen) - jbd_get_be32(sb.s_first), f->blocksize,
+			    o->max_transaction_blocks, &g, err);
+}
+
+/* Sizes of everything, from the journal's geometry. */
+static int open_geometry(struct ujbd *j, struct jbd_err *err)
+{
+	uint32_t L = jbd_log_size(j), bs = j->j_blocksize;
+	const struct jbd2_sb *sb = &j->j_jnl.j_sb;
+	struct geom g;
+	int rc = geom_compute(&j->j_jnl.j_fmt, L, bs, j->j_opts.max_transaction_blocks, &g, err);
+
+	if (rc)
+		return rc;
+	j->j_ring_n = g.ring;
+	j->j_dcap = g.dcap;
+	j->j_rcap = g.rcap;
+	j->j_slack = g.slack;
+	j->j_max_txn = g.max_txn;
 	/* Ordered data is journaled only where that lets the commit be async
 	 * (its one purpose: elsewhere it would only write the data twice);
 	 * a home write of a block journaled before needs a revoke record

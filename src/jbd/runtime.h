@@ -549,15 +549,22 @@ static inline int jbd_abort_errno(const struct ujbd *j)
  * made every home write of a transaction it moves past durable.
  */
 int jbd_update_tail(struct ujbd *j, bool empty);
-/* Failed writes and flushes on the journal's queues so far (commit.c):
- * one that moved during a window of home or log writes may have dropped
- * them from a device's cache, whatever their own completions said. */
-uint64_t jbd_write_errors(const struct ujbd *j);
+/* Failed writes and flushes on the journal's queues so far, each queue's
+ * count (commit.c): one that moved during a window of home or log writes
+ * may have dropped them from a device's cache, whatever their own
+ * completions said. w_dq stays 0 when journal and data share a queue. */
+struct jbd_werr {
+	uint64_t w_jq, w_dq;
+};
+struct jbd_werr jbd_write_errors(const struct ujbd *j);
 /* Whether writes made since jbd_write_errors said werr0 may be trusted
- * durable once their own flush succeeded: 0, or the abort's error if any
- * write or flush on the journal's queues failed meanwhile (fsyncgate) or
- * the journal aborted. Lock-free, no system call (commit.c). */
-int jbd_writes_sound(const struct ujbd *j, uint64_t werr0);
+ * durable once their own flush succeeded: 0; or, if the journal aborted,
+ * its error; or, if a write or flush on the journal's queues failed
+ * meanwhile (fsyncgate), what the device said of it (the host's -EPERM,
+ * -ENOSPC, ...: blk_write_errno of the queue whose count moved, the
+ * journal's first), so that whoever aborts first with it records what
+ * the failing write's own thread would have. Lock-free, no system call. */
+int jbd_writes_sound(const struct ujbd *j, const struct jbd_werr *werr0);
 /* Worst-case log blocks for a transaction of `credits` buffers. */
 uint32_t jbd_log_res(const struct ujbd *j, uint32_t credits);
 /* Log blocks in use (tail to head) plus reservations; j_state_lock held. */

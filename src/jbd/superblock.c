@@ -123,7 +123,7 @@ int jbd_journal_write_sb(struct jbd_journal *j, struct jbd_err *err)
 
 /* ---- format ------------------------------------------------------------ */
 
-static void format_fill_sb(struct jbd2_sb *sb, const struct jbd_format_opts *o)
+void jbd_format_fill_sb(struct jbd2_sb *sb, const struct jbd_format_opts *o)
 {
 	uint32_t inc = JBD2_FEATURE_INCOMPAT_REVOKE;
 
@@ -252,7 +252,7 @@ int jbd_format_loc(const struct jbd_loc *loc, const struct jbd_format_opts *o,
 	if (!rc)
 		rc = dev_flush(loc->j_dev);
 	if (!rc) {
-		format_fill_sb((struct jbd2_sb *)buf, o);
+		jbd_format_fill_sb((struct jbd2_sb *)buf, o);
 		rc = dev_pwrite(loc->j_dev, buf, bs, sb_off, 0);
 	}
 	if (!rc)

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -152,6 +153,7 @@ static int parse_number(const struct rt_param *p, const char *s, double *out)
 	return 0;
 }
 
+/* A row's range as --params prints it: "0.5..40", "true|false". */
 static void range_text(const struct rt_param *p, char *buf, size_t len)
 {
 	if (p->p_type == RT_PARAM_BOOL) {
@@ -172,42 +174,97 @@ static void range_text(const struct rt_param *p, char *buf, size_t len)
 	}
 }
 
+int rt_bad_value(char *buf, size_t len, const char *opt, const char *value, const char *reason,
+		 const char *range)
+{
+	bool r = range && *range;
+
+	return snprintf(buf, len, "bad --%s: '%s': %s%s%s%s", opt, value, reason, r ? " (" : "",
+			r ? range : "", r ? ")" : "");
+}
+
+/* "a, b or c" */
+static void names_text(const struct rt_param *p, char *buf, size_t len)
+{
+	size_t at = 0, n = 0;
+
+	buf[0] = '\0';
+	while (p->p_names && p->p_names[n])
+		n++;
+	for (size_t i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       i == 0 ? "" : i + 1 == n ? " or " : ", ", p->p_names[i]);
+}
+
+/* What a row takes, for a message: "0.5 to 40 ms", "512 to 4096, a power
+ * of two", "explicit or implicit-sync". rule: say the row's rule too. */
+static void msg_range(const struct rt_param *p, bool rule, char *buf, size_t len)
+{
+	const char *sp = *p->p_unit ? " " : "";
+
+	if (p->p_type == RT_PARAM_BOOL) {
+		snprintf(buf, len, "true or false");
+	} else if (p->p_type == RT_PARAM_ENUM) {
+		names_text(p, buf, len);
+	} else if (rule && p->p_step > 0) {
+		snprintf(buf, len, "%.10g to %.10g%s%s, a multiple of %.10g", p->p_min, p->p_max, sp,
+			 p->p_unit, p->p_step);
+	} else if (rule && p->p_pow2) {
+		snprintf(buf, len, "%.10g to %.10g%s%s, a power of two", p->p_min, p->p_max, sp,
+			 p->p_unit);
+	} else {
+		snprintf(buf, len, "%.10g to %.10g%s%s", p->p_min, p->p_max, sp, p->p_unit);
+	}
+}
+
+/* Why parse_number refused value. */
+static const char *why_not(const struct rt_param *p, const char *value)
+{
+	char *end;
+	double d;
+
+	if (p->p_type == RT_PARAM_BOOL)
+		return "not a boolean";
+	if (p->p_type == RT_PARAM_ENUM)
+		return "unknown value";
+	errno = 0;
+	d = strtod(value, &end);
+	if (*value && !*end && !errno && isfinite(d)) /* a number, with a fraction */
+		return "not an integer";
+	return "not a number";
+}
+
 int rt_param_set(const struct rt_param_table *t, void *obj, const char *name,
 		 const char *value, char *err, size_t errlen)
 {
 	const struct rt_param *p = rt_param_find(t, name);
-	char range[64];
+	char opt[96], range[96], why[64];
 	double v;
 
 	if (!p) {
 		if (err)
-			snprintf(err, errlen, "%s: unknown parameter '%s' (see --params)",
-				 t->t_name, name);
+			rt_bad_value(err, errlen, t->t_name, name, "unknown parameter", "see --params");
 		return -EINVAL;
 	}
-	range_text(p, range, sizeof(range));
+	snprintf(opt, sizeof(opt), "%s=%s", t->t_name, name);
 	if (parse_number(p, value, &v)) {
+		msg_range(p, true, range, sizeof(range));
 		if (err)
-			snprintf(err, errlen, "%s: %s=%s: not a valid %s (expected %s%s%s)",
-				 t->t_name, name, value,
-				 p->p_type == RT_PARAM_BOOL ? "boolean"
-				 : p->p_type == RT_PARAM_ENUM ? "name"
-				 : p->p_type == RT_PARAM_DOUBLE || scale_of(p) != 1.0 ? "number"
-				 : "integer",
-				 range, *p->p_unit ? " " : "", p->p_unit);
+			rt_bad_value(err, errlen, opt, value, why_not(p, value), range);
 		return -EINVAL;
 	}
 	if (rt_param_put(p, obj, v)) {
 		bool inside = v >= p->p_min && v <= p->p_max;
 
-		if (err && inside && p->p_pow2)
-			snprintf(err, errlen, "%s: %s=%s: not a power of two", t->t_name, name, value);
-		else if (err && inside && p->p_step > 0)
-			snprintf(err, errlen, "%s: %s=%s: not a multiple of %.10g", t->t_name, name,
-				 value, p->p_step);
-		else if (err)
-			snprintf(err, errlen, "%s: %s=%s: out of range %.10g..%.10g%s%s", t->t_name,
-				 name, value, p->p_min, p->p_max, *p->p_unit ? " " : "", p->p_unit);
+		msg_range(p, !inside, range, sizeof(range));
+		if (inside && p->p_pow2)
+			snprintf(why, sizeof(why), "not a power of two");
+		else if (inside && p->p_step > 0)
+			snprintf(why, sizeof(why), "not a multiple of %.10g", p->p_step);
+		else
+			snprintf(why, sizeof(why), "out of range");
+		if (err)
+			rt_bad_value(err, errlen, opt, value, why, range);
 		return -EINVAL;
 	}
 	return 0;
@@ -221,16 +278,18 @@ static int param_scale(const struct rt_param_table *t, void *obj, const char *na
 		       const char *factor, char *err, size_t errlen)
 {
 	const struct rt_param *p = rt_param_find(t, name);
+	char opt[96], range[96], why[64];
 	char *end;
 	double f = strtod(factor, &end), v;
 
 	if (!p)
 		return rt_param_set(t, obj, name, factor, err, errlen); /* its message */
+	snprintf(opt, sizeof(opt), "%s=%s*", t->t_name, name);
 	if (p->p_type == RT_PARAM_BOOL || p->p_type == RT_PARAM_ENUM || end == factor || *end ||
 	    !isfinite(f) || f < 0) {
 		if (err)
-			snprintf(err, errlen, "%s: %s*=%s: only a number parameter can be scaled, "
-				 "by a factor >= 0", t->t_name, name, factor);
+			rt_bad_value(err, errlen, opt, factor,
+				     "only a number parameter can be scaled, by a factor >= 0", "");
 		return -EINVAL;
 	}
 	v = rt_param_get(p, obj) * f;
@@ -238,9 +297,10 @@ static int param_scale(const struct rt_param_table *t, void *obj, const char *na
 		v = round(v);
 	v = to_rule(p, v);
 	if (rt_param_put(p, obj, v)) {
+		msg_range(p, true, range, sizeof(range));
+		snprintf(why, sizeof(why), "gives %.10g, out of range", v);
 		if (err)
-			snprintf(err, errlen, "%s: %s*=%s: %g is out of range", t->t_name, name,
-				 factor, v);
+			rt_bad_value(err, errlen, opt, factor, why, range);
 		return -EINVAL;
 	}
 	return 0;
@@ -269,7 +329,7 @@ int rt_param_parse(const struct rt_param_table *t, void *obj, const char *list,
 
 		if (!eq || eq == kv) {
 			if (err)
-				snprintf(err, errlen, "%s: '%s': expected name=value", t->t_name, kv);
+				rt_bad_value(err, errlen, t->t_name, kv, "expected name=value", "");
 			rc = -EINVAL;
 			break;
 		}

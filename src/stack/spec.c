@@ -184,7 +184,7 @@ static int check_group_list(const char *g, const char *list, char *err, size_t n
 	if (e && !e->e_tunables) {
 		if (!list || !*list)
 			return 0;
-		snprintf(err, n, "%s: has no parameters (see --params)", g);
+		rt_bad_value(err, n, g, list, "no parameters", "see --params");
 		return -EINVAL;
 	}
 	return check_list(e ? e->e_tunables : t, list, err, n);
@@ -240,7 +240,7 @@ int stack_spec_set_group(struct stack_spec *s, const char *group, const char *li
 		goto out;
 	n = group_slots(s, group, slot);
 	if (!n) {
-		snprintf(e, sizeof(e), "%s: no disk or queue of this stack uses it", group);
+		snprintf(e, sizeof(e), "--%s: no disk or queue of this stack uses it", group);
 		rc = -EINVAL;
 		goto out;
 	}

@@ -109,7 +109,8 @@ static int resolve_queue(struct stack_queue *q, const struct stack_spec *sp, uns
 	if (rc || !qs->params || !*qs->params)
 		return rc;
 	if (!t->e_tunables)
-		return seterr(err, n, -EINVAL, "%s: has no parameters (see --params)", name);
+		return seterr(err, n, -EINVAL, "bad --%s: '%s': no parameters (see --params)", name,
+			      qs->params);
 	if (t->e_opts_offset != SIZE_MAX)
 		return rt_param_parse(t->e_tunables, (char *)&q->q_opts + t->e_opts_offset,
 				      qs->params, err, n);

@@ -17,8 +17,11 @@
  * Real world only (files).
  */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "jbd/base.h"
 #include "target/target.h"
@@ -108,11 +111,48 @@ static int owner_keep_error(struct path_owner *o, const struct ujbd_opts *opts,
 	return ext4_update_super(o->po_paths[0], EXT4_SET_ERROR_FS, err);
 }
 
+/* The directory of path, resolved (malloc'd), or NULL. */
+static char *dir_real(const char *path)
+{
+	char *copy = strdup(path), *r = NULL;
+
+	if (copy)
+		r = realpath(dirname(copy), NULL);
+	free(copy);
+	return r;
+}
+
+/*
+ * Is b the regular file a names, or the one a format would create under
+ * that name? *size: a's size, 0 when it does not exist yet. A block
+ * device is never (its size is its own; the runtime checks it).
+ */
+static bool same_regular_file(const char *a, const char *b, uint64_t *size)
+{
+	struct stat sa, sb;
+	bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0, same;
+
+	*size = ea ? (uint64_t)sa.st_size : 0;
+	if (ea || eb)
+		return ea && eb && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
+		       sa.st_ino == sb.st_ino;
+	char *da = dir_real(a), *db = dir_real(b);
+	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+
+	same = da && db && !strcmp(da, db) && !strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b);
+	free(da);
+	free(db);
+	return same;
+}
+
 /* What ujbd_open would refuse whatever the files hold: the option values,
  * and with format the format options (the block size ujbd_open_path
- * creates with, 4096 if none; a length of 0 takes the file's). */
-static int opts_check_early(const struct ujbd_opts *opts, const char *data_path,
-			    struct jbd_err *err)
+ * creates with, 4096 if none; a length of 0 takes the file's), what needs
+ * the geometry of the journal it makes, and a journal that would fill its
+ * own file as the data device (ujbd_open's "no data block outside the
+ * journal"): each found only after the file was made, it stayed behind. */
+static int opts_check_early(const struct ujbd_opts *opts, const char *target,
+			    const char *data_path, struct jbd_err *err)
 {
 	int rc = jbd_opts_check(opts, err);
 
@@ -123,8 +163,14 @@ static int opts_check_early(const struct ujbd_opts *opts, const char *data_path,
 		f.blocksize = 4096;
 	if (!f.blocks)
 		f.blocks = JBD_FORMAT_MIN_BLOCKS;
-	rc = jbd_format_opts_check(&f, err);
-	(void)data_path;
+	/* and what needs the geometry of the journal f makes */
+	rc = jbd_opts_check_format(opts, &f, err);
+	uint64_t size, jbytes = f.blocks * f.blocksize;
+	if (!rc && opts->format_opts.blocks && data_path && target &&
+	    same_regular_file(target, data_path, &size) && size <= jbytes)
+		rc = jbd_err_set(err, -EINVAL,
+				 "no data block outside the journal: the data device is the journal's own and the journal covers all of its %llu blocks",
+				 (unsigned long long)f.blocks);
 	return rc;
 }
 
@@ -145,7 +191,7 @@ int ujbd_open_path(const char *target, const char *data_path, const char *journa
 		opts = &def;
 	}
 	/* every option checked before a format creates or sizes a file */
-	rc = opts_check_early(opts, data_path, err);
+	rc = opts_check_early(opts, target, data_path, err);
 	if (rc)
 		return rc;
 	rc = owner_new(target, data_path, journal_path, &o);

@@ -1158,7 +1158,7 @@ static void test_elevator_registry(void)
 			    err, sizeof(err)), 0);
 	T_EQ_U64(o.cfq.slice_idle_ns, 4 * RT_NS_PER_MS);
 	T_EQ(rt_param_parse(blk_queue_params(), &o, "nr_requests=0", err, sizeof(err)), -EINVAL);
-	T_STREQ(err, "queue: nr_requests=0: out of range 1..65536 rq");
+	T_STREQ(err, "bad --queue=nr_requests: '0': out of range (1 to 65536 rq)");
 }
 
 /* Preemption rule 5: a sync request ends an async queue's slice. */

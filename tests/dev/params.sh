@@ -26,19 +26,20 @@ check_err() { # ARGS WANT
 	[ "$(cat "$tmp/err")" = "ujbd devbench: $2" ] || bad "'$1': got '$(cat "$tmp/err")'"
 	[ -s "$tmp/out" ] && bad "'$1': wrote to stdout"
 }
-check_err "--hdd=seek_avg_ms=100" "hdd: seek_avg_ms=100: out of range 0.5..40 ms"
-check_err "--hdd=rpm=fast" "hdd: rpm=fast: not a valid number (expected 3600..15000 rpm)"
-check_err "--hdd=warp=9" "hdd: unknown parameter 'warp' (see --params)"
-check_err "--hdd=rpm" "hdd: 'rpm': expected name=value"
-check_err "--disk=ssd --hdd=rpm=5400" "hdd: no disk or queue of this stack uses it"
-check_err "--disk=ssd --ssd=channels=0" "ssd: channels=0: out of range 1..64"
-check_err "--cfq=slice_idle_ms=-1" "cfq: slice_idle_ms=-1: out of range 0..1000 ms"
-check_err "--elevator=noop --cfq=quantum=2" "cfq: no disk or queue of this stack uses it"
-check_err "--noop=x=1" "noop: has no parameters (see --params)"
-check_err "--deadline=fifo_batch=0" "deadline: fifo_batch=0: out of range 1..1024 rq"
+check_err "--hdd=seek_avg_ms=100" "bad --hdd=seek_avg_ms: '100': out of range (0.5 to 40 ms)"
+check_err "--hdd=rpm=fast" "bad --hdd=rpm: 'fast': not a number (3600 to 15000 rpm)"
+check_err "--hdd=warp=9" "bad --hdd: 'warp': unknown parameter (see --params)"
+check_err "--hdd=rpm" "bad --hdd: 'rpm': expected name=value"
+check_err "--disk=ssd --hdd=rpm=5400" "--hdd: no disk or queue of this stack uses it"
+check_err "--disk=ssd --ssd=channels=0" "bad --ssd=channels: '0': out of range (1 to 64)"
+check_err "--cfq=slice_idle_ms=-1" "bad --cfq=slice_idle_ms: '-1': out of range (0 to 1000 ms)"
+check_err "--elevator=noop --cfq=quantum=2" "--cfq: no disk or queue of this stack uses it"
+check_err "--noop=x=1" "bad --noop: 'x=1': no parameters (see --params)"
+check_err "--deadline=fifo_batch=0" "bad --deadline=fifo_batch: '0': out of range (1 to 1024 rq)"
 check_err "--queue=plug=sometimes" \
-	"queue: plug=sometimes: not a valid name (expected explicit|implicit-sync)"
-check_err "--queue=nr_requests=0" "queue: nr_requests=0: out of range 1..65536 rq"
+	"bad --queue=plug: 'sometimes': unknown value (explicit or implicit-sync)"
+check_err "--queue=nr_requests=0" "bad --queue=nr_requests: '0': out of range (1 to 65536 rq)"
+check_err "--file=direct=maybe" "bad --file=direct: 'maybe': not a boolean (true or false)"
 
 # ---- a parameter moves the result -----------------------------------------
 run() { "$UJBD" devbench --ops=400 --json "$@" >"$tmp/r" || bad "'$*': exit $?"; json_num iops "$tmp/r"; }

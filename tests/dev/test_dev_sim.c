@@ -792,7 +792,7 @@ static void test_model_registry(void)
 			    sizeof(err)), 0);
 	T_CHECK(h.seek_avg_ms == 9.5 && h.rpm == 5400 && h.cache_bytes == 8ull << 20);
 	T_EQ(rt_param_parse(m->m_params, &h, "seek_avg_ms=100", err, sizeof(err)), -EINVAL);
-	T_STREQ(err, "hdd: seek_avg_ms=100: out of range 0.5..40 ms");
+	T_STREQ(err, "bad --hdd=seek_avg_ms: '100': out of range (0.5 to 40 ms)");
 	T_CHECK(h.seek_avg_ms == 9.5);
 }
 

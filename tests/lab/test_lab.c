@@ -128,6 +128,11 @@ static void t_ctx(void)
 	T_CHECK(strstr(err, "nosuch") != NULL);
 	T_EQ(lab_ctx_add_params(c, "cfq", "novalue", err, sizeof(err)), -EINVAL);
 	T_STREQ(lab_ctx_params(c, "cfq"), "");
+	/* a group with no parameters takes none, as devbench says: not a list
+	 * recorded, printed in the banner, and never read */
+	T_EQ(lab_ctx_add_params(c, "noop", "a=1", err, sizeof(err)), -EINVAL);
+	T_STREQ(err, "bad --noop: 'a=1': no parameters (see --params)");
+	T_STREQ(lab_ctx_params(c, "noop"), "");
 	T_EQ(lab_ctx_ngroups(c), 1);
 	lab_ctx_free(c);
 }

@@ -49,7 +49,7 @@ static void test_groups(void)
 	sp.disks[0].model = "hdd";
 	sp.queues[0].elevator = "cfq";
 	T_EQ(stack_spec_set_group(&sp, "hdd", "seek_avg_ms=100", err, sizeof(err)), -EINVAL);
-	T_STREQ(err, "hdd: seek_avg_ms=100: out of range 0.5..40 ms");
+	T_STREQ(err, "bad --hdd=seek_avg_ms: '100': out of range (0.5 to 40 ms)");
 	T_CHECK(sp.disks[0].params == NULL);
 	T_EQ(stack_spec_set_group(&sp, "hdd", "seek_avg_ms=9.5,rpm=5400", err, sizeof(err)), 0);
 	T_EQ(stack_spec_set_group(&sp, "hdd", "rpm=7200", err, sizeof(err)), 0);
@@ -59,14 +59,14 @@ static void test_groups(void)
 	T_EQ(stack_spec_set_group(&sp, "queue", "plug=implicit-sync,nr_requests=64", err,
 				  sizeof(err)), 0);
 	T_EQ(stack_spec_set_group(&sp, "queue", "plug=sometimes", err, sizeof(err)), -EINVAL);
-	T_STREQ(err, "queue: plug=sometimes: not a valid name (expected explicit|implicit-sync)");
+	T_STREQ(err, "bad --queue=plug: 'sometimes': unknown value (explicit or implicit-sync)");
 	T_EQ(stack_spec_set_group(&sp, "ssd", "channels=4", err, sizeof(err)), -EINVAL);
-	T_STREQ(err, "ssd: no disk or queue of this stack uses it");
+	T_STREQ(err, "--ssd: no disk or queue of this stack uses it");
 	T_EQ(stack_spec_set_group(&sp, "floppy", "x=1", err, sizeof(err)), -EINVAL);
 	T_STREQ(err, "unknown parameter group 'floppy' (see --params)");
 	T_EQ(stack_spec_set_group(&sp, "noop", "x=1", err, sizeof(err)), -EINVAL);
 	T_EQ(stack_spec_set_group(&sp, "deadline", "fifo_batch=0", err, sizeof(err)), -EINVAL);
-	T_STREQ(err, "deadline: fifo_batch=0: out of range 1..1024 rq");
+	T_STREQ(err, "bad --deadline=fifo_batch: '0': out of range (1 to 1024 rq)");
 	T_CHECK(stack_group_known("queue") && stack_group_known("mem") && !stack_group_known("x"));
 	/* a copy carries its own strings */
 	stack_spec_copy(&cp, &sp);
@@ -92,7 +92,7 @@ static void test_bad_specs(void)
 	sp.disks[0].model = "ssd";
 	sp.disks[0].params = "channels=0";
 	T_EQ(stack_new(&sp, &s, err, sizeof(err)), -EINVAL);
-	T_STREQ(err, "ssd: channels=0: out of range 1..64");
+	T_STREQ(err, "bad --ssd=channels: '0': out of range (1 to 64)");
 	stack_spec_default(&sp);
 	sp.journal = true;
 	sp.data_disk = 1;

@@ -91,7 +91,7 @@ static void t_format_refused_creates_nothing(void)
 	snprintf(jp, sizeof(jp), "%s/refused.jnl", dir);
 	snprintf(dp, sizeof(dp), "%s/refused.data", dir);
 	T_EQ(mkfile(dp, 4 << 20), 0);
-	for (int c = 0; c < 9; c++) {
+	for (int c = 0; c < 11; c++) {
 		rig_opts(&o, true);
 		o.format_opts.blocksize = 4096;
 		o.format_opts.blocks = 256;
@@ -106,6 +106,11 @@ static void t_format_refused_creates_nothing(void)
 		case 6: o.min_batch_time_ns = 2; o.max_batch_time_ns = 1; break;
 		case 7: o.wake = 9; break;
 		case 8: d = NULL; break;
+		/* options that need the journal's geometry: a largest
+		 * transaction the log cannot hold twice, and a journal that
+		 * fills its own file as the data device */
+		case 9: o.max_transaction_blocks = 200; break;
+		case 10: d = jp; break;
 		}
 		unlink(jp);
 		T_EQ(ujbd_open_path(jp, d, NULL, &o, &j, &err), -EINVAL);

@@ -37,6 +37,8 @@ head -c 100 /dev/zero > short.img
 for f in empty.img short.img; do
 	expect_err 1 lab lab fsck $f
 	grep -q "not a valid lab file system" "$T/err" || die "lab fsck $f: $(cat "$T/err")"
+	# the file's size as it is, not its device's (whole sectors: 0 for 100 bytes)
+	grep -q "(0 bytes" "$T/err" && [ "$f" = short.img ] && die "lab fsck $f: $(cat "$T/err")"
 done
 # an unknown option is named as such, not taken for a missing IMAGE
 "$UJBD" lab fsck --json short.img > /dev/null 2> "$T/err"

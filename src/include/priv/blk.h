@@ -413,6 +413,10 @@ void blk_queue_stats(struct blk_queue *q, struct blk_queue_stats *out);
  * cache) that drops what it could not write may have dropped its writes
  * too, whatever their own completions said. Lock-free. */
 uint64_t blk_write_errors(const struct blk_queue *q);
+/* What the latest of those failures said (a negative errno: the host's
+ * -ENOSPC, -EPERM, ..., as the device reported it), 0 if none yet. Read
+ * after blk_write_errors, it is that failure's or a later one's. */
+int blk_write_errno(const struct blk_queue *q);
 /* A btt-like summary table (per process, per class: counts, Q2C and D2C
  * avg/max in ms) written to f. */
 int blk_stats_print(struct blk_queue *q, FILE *f);

@@ -96,13 +96,21 @@ struct rt_param_table {
 #define RT_PARAM_TABLE(name, help, rows, st) \
 	{ (name), (help), (rows), sizeof(rows) / sizeof((rows)[0]), sizeof(st) }
 
+/* The one message for a bad value of a command-line option, every verb's
+ * and every parameter group's: "bad --OPT: 'VALUE': REASON (RANGE)", the
+ * parenthesis left out when range is NULL or empty; RANGE says what is
+ * taken, with its unit ("1 to 64", "0.5 to 40 ms"). snprintf's result. */
+int rt_bad_value(char *buf, size_t len, const char *opt, const char *value, const char *reason,
+		 const char *range);
 /* Set every row of obj to its default (other fields are left alone). */
 void rt_param_defaults(const struct rt_param_table *t, void *obj);
 /* The row called name, or NULL. */
 const struct rt_param *rt_param_find(const struct rt_param_table *t, const char *name);
 /* Set one parameter from text, in the row's unit, range-checked. obj is
- * changed only on success. err (may be NULL) gets e.g.
- * "hdd: seek_avg_ms=100: out of range 0.5..40 ms". */
+ * changed only on success. err (may be NULL) gets one line in the shape
+ * of rt_bad_value, the table's name as the option: "bad --hdd=seek_avg_ms:
+ * '100': out of range (0.5 to 40 ms)" (or "not a number", "not an
+ * integer", "not a power of two", "unknown value (a or b)", ...). */
 int rt_param_set(const struct rt_param_table *t, void *obj, const char *name,
 		 const char *value, char *err, size_t errlen);
 /* Parse "name=value[,name=value...]" (an empty list is fine); "name*=f"
