@@ -184,21 +184,7 @@ static void cp_end_io(struct blk_bio *b)
 /* Wait for the batch's write i; its result. */
 static int cp_wait_one(struct ujbd *j, struct jbd_iobuf *io)
 {
-	int r;
-
-	ASSERT(io->io_sent);
-	io->io_sent = false;
-	if (!io->io_bio.b_end_io) {
-		r = blk_wait(&io->io_bio);
-		io->io_busy = false;
-		return r;
-	}
-	rt_mutex_lock(&j->j_state_lock);
-	while (io->io_busy)
-		rt_cond_wait(&j->j_wait_ckpt_io, &j->j_state_lock);
-	r = io->io_err;
-	rt_mutex_unlock(&j->j_state_lock);
-	return r;
+	return jbd_iobuf_wait(j, io, &j->j_wait_ckpt_io);
 }
 
 static int cp_write(struct ujbd *j, uint32_t n, uint64_t tag)

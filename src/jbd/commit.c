@@ -297,8 +297,7 @@ static void run_end_io(struct blk_bio *b)
 	rt_mutex_unlock(&j->j_state_lock);
 }
 
-/* Wait for the run at slot i; its result. */
-static int run_wait(struct ujbd *j, struct jbd_iobuf *io)
+int jbd_iobuf_wait(struct ujbd *j, struct jbd_iobuf *io, rt_cond *done)
 {
 	int r;
 
@@ -311,10 +310,16 @@ static int run_wait(struct ujbd *j, struct jbd_iobuf *io)
 	}
 	rt_mutex_lock(&j->j_state_lock);
 	while (io->io_busy)
-		rt_cond_wait(&j->j_wait_shadow, &j->j_state_lock);
+		rt_cond_wait(done, &j->j_state_lock);
 	r = io->io_err;
 	rt_mutex_unlock(&j->j_state_lock);
 	return r;
+}
+
+/* Wait for the run at slot i; its result. */
+static int run_wait(struct ujbd *j, struct jbd_iobuf *io)
+{
+	return jbd_iobuf_wait(j, io, &j->j_wait_shadow);
 }
 
 /*

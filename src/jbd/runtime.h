@@ -565,6 +565,10 @@ struct jbd_werr jbd_write_errors(const struct ujbd *j);
  * journal's first), so that whoever aborts first with it records what
  * the failing write's own thread would have. Lock-free, no system call. */
 int jbd_writes_sound(const struct ujbd *j, const struct jbd_werr *werr0);
+/* Wait for a sent jbd_iobuf and return its result: blk_wait, or with an
+ * end_io (which clears io_busy under j_state_lock and broadcasts done)
+ * wait on done. Not under j_state_lock. */
+int jbd_iobuf_wait(struct ujbd *j, struct jbd_iobuf *io, rt_cond *done);
 /* Worst-case log blocks for a transaction of `credits` buffers. */
 uint32_t jbd_log_res(const struct ujbd *j, uint32_t credits);
 /* Log blocks in use (tail to head) plus reservations; j_state_lock held. */
