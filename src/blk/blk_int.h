@@ -130,9 +130,10 @@ struct blk_elv_ops {
 	const char *name;
 	int (*init)(struct blk_queue *q);
 	void (*exit)(struct blk_queue *q);
-	/* May bio b join rq? (same CFQ queue). NULL = yes. */
+	/* May bio b join rq, at its end or (front) before its start? (the
+	 * same CFQ queue; deadline's front_merges). NULL = yes. */
 	int (*allow_merge)(struct blk_queue *q, struct blk_request *rq,
-			   const struct blk_bio *b);
+			   const struct blk_bio *b, int front);
 	void (*add)(struct blk_queue *q, struct blk_request *rq);
 	/* rq grew by a bio; front = its start sector moved. */
 	void (*merged)(struct blk_queue *q, struct blk_request *rq, int front);
@@ -147,15 +148,9 @@ struct blk_elv_ops {
 	void (*timer)(struct blk_queue *q);
 };
 
-extern const struct blk_elv_ops blk_elv_noop;
-extern const struct blk_elv_ops blk_elv_deadline;
-extern const struct blk_elv_ops blk_elv_cfq;
-
-/* The registry's rows (src/blk/elevators.c); an elevator added later
- * declares its row in elevators.c only. */
+/* The default elevator (blk_queue_opts_default). The registry's rows are
+ * declared in src/blk/elevators.c, every elevator's hooks are its own. */
 extern const struct blk_elevator_type blk_elevator_noop;
-extern const struct blk_elevator_type blk_elevator_deadline;
-extern const struct blk_elevator_type blk_elevator_cfq;
 
 /* ---- the queue ---------------------------------------------------------- */
 
@@ -175,11 +170,10 @@ struct blk_queue {
 	int q_rotational;
 	unsigned q_depth;
 	const struct blk_elv_ops *q_elv;
-	/* The elevator's tunables (a struct its table describes): inside
-	 * q_opts for the built-in ones, else q_elv_own (a copy made at
-	 * creation). Set before init, constant after. */
-	const void *q_elv_tunables;
-	void *q_elv_own;
+	/* The elevator's tunables (a struct its table describes, a copy
+	 * made at creation; NULL without a table). Set before init,
+	 * constant after. */
+	void *q_elv_tunables;
 	void *q_elv_data;         /* [q_lock] */
 
 	struct blk_request *q_pool;  /* nr_requests, allocated at creation */

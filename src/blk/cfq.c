@@ -47,6 +47,31 @@
  * sample_valid, front_backoff_ns; see cfq_rows below. */
 #define CFQ_SAMPLE_VALID(cd, n) ((n) > (cd)->cd_t.sample_valid)
 
+/* Its tunables (2.6.29 cfq-iosched.c defaults, its sysfs iosched/ files;
+ * cfq_table below). */
+struct cfq_tunables {
+	unsigned quantum;            /* 4: in-flight cap of one queue when others are busy */
+	uint64_t fifo_expire_sync_ns;  /* 125 ms */
+	uint64_t fifo_expire_async_ns; /* 250 ms */
+	uint32_t back_seek_max_kib;  /* 16384 */
+	unsigned back_seek_penalty;  /* 2 */
+	uint64_t slice_sync_ns;      /* 100 ms */
+	uint64_t slice_async_ns;     /* 40 ms */
+	unsigned slice_async_rq;     /* 2 */
+	uint64_t slice_idle_ns;      /* 8 ms (HZ=250); 0 disables idling */
+	/* Does the device queue commands (CFQ's hw_tag)? -1 = from the
+	 * device's queue depth (>= hw_queue_min: yes), 0 = no, 1 = yes. */
+	int hw_tag;
+	/* The 2.6.29 code's fixed constants, tunable here. */
+	unsigned slice_scale;        /* 5: slice = base + base/scale * (4 - level) */
+	uint64_t idle_delay_ns;      /* 200 ms: an idle-class queue's service-tree offset */
+	uint64_t min_tt_ns;          /* 2 ms: idle wait for a seeky thread */
+	unsigned hw_queue_min;       /* 5: queue depth from which hw_tag is assumed */
+	uint64_t seeky_sectors;      /* 8192: mean seek above this = seeky */
+	unsigned sample_valid;       /* 80: samples before a mean counts */
+	uint64_t front_backoff_ns;   /* 1 s: a front insertion's key offset */
+};
+
 struct cfqq {
 	bool cq_used;
 	int cq_pid;                 /* sync: owning thread; async: -1 */
@@ -77,7 +102,7 @@ struct cfqq {
 };
 
 struct cfq_data {
-	struct blk_cfq_tunables cd_t;
+	struct cfq_tunables cd_t;
 	struct cfqq cd_sync[CFQ_MAX_SYNC_QUEUES];
 	struct cfqq cd_async_rt[RT_IOPRIO_LEVELS], cd_async_be[RT_IOPRIO_LEVELS];
 	struct cfqq cd_async_idle;
@@ -147,10 +172,14 @@ static void cfq_init_queue_struct(struct cfqq *cq, int pid, bool sync, uint16_t 
 
 static int cfq_init(struct blk_queue *q)
 {
+	const struct cfq_tunables *t = q->q_elv_tunables;
+	ASSERT(t);
+	if (t->quantum == 0 || t->slice_sync_ns == 0 || t->slice_async_ns == 0)
+		return -EINVAL;
 	struct cfq_data *cd = calloc(1, sizeof(*cd));
 	if (!cd)
 		return -ENOMEM;
-	cd->cd_t = q->q_opts.cfq;
+	cd->cd_t = *t;
 	cd->cd_stats = &q->q_stats;
 	blk_list_init(&cd->cd_rr);
 	for (unsigned l = 0; l < RT_IOPRIO_LEVELS; l++) {
@@ -348,7 +377,7 @@ static bool cfq_bio_sync(const struct blk_bio *b)
 
 /* A bio may join a request only if it would go to the same queue. */
 static int cfq_allow_merge(struct blk_queue *q, struct blk_request *rq,
-			   const struct blk_bio *b)
+			   const struct blk_bio *b, int front)
 {
 	struct cfq_data *cd = cfqd_of(q);
 	const struct cfqq *cq = rq->rq_elv;
@@ -873,7 +902,7 @@ static void cfq_boost(struct blk_queue *q, struct blk_request *rq, uint16_t old)
 		cfq_preempt_queue(cd, newq);
 }
 
-const struct blk_elv_ops blk_elv_cfq = {
+static const struct blk_elv_ops blk_elv_cfq = {
 	.name = "cfq",
 	.init = cfq_init,
 	.exit = cfq_exit,
@@ -892,9 +921,9 @@ const struct blk_elv_ops blk_elv_cfq = {
 /* Sources: the 2.6.29 cfq-iosched.c defaults (HZ = 250) and its sysfs
  * iosched/ tunables; the fixed constants of that file are rows too. */
 #define CFQ_P(field, type, unit, scale, def, min, max, src, help) \
-	RT_PARAM(struct blk_cfq_tunables, field, type, unit, scale, def, min, max, src, help)
+	RT_PARAM(struct cfq_tunables, field, type, unit, scale, def, min, max, src, help)
 #define CFQ_PA(name, field, type, unit, scale, def, min, max, src, help) \
-	RT_PARAM_AS(name, struct blk_cfq_tunables, field, type, unit, scale, def, min, max, \
+	RT_PARAM_AS(name, struct cfq_tunables, field, type, unit, scale, def, min, max, \
 		    src, help)
 #define CFQ_SRC "2.6.29 cfq-iosched.c"
 static const struct rt_param cfq_rows[] = {
@@ -934,12 +963,11 @@ static const struct rt_param cfq_rows[] = {
 	       CFQ_SRC " front insertion (HZ)", "key offset of a queue added at the front"),
 };
 static const struct rt_param_table cfq_table =
-	RT_PARAM_TABLE("cfq", "CFQ tunables (2.6.29 defaults)", cfq_rows, struct blk_cfq_tunables);
+	RT_PARAM_TABLE("cfq", "CFQ tunables (2.6.29 defaults)", cfq_rows, struct cfq_tunables);
 
 const struct blk_elevator_type blk_elevator_cfq = {
 	.e_name = "cfq",
 	.e_help = "complete fair queueing: per-thread queues, classes, time slices, idling",
 	.e_ops = &blk_elv_cfq,
 	.e_tunables = &cfq_table,
-	.e_opts_offset = offsetof(struct blk_queue_opts, cfq),
 };

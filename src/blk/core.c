@@ -57,36 +57,12 @@ const struct rt_param_table *blk_queue_params(void)
 void blk_queue_opts_default(struct blk_queue_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->elevator = BLK_ELV_NOOP;
+	o->elevator = blk_elevator_noop.e_name;
 	o->plug_policy = BLK_PLUG_EXPLICIT;
 	rt_param_defaults(&blk_queue_table, o);
-	for (size_t i = 0; i < blk_elevator_count(); i++) {
-		const struct blk_elevator_type *t = blk_elevator_at(i);
-
-		if (t->e_tunables && t->e_opts_offset != SIZE_MAX)
-			rt_param_defaults(t->e_tunables, (char *)o + t->e_opts_offset);
-	}
 	o->trace_max_events = 65536;
 	o->trace_major = 254;
 	o->trace_minor = 0;
-}
-
-int blk_elevator_parse(const char *s, enum blk_elevator *out)
-{
-	for (size_t i = 0; s && i < blk_elevator_count(); i++) {
-		if (strcmp(s, blk_elevator_at(i)->e_name) == 0) {
-			*out = (enum blk_elevator)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *blk_elevator_name(enum blk_elevator e)
-{
-	const struct blk_elevator_type *t = blk_elevator_at((size_t)e);
-
-	return t ? t->e_name : "?";
 }
 
 int blk_plug_policy_parse(const char *s, enum blk_plug_policy *out)
@@ -264,10 +240,7 @@ static int __blk_merge_kind(struct blk_queue *q, struct blk_request *rq,
 		kind = 1;
 	else if (b->b_sector + b->b_nr_sectors == rq->rq_sector)
 		kind = 2;
-	if (kind == 2 && q->q_elv == &blk_elv_deadline &&
-	    !q->q_opts.deadline.front_merges)
-		return 0;
-	if (kind && q->q_elv->allow_merge && !q->q_elv->allow_merge(q, rq, b))
+	if (kind && q->q_elv->allow_merge && !q->q_elv->allow_merge(q, rq, b, kind == 2))
 		return 0;
 	return kind;
 }
@@ -727,39 +700,32 @@ static void blk_kblockd(void *arg)
 
 /* ---- queue lifecycle ------------------------------------------------- */
 
-static const struct blk_elv_ops *blk_elv_ops_of(enum blk_elevator e)
+/* The registry row opts names (NULL: noop), or NULL when none is called so. */
+static const struct blk_elevator_type *blk_elevator_of(const struct blk_queue_opts *o)
 {
-	const struct blk_elevator_type *t = blk_elevator_at((size_t)e);
-
-	return t ? t->e_ops : NULL;
+	return o->elevator ? blk_elevator_find(o->elevator) : &blk_elevator_noop;
 }
 
-/* Where q's elevator reads its tunables: inside q_opts (built-in), or a
- * copy of opts->elevator_tunables (or the table's defaults). */
-static int blk_elv_tunables_setup(struct blk_queue *q)
+/* q's elevator reads its tunables from its own copy of
+ * opts->elevator_tunables (or of its table's defaults). */
+static int blk_elv_tunables_setup(struct blk_queue *q, const struct blk_elevator_type *t)
 {
-	const struct blk_elevator_type *t = blk_elevator_at((size_t)q->q_opts.elevator);
-
 	if (!t->e_tunables)
 		return 0;
-	if (t->e_opts_offset != SIZE_MAX) {
-		q->q_elv_tunables = (const char *)&q->q_opts + t->e_opts_offset;
-		return 0;
-	}
-	q->q_elv_own = calloc(1, t->e_tunables->t_size);
-	if (!q->q_elv_own)
+	q->q_elv_tunables = calloc(1, t->e_tunables->t_size);
+	if (!q->q_elv_tunables)
 		return -ENOMEM;
 	if (q->q_opts.elevator_tunables)
-		memcpy(q->q_elv_own, q->q_opts.elevator_tunables, t->e_tunables->t_size);
+		memcpy(q->q_elv_tunables, q->q_opts.elevator_tunables, t->e_tunables->t_size);
 	else
-		rt_param_defaults(t->e_tunables, q->q_elv_own);
-	q->q_elv_tunables = q->q_elv_own;
+		rt_param_defaults(t->e_tunables, q->q_elv_tunables);
+	q->q_opts.elevator_tunables = q->q_elv_tunables; /* nor the caller's struct */
 	return 0;
 }
 
 static int blk_queue_check_opts(const struct blk_queue_opts *o)
 {
-	if (!blk_elv_ops_of(o->elevator))
+	if (!blk_elevator_of(o))
 		return -EINVAL;
 	if ((unsigned)o->plug_policy > BLK_PLUG_IMPLICIT_SYNC)
 		return -EINVAL;
@@ -768,11 +734,6 @@ static int blk_queue_check_opts(const struct blk_queue_opts *o)
 	if (o->nr_requests == 0 || o->nr_requests > 65536)
 		return -EINVAL;
 	if (o->queue_depth > 4096 || o->unplug_thresh == 0)
-		return -EINVAL;
-	if (o->elevator == BLK_ELV_DEADLINE && o->deadline.fifo_batch == 0)
-		return -EINVAL;
-	if (o->elevator == BLK_ELV_CFQ &&
-	    (o->cfq.quantum == 0 || o->cfq.slice_sync_ns == 0 || o->cfq.slice_async_ns == 0))
 		return -EINVAL;
 	return 0;
 }
@@ -802,7 +763,7 @@ static void blk_queue_dealloc(struct blk_queue *q)
 	free(q->q_bounce);
 	free(q->q_bounce_busy);
 	free(q->q_pool);
-	free(q->q_elv_own);
+	free(q->q_elv_tunables);
 	blk_trace_free(q);
 	free(q);
 }
@@ -817,10 +778,12 @@ int blk_queue_new(struct dev *dev, const struct blk_queue_opts *opts,
 	}
 	if (!dev || !out || blk_queue_check_opts(opts) < 0)
 		return -EINVAL;
+	const struct blk_elevator_type *elv = blk_elevator_of(opts);
 	struct blk_queue *q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->q_opts = *opts;
+	q->q_opts.elevator = elv->e_name; /* the caller's string need not outlive q */
 	q->q_dev = dev;
 	q->q_block_size = dev_block_size(dev);
 	q->q_nr_sectors = dev_size(dev) >> BLK_SECTOR_SHIFT;
@@ -829,14 +792,14 @@ int blk_queue_new(struct dev *dev, const struct blk_queue_opts *opts,
 	if (q->q_depth == 0)
 		q->q_depth = 1;
 	q->q_bounce_bytes = opts->max_sectors << BLK_SECTOR_SHIFT;
-	q->q_elv = blk_elv_ops_of(opts->elevator);
+	q->q_elv = elv->e_ops;
 	q->q_t0 = rt_now_ns();
 	blk_list_init(&q->q_free);
 	blk_list_init(&q->q_queued);
 	blk_list_init(&q->q_dispatch);
 	int rc = blk_queue_alloc(q);
 	if (rc == 0)
-		rc = blk_elv_tunables_setup(q);
+		rc = blk_elv_tunables_setup(q, elv);
 	if (rc < 0)
 		goto fail;
 	rc = q->q_elv->init(q);

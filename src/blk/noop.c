@@ -55,7 +55,7 @@ static void noop_completed(struct blk_queue *q, struct blk_request *rq)
 	(void)rq;
 }
 
-const struct blk_elv_ops blk_elv_noop = {
+static const struct blk_elv_ops blk_elv_noop = {
 	.name = "noop",
 	.init = noop_init,
 	.exit = noop_exit,
@@ -69,5 +69,4 @@ const struct blk_elevator_type blk_elevator_noop = {
 	.e_help = "noop: insertion order, merging only",
 	.e_ops = &blk_elv_noop,
 	.e_tunables = NULL,
-	.e_opts_offset = SIZE_MAX,
 };
