@@ -79,14 +79,14 @@ struct cfqq {
 	unsigned cq_class;          /* RT_IOPRIO_CLASS_RT / BE / IDLE */
 	unsigned cq_level;
 	uint16_t cq_ioprio;         /* as submitted, to notice changes */
-	struct blk_link cq_sort;    /* requests by sector (rq_slink) */
-	struct blk_link cq_fifo;    /* requests by arrival (rq_flink) */
+	struct rt_link cq_sort;    /* requests by sector (rq_slink) */
+	struct rt_link cq_fifo;    /* requests by arrival (rq_flink) */
 	struct blk_request *cq_next_rq;
 	unsigned cq_queued, cq_meta_pending, cq_dispatched;
 	/* service list */
 	bool cq_on_rr;
 	int64_t cq_rb_key;
-	struct blk_link cq_rr;
+	struct rt_link cq_rr;
 	/* slice */
 	uint64_t cq_slice_end_ns;
 	int64_t cq_slice_resid;
@@ -106,7 +106,7 @@ struct cfq_data {
 	struct cfqq cd_sync[CFQ_MAX_SYNC_QUEUES];
 	struct cfqq cd_async_rt[RT_IOPRIO_LEVELS], cd_async_be[RT_IOPRIO_LEVELS];
 	struct cfqq cd_async_idle;
-	struct blk_link cd_rr;      /* the service list (cq_rr) */
+	struct rt_link cd_rr;      /* the service list (cq_rr) */
 	struct cfqq *cd_active;
 	unsigned cd_busy_queues, cd_busy_rt_queues;
 	unsigned cd_rq_in_driver[2];/* [async, sync] */
@@ -165,9 +165,9 @@ static void cfq_init_queue_struct(struct cfqq *cq, int pid, bool sync, uint16_t 
 	cq->cq_ioprio = ioprio;
 	cq->cq_class = blk_ioprio_class(ioprio);
 	cq->cq_level = blk_ioprio_level(ioprio);
-	blk_list_init(&cq->cq_sort);
-	blk_list_init(&cq->cq_fifo);
-	blk_list_init(&cq->cq_rr);
+	rt_list_init(&cq->cq_sort);
+	rt_list_init(&cq->cq_fifo);
+	rt_list_init(&cq->cq_rr);
 }
 
 static int cfq_init(struct blk_queue *q)
@@ -181,7 +181,7 @@ static int cfq_init(struct blk_queue *q)
 		return -ENOMEM;
 	cd->cd_t = *t;
 	cd->cd_stats = &q->q_stats;
-	blk_list_init(&cd->cd_rr);
+	rt_list_init(&cd->cd_rr);
 	for (unsigned l = 0; l < RT_IOPRIO_LEVELS; l++) {
 		cfq_init_queue_struct(&cd->cd_async_rt[l], -1, 0,
 				      RT_IOPRIO(RT_IOPRIO_CLASS_RT, l));
@@ -209,9 +209,9 @@ static unsigned cfq_class_rank(const struct cfqq *cq)
 	return cfq_class_rt(cq) ? 0 : cfq_class_idle(cq) ? 2 : 1;
 }
 
-static struct cfqq *cfq_rr_entry(struct blk_link *l)
+static struct cfqq *cfq_rr_entry(struct rt_link *l)
 {
-	return BLK_CONTAINER_OF(l, struct cfqq, cq_rr);
+	return RT_LIST_ENTRY(l, struct cfqq, cq_rr);
 }
 
 /* Busy queues, 1 less: lower levels start further back. */
@@ -231,7 +231,7 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, bool add_
 	int64_t now = (int64_t)rt_now_ns(), key;
 	ASSERT(cq->cq_on_rr && cq->cq_used);
 	if (cfq_class_idle(cq)) {
-		struct blk_link *last = cd->cd_rr.prev;
+		struct rt_link *last = cd->cd_rr.prev;
 		if (last == &cq->cq_rr)
 			last = last->prev;
 		key = (int64_t)cd->cd_t.idle_delay_ns +
@@ -241,27 +241,27 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, bool add_
 		key = now + cfq_slice_offset(cd, cq) - cq->cq_slice_resid;
 		cq->cq_slice_resid = 0;
 	} else {
-		struct blk_link *first = cd->cd_rr.next;
+		struct rt_link *first = cd->cd_rr.next;
 		if (first == &cq->cq_rr)
 			first = first->next;
 		key = (first != &cd->cd_rr ? cfq_rr_entry(first)->cq_rb_key : now) -
 		      (int64_t)cd->cd_t.front_backoff_ns;
 	}
-	if (!blk_list_empty(&cq->cq_rr)) {
+	if (!rt_list_empty(&cq->cq_rr)) {
 		if (key == cq->cq_rb_key)
 			return;
-		blk_list_del(&cq->cq_rr);
+		rt_list_del(&cq->cq_rr);
 	}
 	cq->cq_rb_key = key;
 	unsigned rank = cfq_class_rank(cq);
-	struct blk_link *l;
+	struct rt_link *l;
 	for (l = cd->cd_rr.next; l != &cd->cd_rr; l = l->next) {
 		struct cfqq *o = cfq_rr_entry(l);
 		unsigned orank = cfq_class_rank(o);
 		if (orank > rank || (orank == rank && o->cq_rb_key > key))
 			break;
 	}
-	blk_list_insert_before(l, &cq->cq_rr);
+	rt_list_insert_before(l, &cq->cq_rr);
 	/* the list stays ordered: rank, then key */
 	ASSERT(cq->cq_rr.prev == &cd->cd_rr ||
 	       cfq_class_rank(cfq_rr_entry(cq->cq_rr.prev)) < rank ||
@@ -270,14 +270,14 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, bool add_
 
 static void cfq_add_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
 {
-	ASSERT(!cq->cq_on_rr && blk_list_empty(&cq->cq_rr));
+	ASSERT(!cq->cq_on_rr && rt_list_empty(&cq->cq_rr));
 	ASSERT(cq->cq_queued > 0); /* only busy queues wait for service */
 	cq->cq_on_rr = true;
 	cd->cd_busy_queues++;
 	if (cfq_class_rt(cq))
 		cd->cd_busy_rt_queues++;
 	cfq_service_tree_add(cd, cq, false);
-	ASSERT(!blk_list_empty(&cq->cq_rr) && cd->cd_busy_rt_queues <= cd->cd_busy_queues);
+	ASSERT(!rt_list_empty(&cq->cq_rr) && cd->cd_busy_rt_queues <= cd->cd_busy_queues);
 }
 
 static void cfq_del_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
@@ -285,12 +285,12 @@ static void cfq_del_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
 	ASSERT(cq->cq_on_rr && cd->cd_busy_queues > 0);
 	ASSERT(!cfq_class_rt(cq) || cd->cd_busy_rt_queues > 0);
 	cq->cq_on_rr = false;
-	if (!blk_list_empty(&cq->cq_rr))
-		blk_list_del(&cq->cq_rr);
+	if (!rt_list_empty(&cq->cq_rr))
+		rt_list_del(&cq->cq_rr);
 	cd->cd_busy_queues--;
 	if (cfq_class_rt(cq))
 		cd->cd_busy_rt_queues--;
-	ASSERT(blk_list_empty(&cq->cq_rr) && cd->cd_busy_rt_queues <= cd->cd_busy_queues);
+	ASSERT(rt_list_empty(&cq->cq_rr) && cd->cd_busy_rt_queues <= cd->cd_busy_queues);
 }
 
 /* ---- finding a request's queue ------------------------------------- */
@@ -436,9 +436,9 @@ static struct blk_request *cfq_choose_req(const struct cfq_data *cd,
 	return s1 <= s2 ? r1 : r2; /* both wrap: one long seek back */
 }
 
-static struct blk_request *cfq_sort_entry(struct cfqq *cq, struct blk_link *l)
+static struct blk_request *cfq_sort_entry(struct cfqq *cq, struct rt_link *l)
 {
-	return l == &cq->cq_sort ? NULL : BLK_CONTAINER_OF(l, struct blk_request, rq_slink);
+	return l == &cq->cq_sort ? NULL : RT_LIST_ENTRY(l, struct blk_request, rq_slink);
 }
 
 /* After `last` leaves: the better of its neighbours, wrapping to the first. */
@@ -457,14 +457,14 @@ static struct blk_request *cfq_find_next_rq(const struct cfq_data *cd, struct cf
 
 static void cfq_sort_insert(struct cfqq *cq, struct blk_request *rq)
 {
-	struct blk_link *l;
-	ASSERT(rq->rq_elv == cq && blk_list_empty(&rq->rq_slink));
+	struct rt_link *l;
+	ASSERT(rq->rq_elv == cq && rt_list_empty(&rq->rq_slink));
 	for (l = cq->cq_sort.next; l != &cq->cq_sort; l = l->next)
-		if (BLK_CONTAINER_OF(l, struct blk_request, rq_slink)->rq_sector > rq->rq_sector)
+		if (RT_LIST_ENTRY(l, struct blk_request, rq_slink)->rq_sector > rq->rq_sector)
 			break;
-	blk_list_insert_before(l, &rq->rq_slink);
+	rt_list_insert_before(l, &rq->rq_slink);
 	ASSERT(rq->rq_slink.prev == &cq->cq_sort ||
-	       BLK_CONTAINER_OF(rq->rq_slink.prev, struct blk_request, rq_slink)->rq_sector <=
+	       RT_LIST_ENTRY(rq->rq_slink.prev, struct blk_request, rq_slink)->rq_sector <=
 		       rq->rq_sector);
 }
 
@@ -511,13 +511,13 @@ static void cfq_slice_expired(struct cfq_data *cd, bool timed_out)
 		cq->cq_slice_resid = (int64_t)cq->cq_slice_end_ns - (int64_t)now;
 	if (cq->cq_on_rr)
 		cfq_service_tree_add(cd, cq, false);
-	ASSERT(cq->cq_on_rr == !blk_list_empty(&cq->cq_rr));
+	ASSERT(cq->cq_on_rr == !rt_list_empty(&cq->cq_rr));
 	cd->cd_active = NULL;
 }
 
 static struct cfqq *cfq_get_next_queue(struct cfq_data *cd)
 {
-	if (blk_list_empty(&cd->cd_rr))
+	if (rt_list_empty(&cd->cd_rr))
 		return NULL;
 	return cfq_rr_entry(cd->cd_rr.next);
 }
@@ -580,21 +580,21 @@ static struct blk_request *cfq_check_fifo(struct cfqq *cq)
 	if (cq->cq_fifo_checked)
 		return NULL;
 	cq->cq_fifo_checked = true;
-	if (blk_list_empty(&cq->cq_fifo))
+	if (rt_list_empty(&cq->cq_fifo))
 		return NULL;
 	struct blk_request *rq =
-		BLK_CONTAINER_OF(cq->cq_fifo.next, struct blk_request, rq_flink);
+		RT_LIST_ENTRY(cq->cq_fifo.next, struct blk_request, rq_flink);
 	return rt_now_ns() >= rq->rq_fifo_expire_ns ? rq : NULL;
 }
 
 static void cfq_remove_request(struct cfq_data *cd, struct blk_request *rq)
 {
 	struct cfqq *cq = rq->rq_elv;
-	ASSERT(cq && !blk_list_empty(&rq->rq_slink) && !blk_list_empty(&rq->rq_flink));
+	ASSERT(cq && !rt_list_empty(&rq->rq_slink) && !rt_list_empty(&rq->rq_flink));
 	if (cq->cq_next_rq == rq)
 		cq->cq_next_rq = cfq_find_next_rq(cd, cq, rq);
-	blk_list_del(&rq->rq_slink);
-	blk_list_del(&rq->rq_flink);
+	rt_list_del(&rq->rq_slink);
+	rt_list_del(&rq->rq_flink);
 	ASSERT(cq->cq_queued > 0);
 	cq->cq_queued--;
 	if (blk_rq_is_meta(rq)) {
@@ -603,7 +603,7 @@ static void cfq_remove_request(struct cfq_data *cd, struct blk_request *rq)
 	}
 	if (cq->cq_on_rr && cq->cq_queued == 0)
 		cfq_del_cfqq_rr(cd, cq);
-	ASSERT((cq->cq_queued == 0) == blk_list_empty(&cq->cq_sort));
+	ASSERT((cq->cq_queued == 0) == rt_list_empty(&cq->cq_sort));
 	ASSERT(cq->cq_next_rq != rq && (cq->cq_queued == 0) == !cq->cq_next_rq);
 }
 
@@ -742,7 +742,7 @@ static void cfq_add(struct blk_queue *q, struct blk_request *rq)
 	rq->rq_fifo_expire_ns = now + (sync ? cd->cd_t.fifo_expire_sync_ns
 				       : cd->cd_t.fifo_expire_async_ns);
 	cfq_sort_insert(cq, rq);
-	blk_list_add_tail(&cq->cq_fifo, &rq->rq_flink);
+	rt_list_add_tail(&cq->cq_fifo, &rq->rq_flink);
 	cq->cq_queued++;
 	if (!cq->cq_on_rr)
 		cfq_add_cfqq_rr(cd, cq);
@@ -777,7 +777,7 @@ static void cfq_merged(struct blk_queue *q, struct blk_request *rq, int front)
 	ASSERT(cq && cq->cq_queued > 0 && rq->rq_state == BLK_RQ_QUEUED);
 	if (!front)
 		return;
-	blk_list_del(&rq->rq_slink);
+	rt_list_del(&rq->rq_slink);
 	cfq_sort_insert(cq, rq);
 	cq->cq_next_rq = cfq_choose_req(cd, cq->cq_next_rq, rq);
 }
@@ -868,12 +868,12 @@ static void cfq_link_request(struct cfq_data *cd, struct cfqq *cq, struct blk_re
 {
 	rq->rq_elv = cq;
 	cfq_sort_insert(cq, rq);
-	struct blk_link *l;
+	struct rt_link *l;
 	for (l = cq->cq_fifo.next; l != &cq->cq_fifo; l = l->next)
-		if (BLK_CONTAINER_OF(l, struct blk_request, rq_flink)->rq_fifo_expire_ns >
+		if (RT_LIST_ENTRY(l, struct blk_request, rq_flink)->rq_fifo_expire_ns >
 		    rq->rq_fifo_expire_ns)
 			break;
-	blk_list_insert_before(l, &rq->rq_flink);
+	rt_list_insert_before(l, &rq->rq_flink);
 	cq->cq_queued++;
 	if (blk_rq_is_meta(rq))
 		cq->cq_meta_pending++;

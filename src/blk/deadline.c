@@ -25,8 +25,8 @@ struct deadline_tunables {
 
 struct deadline_data {
 	const struct deadline_tunables *dd_t; /* the queue's copy */
-	struct blk_link dd_sort[2];        /* [q_lock] by sector */
-	struct blk_link dd_fifo[2];        /* [q_lock] by expiry */
+	struct rt_link dd_sort[2];        /* [q_lock] by sector */
+	struct rt_link dd_fifo[2];        /* [q_lock] by expiry */
 	struct blk_request *dd_next_rq[2]; /* continue the batch here */
 	unsigned dd_batching;
 	unsigned dd_starved;
@@ -48,8 +48,8 @@ static int deadline_init(struct blk_queue *q)
 		return -ENOMEM;
 	dd->dd_t = t;
 	for (int i = 0; i < 2; i++) {
-		blk_list_init(&dd->dd_sort[i]);
-		blk_list_init(&dd->dd_fifo[i]);
+		rt_list_init(&dd->dd_sort[i]);
+		rt_list_init(&dd->dd_fifo[i]);
 	}
 	q->q_elv_data = dd;
 	return 0;
@@ -64,16 +64,16 @@ static void deadline_exit(struct blk_queue *q)
 /* Equal sectors keep arrival order (the rbtree's "go right"). */
 static void dd_sort_insert(struct deadline_data *dd, struct blk_request *rq)
 {
-	struct blk_link *h = &dd->dd_sort[dd_dir(rq)], *l;
-	ASSERT(blk_list_empty(&rq->rq_slink) && rq->rq_state == BLK_RQ_QUEUED);
+	struct rt_link *h = &dd->dd_sort[dd_dir(rq)], *l;
+	ASSERT(rt_list_empty(&rq->rq_slink) && rq->rq_state == BLK_RQ_QUEUED);
 	for (l = h->next; l != h; l = l->next) {
-		struct blk_request *o = BLK_CONTAINER_OF(l, struct blk_request, rq_slink);
+		struct blk_request *o = RT_LIST_ENTRY(l, struct blk_request, rq_slink);
 		if (o->rq_sector > rq->rq_sector)
 			break;
 	}
-	blk_list_insert_before(l, &rq->rq_slink);
+	rt_list_insert_before(l, &rq->rq_slink);
 	ASSERT(rq->rq_slink.prev == h ||
-	       BLK_CONTAINER_OF(rq->rq_slink.prev, struct blk_request, rq_slink)->rq_sector <=
+	       RT_LIST_ENTRY(rq->rq_slink.prev, struct blk_request, rq_slink)->rq_sector <=
 		       rq->rq_sector);
 }
 
@@ -83,11 +83,11 @@ static void deadline_add(struct blk_queue *q, struct blk_request *rq)
 	const struct deadline_tunables *t = dd->dd_t;
 	int dir = dd_dir(rq);
 	ASSERT(rt_mutex_held(&q->q_lock));
-	ASSERT(blk_list_empty(&rq->rq_flink) && rq->rq_op != BLK_OP_FLUSH);
+	ASSERT(rt_list_empty(&rq->rq_flink) && rq->rq_op != BLK_OP_FLUSH);
 	rq->rq_fifo_expire_ns = rt_now_ns() +
 		(dir == DD_READ ? t->read_expire_ns : t->write_expire_ns);
 	dd_sort_insert(dd, rq);
-	blk_list_add_tail(&dd->dd_fifo[dir], &rq->rq_flink);
+	rt_list_add_tail(&dd->dd_fifo[dir], &rq->rq_flink);
 }
 
 /* Front merges only when front_merges is on (2.6.29 deadline_merge). */
@@ -104,39 +104,39 @@ static void deadline_merged(struct blk_queue *q, struct blk_request *rq, int fro
 {
 	struct deadline_data *dd = q->q_elv_data;
 	ASSERT(rt_mutex_held(&q->q_lock));
-	ASSERT(rq->rq_state == BLK_RQ_QUEUED && !blk_list_empty(&rq->rq_flink));
+	ASSERT(rq->rq_state == BLK_RQ_QUEUED && !rt_list_empty(&rq->rq_flink));
 	if (!front)
 		return;
-	blk_list_del(&rq->rq_slink);
+	rt_list_del(&rq->rq_slink);
 	dd_sort_insert(dd, rq);
 }
 
 static struct blk_request *dd_successor(struct deadline_data *dd, struct blk_request *rq)
 {
-	struct blk_link *n = rq->rq_slink.next;
+	struct rt_link *n = rq->rq_slink.next;
 	if (n == &dd->dd_sort[dd_dir(rq)])
 		return NULL;
-	return BLK_CONTAINER_OF(n, struct blk_request, rq_slink);
+	return RT_LIST_ENTRY(n, struct blk_request, rq_slink);
 }
 
 static void dd_move_request(struct deadline_data *dd, struct blk_request *rq)
 {
 	int dir = dd_dir(rq);
-	ASSERT(!blk_list_empty(&rq->rq_slink) && !blk_list_empty(&rq->rq_flink));
+	ASSERT(!rt_list_empty(&rq->rq_slink) && !rt_list_empty(&rq->rq_flink));
 	dd->dd_next_rq[DD_READ] = dd->dd_next_rq[DD_WRITE] = NULL;
 	dd->dd_next_rq[dir] = dd_successor(dd, rq);
-	blk_list_del(&rq->rq_slink);
-	blk_list_del(&rq->rq_flink);
-	ASSERT(dd->dd_next_rq[dir] != rq && blk_list_empty(&dd->dd_sort[dir]) ==
-						    blk_list_empty(&dd->dd_fifo[dir]));
+	rt_list_del(&rq->rq_slink);
+	rt_list_del(&rq->rq_flink);
+	ASSERT(dd->dd_next_rq[dir] != rq && rt_list_empty(&dd->dd_sort[dir]) ==
+						    rt_list_empty(&dd->dd_fifo[dir]));
 }
 
 static int dd_fifo_expired(struct deadline_data *dd, int dir)
 {
-	if (blk_list_empty(&dd->dd_fifo[dir]))
+	if (rt_list_empty(&dd->dd_fifo[dir]))
 		return 0;
 	struct blk_request *rq =
-		BLK_CONTAINER_OF(dd->dd_fifo[dir].next, struct blk_request, rq_flink);
+		RT_LIST_ENTRY(dd->dd_fifo[dir].next, struct blk_request, rq_flink);
 	return rt_now_ns() > rq->rq_fifo_expire_ns;
 }
 
@@ -144,8 +144,8 @@ static struct blk_request *deadline_dispatch(struct blk_queue *q)
 {
 	struct deadline_data *dd = q->q_elv_data;
 	const struct deadline_tunables *t = dd->dd_t;
-	int reads = !blk_list_empty(&dd->dd_fifo[DD_READ]);
-	int writes = !blk_list_empty(&dd->dd_fifo[DD_WRITE]);
+	int reads = !rt_list_empty(&dd->dd_fifo[DD_READ]);
+	int writes = !rt_list_empty(&dd->dd_fifo[DD_WRITE]);
 	struct blk_request *rq = dd->dd_next_rq[DD_WRITE] ? dd->dd_next_rq[DD_WRITE]
 							  : dd->dd_next_rq[DD_READ];
 	int dir;
@@ -163,7 +163,7 @@ static struct blk_request *deadline_dispatch(struct blk_queue *q)
 		return NULL;
 	}
 	if (dd_fifo_expired(dd, dir) || !dd->dd_next_rq[dir])
-		rq = BLK_CONTAINER_OF(dd->dd_fifo[dir].next, struct blk_request, rq_flink);
+		rq = RT_LIST_ENTRY(dd->dd_fifo[dir].next, struct blk_request, rq_flink);
 	else
 		rq = dd->dd_next_rq[dir];
 	dd->dd_batching = 0;

@@ -68,14 +68,12 @@ struct dev {
 	rt_mutex d_lock;
 	rt_cond d_work;              /* completion thread: something to do */
 	rt_cond d_idle;              /* dev_close: d_inflight reached 0 */
-	struct dev_req *d_done_first; /* [d_lock] finished, r_done not yet called */
-	struct dev_req *d_done_last;  /* [d_lock] */
+	struct rt_link d_done;       /* [d_lock] finished, r_done not yet called */
 	uint64_t d_inflight;         /* [d_lock] accepted, r_done not returned */
 	bool d_closing;              /* [d_lock] dev_close started */
 	bool d_stop;                 /* [d_lock] completion thread must exit */
 	rt_thread *d_thread;         /* the completion thread, or NULL */
-	struct dev_req *d_poll_first; /* [d_lock] polled, not yet taken */
-	struct dev_req *d_poll_last;  /* [d_lock] */
+	struct rt_link d_polled;     /* [d_lock] polled, not yet taken */
 	uint64_t d_poll_gen;         /* [d_lock] polled completions */
 	rt_cond d_poll;              /* pollers: a request or a completion */
 };

@@ -377,19 +377,22 @@ static uint64_t hdd_serve(struct dev_sim *s, struct dev_req *r, uint64_t start)
 	}
 }
 
-/* The next request to serve (and its predecessor in the queue), or NULL
- * when the head is busy destaging and every candidate needs it. */
-static struct dev_req *hdd_pick(struct dev_sim *s, uint64_t t, struct dev_req **prevp)
+/* The next request to serve, or NULL when the head is busy destaging and
+ * every candidate needs it. */
+static struct dev_req *hdd_pick(struct dev_sim *s, uint64_t t)
 {
 	struct sim_hdd *h = s->s_priv;
-	struct dev_req *r, *prev = NULL, *best = NULL;
+	struct dev_req *r, *best = NULL;
 	uint64_t best_ns = UINT64_MAX;
 	unsigned n = 0;
 
-	for (r = s->s_q_first; r && n < h->p.queue_depth; prev = r, r = r->r_next, n++) {
-		bool head = hdd_needs_head(s, r);
+	RT_LIST_FOR_EACH(r, &s->s_queue, struct dev_req, r_link) {
+		bool head;
 		uint64_t ns = 0;
 
+		if (n++ == h->p.queue_depth)
+			break;
+		head = hdd_needs_head(s, r);
 		if (head && h->ds_on)
 			continue;
 		if (head && r->r_op != DEV_OP_FLUSH)
@@ -397,7 +400,6 @@ static struct dev_req *hdd_pick(struct dev_sim *s, uint64_t t, struct dev_req **
 		if (ns < best_ns) {
 			best_ns = ns;
 			best = r;
-			*prevp = prev;
 		}
 		if (h->p.queue_depth == 1)
 			break;
@@ -440,20 +442,20 @@ static void hdd_destage_step_done(struct dev_sim *s)
 static uint64_t hdd_step(struct dev_sim *s, uint64_t now)
 {
 	struct sim_hdd *h = s->s_priv;
-	struct dev_req *r, *prev = NULL;
+	struct dev_req *r;
 
 	if (h->ds_on && h->ds_end <= now)
 		hdd_destage_step_done(s);
-	if (s->s_svc) /* one command at a time */
+	if (s->s_svc_len) /* one command at a time */
 		return h->ds_on ? h->ds_end : UINT64_MAX;
-	r = hdd_pick(s, sim_max(now, h->cmd_free), &prev);
+	r = hdd_pick(s, sim_max(now, h->cmd_free));
 	if (r) {
 		uint64_t start = sim_max(h->cmd_free, SIM_ARRIVAL(r));
 		uint64_t end = hdd_serve(s, r, start);
 
 		h->cmd_free = end;
-		dev_sim_start(s, prev, r, end);
-	} else if (!s->s_q_first && s->s_cache.c_n > 0 && !h->ds_on) {
+		dev_sim_start(s, r, end);
+	} else if (!s->s_q_len && s->s_cache.c_n > 0 && !h->ds_on) {
 		hdd_destage_step(s);
 	}
 	return h->ds_on ? h->ds_end : UINT64_MAX;

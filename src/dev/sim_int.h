@@ -39,10 +39,9 @@ struct dev_sim {
 	void *s_priv;                 /* the model's state [s_lock] */
 	rt_mutex s_lock;
 	rt_cond s_cond;               /* the worker: something changed */
-	struct dev_req *s_q_first;    /* [s_lock] waiting, arrival order */
-	struct dev_req *s_q_last;     /* [s_lock] */
+	struct rt_link s_queue;       /* [s_lock] waiting, arrival order (r_link) */
 	unsigned s_q_len;             /* [s_lock] */
-	struct dev_req *s_svc;        /* [s_lock] started, by (end, seq) */
+	struct rt_link s_svc;         /* [s_lock] started, by (end, seq) (r_link) */
 	unsigned s_svc_len;           /* [s_lock] */
 	uint64_t s_seq;               /* [s_lock] arrival numbering */
 	bool s_stop;                  /* [s_lock] */
@@ -59,10 +58,15 @@ struct dev_sim {
  * s_priv before. On failure the model's state is freed via m_free. */
 int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes, const char *worker,
 		 const char *done);
-/* Take r off the wait queue (prev = its predecessor or NULL) and put it in
- * service, completing at end. [s_lock] */
-void dev_sim_start(struct dev_sim *s, struct dev_req *prev, struct dev_req *r,
-		   uint64_t end);
+/* The oldest waiting request, or NULL; the waiting ones in arrival order:
+ * RT_LIST_FOR_EACH(r, &s->s_queue, struct dev_req, r_link). [s_lock] */
+static inline struct dev_req *dev_sim_oldest(struct dev_sim *s)
+{
+	return RT_LIST_FIRST(&s->s_queue, struct dev_req, r_link);
+}
+/* Take r off the wait queue and put it in service, completing at end.
+ * [s_lock] */
+void dev_sim_start(struct dev_sim *s, struct dev_req *r, uint64_t end);
 /* Data movement for a started request: reads see the cache over the media,
  * writes go to the cache or (through = true) to the media. [s_lock] */
 int64_t dev_sim_read(struct dev_sim *s, struct dev_req *r);

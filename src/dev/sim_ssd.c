@@ -181,8 +181,9 @@ static uint64_t ssd_step(struct dev_sim *s, uint64_t now)
 	struct sim_ssd *d = s->s_priv;
 
 	ssd_retire(s, now);
-	while (s->s_q_first && s->s_svc_len < d->p.queue_depth) {
-		struct dev_req *r = s->s_q_first;
+	struct dev_req *r;
+
+	while ((r = dev_sim_oldest(s)) && s->s_svc_len < d->p.queue_depth) {
 		/* in the sim world the worker runs exactly at arrival (or at the
 		 * completion that freed a slot); in the real world it may wake
 		 * late, and the model time should not drift with it */
@@ -191,7 +192,7 @@ static uint64_t ssd_step(struct dev_sim *s, uint64_t now)
 		uint64_t end = ssd_serve(s, r, start);
 
 		d->last_end = sim_max(d->last_end, end);
-		dev_sim_start(s, NULL, r, end);
+		dev_sim_start(s, r, end);
 	}
 	return UINT64_MAX;
 }

@@ -35,6 +35,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "priv/list.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -127,7 +129,7 @@ struct blk_bio {
 
 	/* ---- owned by the block layer from blk_submit to completion ---- */
 	struct blk_queue *b_queue;
-	struct blk_bio *b_next;  /* plug list, request's bio list */
+	struct rt_link b_link;   /* plug list, request's bio list, end_io queue */
 	uint64_t b_q_ns;         /* Q time (rt_now_ns) */
 	uint64_t b_d_ns, b_c_ns; /* D and C of its request */
 	uint16_t b_prio;         /* effective: b_ioprio or the thread's */
@@ -191,7 +193,7 @@ int blk_boost(struct blk_queue *q, uint64_t tag, uint16_t ioprio);
  * must stay alive until blk_finish_plug.
  */
 struct blk_plug {
-	struct blk_bio *p_head, *p_tail; /* in submission order */
+	struct rt_link p_bios;           /* in submission order (b_link) */
 	unsigned p_count;
 	unsigned p_depth;                /* nesting */
 };
