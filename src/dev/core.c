@@ -135,6 +135,19 @@ out_mutex:
 	return rc;
 }
 
+int dev_core_init_locked(struct dev *d, rt_mutex *lock, const char *lock_name,
+			 const char *tname)
+{
+	int rc = rt_mutex_init(lock, lock_name);
+
+	if (rc < 0)
+		return rc;
+	rc = dev_core_init(d, tname);
+	if (rc < 0)
+		rt_mutex_release(lock);
+	return rc;
+}
+
 /* ---- bounce buffers ------------------------------------------------------- */
 
 /*
