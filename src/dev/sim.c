@@ -8,6 +8,7 @@
  * rt_cond_timedwait, which is virtual time in the sim world.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,7 +143,9 @@ static void sim_free(struct dev_sim *s)
 {
 	dev_cache_release(&s->s_cache);
 	dev_sparse_free(s->s_media);
-	s->s_model->m_free(s);
+	if (s->s_model->m_free)
+		s->s_model->m_free(s);
+	free(s->s_priv);
 	free(s);
 }
 
@@ -169,11 +172,42 @@ static const struct dev_ops dev_sim_ops = {
 	.o_power_cut = sim_power_cut,
 };
 
-int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes, const char *worker,
-		 const char *done)
+int dev_sim_alloc(const struct dev_sim_model *model, const struct dev_sim_geometry *g,
+		  size_t priv_size, struct dev_sim **out)
 {
+	uint32_t bs = g->block_size;
+	struct dev_sim *s;
+
+	if (bs < 512 || (bs & (bs - 1)) || bs > 65536 || g->size < bs)
+		return -EINVAL;
+	if (g->queue_depth < 1 || g->queue_depth > g->max_queue_depth)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->s_priv = calloc(1, priv_size);
+	if (!s->s_priv) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->s_model = model;
+	s->s_dev.d_size = g->size - g->size % bs;
+	s->s_dev.d_block_size = bs;
+	s->s_dev.d_queue_depth = g->queue_depth;
+	s->s_dev.d_rotational = g->rotational;
+	s->s_dev.d_volatile_cache = g->volatile_cache;
+	snprintf(s->s_dev.d_name, sizeof(s->s_dev.d_name), "%s", g->name);
+	*out = s;
+	return 0;
+}
+
+int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes)
+{
+	char worker[32], done[32];
 	int rc;
 
+	snprintf(worker, sizeof(worker), "%.24s-sim", s->s_dev.d_name);
+	snprintf(done, sizeof(done), "%.24s-done", s->s_dev.d_name);
 	s->s_dev.d_ops = &dev_sim_ops;
 	s->s_dev.d_stamps = true;
 	rt_list_init(&s->s_queue);

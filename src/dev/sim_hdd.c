@@ -56,8 +56,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "dev/sim_int.h"
@@ -469,15 +467,9 @@ static void hdd_power_cut(struct dev_sim *s, uint64_t now)
 	h->gen++;
 }
 
-static void hdd_free(struct dev_sim *s)
-{
-	free(s->s_priv);
-}
-
 static const struct dev_sim_model hdd_model = {
 	.m_step = hdd_step,
 	.m_power_cut = hdd_power_cut,
-	.m_free = hdd_free,
 };
 
 /* ---- parameters ------------------------------------------------------- */
@@ -554,12 +546,9 @@ void dev_hdd_defaults(struct dev_hdd_params *p)
 	rt_param_defaults(&hdd_table, p);
 }
 
+/* What only this model checks (dev_sim_alloc checks the geometry). */
 static int hdd_check(const struct dev_hdd_params *p)
 {
-	uint32_t bs = p->block_size;
-
-	if (bs < 512 || (bs & (bs - 1)) || bs > 65536 || p->size < bs)
-		return -EINVAL;
 	if (!(p->rpm > 0) || p->cylinders < 2 || !(p->rate_outer_mb_s > 0) ||
 	    !(p->rate_inner_mb_s > 0) || p->rate_inner_mb_s > p->rate_outer_mb_s ||
 	    !(p->interface_mb_s > 0) || p->seek_dc < 2)
@@ -569,8 +558,6 @@ static int hdd_check(const struct dev_hdd_params *p)
 	    p->overhead_ms < 0 || p->hit_overhead_ms < 0 || p->flush_ms < 0)
 		return -EINVAL;
 	if (!(p->seek_avg_ms > 0) || !(p->seek_fit_avg_ms > 0) || p->destage_window < 1)
-		return -EINVAL;
-	if (p->queue_depth < 1 || p->queue_depth > HDD_MAX_QD)
 		return -EINVAL;
 	return 0;
 }
@@ -589,14 +576,14 @@ int dev_sim_hdd_new(const struct dev_hdd_params *params, struct dev **out)
 	rc = hdd_check(&p);
 	if (rc < 0)
 		return rc;
-	p.size -= p.size % p.block_size;
-	s = calloc(1, sizeof(*s));
-	h = calloc(1, sizeof(*h));
-	if (!s || !h) {
-		free(s);
-		free(h);
-		return -ENOMEM;
-	}
+	rc = dev_sim_alloc(&hdd_model, &(struct dev_sim_geometry){
+		.name = "hdd", .size = p.size, .block_size = p.block_size,
+		.queue_depth = p.queue_depth, .max_queue_depth = HDD_MAX_QD,
+		.rotational = true, .volatile_cache = p.cache_bytes > 0 }, sizeof(*h), &s);
+	if (rc < 0)
+		return rc;
+	p.size = s->s_dev.d_size;
+	h = s->s_priv;
 	h->p = p;
 	h->t_rev = 60e9 / p.rpm;
 	h->seek_scale = p.seek_avg_ms / p.seek_fit_avg_ms;
@@ -607,15 +594,7 @@ int dev_sim_hdd_new(const struct dev_hdd_params *params, struct dev **out)
 	h->k_media = (double)p.size * 1e3 / p.rate_outer_mb_s;
 	if (h->beta > 0)
 		h->k_media *= 2.0 / h->beta;
-	s->s_priv = h;
-	s->s_model = &hdd_model;
-	s->s_dev.d_size = p.size;
-	s->s_dev.d_block_size = p.block_size;
-	s->s_dev.d_queue_depth = p.queue_depth;
-	s->s_dev.d_rotational = true;
-	s->s_dev.d_volatile_cache = p.cache_bytes > 0;
-	snprintf(s->s_dev.d_name, sizeof(s->s_dev.d_name), "hdd");
-	rc = dev_sim_init(s, p.cache_bytes, "hdd-sim", "hdd-done");
+	rc = dev_sim_init(s, p.cache_bytes);
 	if (rc < 0)
 		return rc;
 	s->s_cache.c_merge_max = p.cache_merge_bytes;
