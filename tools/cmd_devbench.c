@@ -57,7 +57,7 @@ struct bench_cfg {
 	bool force;               /* write-flush may overwrite a file that holds data */
 	/* the block layer: used when any of these is given */
 	bool use_blk;
-	enum blk_elevator elevator;   /* cfq, the default of 2.6.18-2.6.32 */
+	const char *elevator;         /* a registry name: cfq, the default of 2.6.18-2.6.32 */
 	unsigned threads;             /* 1 */
 	uint16_t ioprio[LOAD_DEV_MAX_THREADS];
 	unsigned nioprio;             /* 0 = threads keep the caller's */
@@ -220,7 +220,7 @@ static int bench_report(const struct bench *b)
 		.disk = b->b_name, .engine = b->b_engine,
 		.pattern = load_dev_pattern_name(c->pattern), .bs = c->bs,
 		.world = c->sim_world ? "sim" : "real", .seed = c->seed,
-		.elevator = c->use_blk ? blk_elevator_name(c->elevator) : NULL,
+		.elevator = c->use_blk ? c->elevator : NULL,
 		.json = c->json,
 	};
 
@@ -371,15 +371,15 @@ static struct option *bench_options(void)
 static int bench_group_opt(const char *verb, struct bench_cfg *c, const char *group,
 			   const char *list)
 {
-	enum blk_elevator e;
+	const struct blk_elevator_type *e = blk_elevator_find(group);
 
 	if (c->ngrp == BENCH_MAX_GROUPS) {
 		cli_err(verb, "too many parameter options");
 		return -EINVAL;
 	}
-	if (!blk_elevator_parse(group, &e)) {
+	if (e) {
 		if (!c->elevator_set)
-			c->elevator = e;
+			c->elevator = e->e_name;
 		c->use_blk = true;
 	} else if (!strcmp(group, "queue")) {
 		c->use_blk = true;
@@ -485,13 +485,14 @@ static int bench_opt(const char *verb, int ch, const char *arg, struct bench_cfg
 		c->json = true;
 		break;
 	case 'e':
-		if (blk_elevator_parse(arg, &c->elevator)) {
+		if (!blk_elevator_find(arg)) {
 			char elvs[256];
 
 			cli_err(verb, "unknown elevator '%s' (%s)", arg,
 				names_of(elvs, sizeof(elvs), false));
 			return -EINVAL;
 		}
+		c->elevator = arg;
 		c->elevator_set = true;
 		c->use_blk = true;
 		break;
@@ -570,7 +571,7 @@ static int bench_spec(const char *verb, struct bench *b, struct stack_spec *sp)
 	sp->disks[0].model = c->disk;
 	sp->disks[0].size = c->size ? c->size : file && writes ? BENCH_FILE_SIZE : 0;
 	if (c->use_blk) {
-		sp->queues[0].elevator = blk_elevator_name(c->elevator);
+		sp->queues[0].elevator = c->elevator;
 		if (c->trace_path) {
 			sp->queues[0].trace_fn = bench_trace_line;
 			sp->queues[0].trace_arg = b;
@@ -625,7 +626,7 @@ int cmd_devbench(int argc, char **argv)
 	}
 	b->b_cfg = (struct bench_cfg){ .disk = "hdd", .pattern = LOAD_DEV_RAND, .bs = 4096,
 				       .ops = 1000, .seed = 1, .sim_world = true,
-				       .elevator = BLK_ELV_CFQ };
+				       .elevator = "cfq" };
 	rc = bench_args(argc, argv, &b->b_cfg, &world_set);
 	if (rc == 1) {
 		usage(stdout);

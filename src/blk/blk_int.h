@@ -25,42 +25,6 @@
 
 #include "rt/assert.h"
 
-#define BLK_CONTAINER_OF(p, type, member) \
-	((type *)(void *)((char *)(p) - offsetof(type, member)))
-
-/* ---- an intrusive circular doubly linked list ------------------------- */
-
-struct blk_link {
-	struct blk_link *next, *prev;
-};
-
-static inline void blk_list_init(struct blk_link *h)
-{
-	h->next = h->prev = h;
-}
-static inline int blk_list_empty(const struct blk_link *h)
-{
-	return h->next == h;
-}
-/* Insert n before pos (at the tail when pos is the head). */
-static inline void blk_list_insert_before(struct blk_link *pos, struct blk_link *n)
-{
-	n->prev = pos->prev;
-	n->next = pos;
-	pos->prev->next = n;
-	pos->prev = n;
-}
-static inline void blk_list_add_tail(struct blk_link *h, struct blk_link *n)
-{
-	blk_list_insert_before(h, n);
-}
-static inline void blk_list_del(struct blk_link *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->next = n->prev = n;
-}
-
 /* ---- requests ----------------------------------------------------------- */
 
 enum blk_rq_state { BLK_RQ_FREE = 0, BLK_RQ_QUEUED, BLK_RQ_INFLIGHT };
@@ -76,19 +40,22 @@ struct blk_request {
 	uint16_t rq_ioprio;       /* best of its bios */
 	int rq_pid;               /* first bio's thread */
 	char rq_comm[16];
-	struct blk_bio *rq_bio, *rq_biotail;
+	struct rt_link rq_bios;   /* its bios (b_link), in sector order */
 	unsigned rq_nr_bios;
 	uint64_t rq_start_ns;     /* G: request allocated */
 	uint64_t rq_i_ns, rq_d_ns;
 	uint64_t rq_fifo_expire_ns;    /* elevator deadline (deadline, cfq) */
 	uint64_t rq_boost_ns;     /* first blk_boost that raised it, 0 none */
-	struct blk_link rq_qlink; /* q_queued / q_dispatch / free list */
-	struct blk_link rq_slink; /* elevator: sorted by sector */
-	struct blk_link rq_flink; /* elevator: FIFO */
+	struct rt_link rq_qlink; /* q_queued / q_dispatch / free list */
+	struct rt_link rq_slink; /* elevator: sorted by sector */
+	struct rt_link rq_flink; /* elevator: FIFO */
 	void *rq_elv;             /* cfq: its cfq queue */
 	int rq_slot;              /* bounce slot while in flight, or -1 */
 	struct dev_req rq_dev;
 };
+
+/* b over every bio of rq, in sector order. */
+#define BLK_RQ_FOR_EACH_BIO(b, rq) RT_LIST_FOR_EACH(b, &(rq)->rq_bios, struct blk_bio, b_link)
 
 static inline uint64_t blk_rq_end(const struct blk_request *rq)
 {
@@ -130,9 +97,10 @@ struct blk_elv_ops {
 	const char *name;
 	int (*init)(struct blk_queue *q);
 	void (*exit)(struct blk_queue *q);
-	/* May bio b join rq? (same CFQ queue). NULL = yes. */
+	/* May bio b join rq, at its end or (front) before its start? (the
+	 * same CFQ queue; deadline's front_merges). NULL = yes. */
 	int (*allow_merge)(struct blk_queue *q, struct blk_request *rq,
-			   const struct blk_bio *b);
+			   const struct blk_bio *b, int front);
 	void (*add)(struct blk_queue *q, struct blk_request *rq);
 	/* rq grew by a bio; front = its start sector moved. */
 	void (*merged)(struct blk_queue *q, struct blk_request *rq, int front);
@@ -147,15 +115,9 @@ struct blk_elv_ops {
 	void (*timer)(struct blk_queue *q);
 };
 
-extern const struct blk_elv_ops blk_elv_noop;
-extern const struct blk_elv_ops blk_elv_deadline;
-extern const struct blk_elv_ops blk_elv_cfq;
-
-/* The registry's rows (src/blk/elevators.c); an elevator added later
- * declares its row in elevators.c only. */
+/* The default elevator (blk_queue_opts_default). The registry's rows are
+ * declared in src/blk/elevators.c, every elevator's hooks are its own. */
 extern const struct blk_elevator_type blk_elevator_noop;
-extern const struct blk_elevator_type blk_elevator_deadline;
-extern const struct blk_elevator_type blk_elevator_cfq;
 
 /* ---- the queue ---------------------------------------------------------- */
 
@@ -176,19 +138,18 @@ struct blk_queue {
 	int q_rotational;
 	unsigned q_depth;
 	const struct blk_elv_ops *q_elv;
-	/* The elevator's tunables (a struct its table describes): inside
-	 * q_opts for the built-in ones, else q_elv_own (a copy made at
-	 * creation). Set before init, constant after. */
-	const void *q_elv_tunables;
-	void *q_elv_own;
+	/* The elevator's tunables (a struct its table describes, a copy
+	 * made at creation; NULL without a table). Set before init,
+	 * constant after. */
+	void *q_elv_tunables;
 	void *q_elv_data;         /* [q_lock] */
 
 	struct blk_request *q_pool;  /* nr_requests, allocated at creation */
-	struct blk_link q_free;      /* [q_lock] */
+	struct rt_link q_free;      /* [q_lock] */
 	unsigned q_nr_free;
-	struct blk_link q_queued;    /* [q_lock] elevator requests, insertion order */
+	struct rt_link q_queued;    /* [q_lock] elevator requests, insertion order */
 	unsigned q_nr_queued;
-	struct blk_link q_dispatch;  /* [q_lock] flushes waiting to be issued */
+	struct rt_link q_dispatch;  /* [q_lock] flushes waiting to be issued */
 	unsigned q_in_flight;
 	uint64_t q_rq_seq;
 
@@ -203,7 +164,7 @@ struct blk_queue {
 	int q_stop, q_dying;
 	uint64_t q_t0;
 
-	struct blk_bio *q_end_head, *q_end_tail; /* [q_lock] end_io to call */
+	struct rt_link q_end;        /* [q_lock] bios whose end_io to call (b_link) */
 	unsigned q_end_pending;      /* [q_lock] end_io queued or running */
 
 	/* trace and statistics [q_lock] */

@@ -47,6 +47,31 @@
  * sample_valid, front_backoff_ns; see cfq_rows below. */
 #define CFQ_SAMPLE_VALID(cd, n) ((n) > (cd)->cd_t.sample_valid)
 
+/* Its tunables (2.6.29 cfq-iosched.c defaults, its sysfs iosched/ files;
+ * cfq_table below). */
+struct cfq_tunables {
+	unsigned quantum;            /* 4: in-flight cap of one queue when others are busy */
+	uint64_t fifo_expire_sync_ns;  /* 125 ms */
+	uint64_t fifo_expire_async_ns; /* 250 ms */
+	uint32_t back_seek_max_kib;  /* 16384 */
+	unsigned back_seek_penalty;  /* 2 */
+	uint64_t slice_sync_ns;      /* 100 ms */
+	uint64_t slice_async_ns;     /* 40 ms */
+	unsigned slice_async_rq;     /* 2 */
+	uint64_t slice_idle_ns;      /* 8 ms (HZ=250); 0 disables idling */
+	/* Does the device queue commands (CFQ's hw_tag)? -1 = from the
+	 * device's queue depth (>= hw_queue_min: yes), 0 = no, 1 = yes. */
+	int hw_tag;
+	/* The 2.6.29 code's fixed constants, tunable here. */
+	unsigned slice_scale;        /* 5: slice = base + base/scale * (4 - level) */
+	uint64_t idle_delay_ns;      /* 200 ms: an idle-class queue's service-tree offset */
+	uint64_t min_tt_ns;          /* 2 ms: idle wait for a seeky thread */
+	unsigned hw_queue_min;       /* 5: queue depth from which hw_tag is assumed */
+	uint64_t seeky_sectors;      /* 8192: mean seek above this = seeky */
+	unsigned sample_valid;       /* 80: samples before a mean counts */
+	uint64_t front_backoff_ns;   /* 1 s: a front insertion's key offset */
+};
+
 struct cfqq {
 	bool cq_used;
 	int cq_pid;                 /* sync: owning thread; async: -1 */
@@ -54,14 +79,14 @@ struct cfqq {
 	unsigned cq_class;          /* RT_IOPRIO_CLASS_RT / BE / IDLE */
 	unsigned cq_level;
 	uint16_t cq_ioprio;         /* as submitted, to notice changes */
-	struct blk_link cq_sort;    /* requests by sector (rq_slink) */
-	struct blk_link cq_fifo;    /* requests by arrival (rq_flink) */
+	struct rt_link cq_sort;    /* requests by sector (rq_slink) */
+	struct rt_link cq_fifo;    /* requests by arrival (rq_flink) */
 	struct blk_request *cq_next_rq;
 	unsigned cq_queued, cq_meta_pending, cq_dispatched;
 	/* service list */
 	bool cq_on_rr;
 	int64_t cq_rb_key;
-	struct blk_link cq_rr;
+	struct rt_link cq_rr;
 	/* slice */
 	uint64_t cq_slice_end_ns;
 	int64_t cq_slice_resid;
@@ -77,11 +102,11 @@ struct cfqq {
 };
 
 struct cfq_data {
-	struct blk_cfq_tunables cd_t;
+	struct cfq_tunables cd_t;
 	struct cfqq cd_sync[CFQ_MAX_SYNC_QUEUES];
 	struct cfqq cd_async_rt[RT_IOPRIO_LEVELS], cd_async_be[RT_IOPRIO_LEVELS];
 	struct cfqq cd_async_idle;
-	struct blk_link cd_rr;      /* the service list (cq_rr) */
+	struct rt_link cd_rr;      /* the service list (cq_rr) */
 	struct cfqq *cd_active;
 	unsigned cd_busy_queues, cd_busy_rt_queues;
 	unsigned cd_rq_in_driver[2];/* [async, sync] */
@@ -140,19 +165,23 @@ static void cfq_init_queue_struct(struct cfqq *cq, int pid, bool sync, uint16_t 
 	cq->cq_ioprio = ioprio;
 	cq->cq_class = blk_ioprio_class(ioprio);
 	cq->cq_level = blk_ioprio_level(ioprio);
-	blk_list_init(&cq->cq_sort);
-	blk_list_init(&cq->cq_fifo);
-	blk_list_init(&cq->cq_rr);
+	rt_list_init(&cq->cq_sort);
+	rt_list_init(&cq->cq_fifo);
+	rt_list_init(&cq->cq_rr);
 }
 
 static int cfq_init(struct blk_queue *q)
 {
+	const struct cfq_tunables *t = q->q_elv_tunables;
+	ASSERT(t);
+	if (t->quantum == 0 || t->slice_sync_ns == 0 || t->slice_async_ns == 0)
+		return -EINVAL;
 	struct cfq_data *cd = calloc(1, sizeof(*cd));
 	if (!cd)
 		return -ENOMEM;
-	cd->cd_t = q->q_opts.cfq;
+	cd->cd_t = *t;
 	cd->cd_stats = &q->q_stats;
-	blk_list_init(&cd->cd_rr);
+	rt_list_init(&cd->cd_rr);
 	for (unsigned l = 0; l < RT_IOPRIO_LEVELS; l++) {
 		cfq_init_queue_struct(&cd->cd_async_rt[l], -1, 0,
 				      RT_IOPRIO(RT_IOPRIO_CLASS_RT, l));
@@ -180,9 +209,9 @@ static unsigned cfq_class_rank(const struct cfqq *cq)
 	return cfq_class_rt(cq) ? 0 : cfq_class_idle(cq) ? 2 : 1;
 }
 
-static struct cfqq *cfq_rr_entry(struct blk_link *l)
+static struct cfqq *cfq_rr_entry(struct rt_link *l)
 {
-	return BLK_CONTAINER_OF(l, struct cfqq, cq_rr);
+	return RT_LIST_ENTRY(l, struct cfqq, cq_rr);
 }
 
 /* Busy queues, 1 less: lower levels start further back. */
@@ -202,7 +231,7 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, bool add_
 	int64_t now = (int64_t)rt_now_ns(), key;
 	ASSERT(cq->cq_on_rr && cq->cq_used);
 	if (cfq_class_idle(cq)) {
-		struct blk_link *last = cd->cd_rr.prev;
+		struct rt_link *last = cd->cd_rr.prev;
 		if (last == &cq->cq_rr)
 			last = last->prev;
 		key = (int64_t)cd->cd_t.idle_delay_ns +
@@ -212,27 +241,27 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, bool add_
 		key = now + cfq_slice_offset(cd, cq) - cq->cq_slice_resid;
 		cq->cq_slice_resid = 0;
 	} else {
-		struct blk_link *first = cd->cd_rr.next;
+		struct rt_link *first = cd->cd_rr.next;
 		if (first == &cq->cq_rr)
 			first = first->next;
 		key = (first != &cd->cd_rr ? cfq_rr_entry(first)->cq_rb_key : now) -
 		      (int64_t)cd->cd_t.front_backoff_ns;
 	}
-	if (!blk_list_empty(&cq->cq_rr)) {
+	if (!rt_list_empty(&cq->cq_rr)) {
 		if (key == cq->cq_rb_key)
 			return;
-		blk_list_del(&cq->cq_rr);
+		rt_list_del(&cq->cq_rr);
 	}
 	cq->cq_rb_key = key;
 	unsigned rank = cfq_class_rank(cq);
-	struct blk_link *l;
+	struct rt_link *l;
 	for (l = cd->cd_rr.next; l != &cd->cd_rr; l = l->next) {
 		struct cfqq *o = cfq_rr_entry(l);
 		unsigned orank = cfq_class_rank(o);
 		if (orank > rank || (orank == rank && o->cq_rb_key > key))
 			break;
 	}
-	blk_list_insert_before(l, &cq->cq_rr);
+	rt_list_insert_before(l, &cq->cq_rr);
 	/* the list stays ordered: rank, then key */
 	ASSERT(cq->cq_rr.prev == &cd->cd_rr ||
 	       cfq_class_rank(cfq_rr_entry(cq->cq_rr.prev)) < rank ||
@@ -241,14 +270,14 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, bool add_
 
 static void cfq_add_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
 {
-	ASSERT(!cq->cq_on_rr && blk_list_empty(&cq->cq_rr));
+	ASSERT(!cq->cq_on_rr && rt_list_empty(&cq->cq_rr));
 	ASSERT(cq->cq_queued > 0); /* only busy queues wait for service */
 	cq->cq_on_rr = true;
 	cd->cd_busy_queues++;
 	if (cfq_class_rt(cq))
 		cd->cd_busy_rt_queues++;
 	cfq_service_tree_add(cd, cq, false);
-	ASSERT(!blk_list_empty(&cq->cq_rr) && cd->cd_busy_rt_queues <= cd->cd_busy_queues);
+	ASSERT(!rt_list_empty(&cq->cq_rr) && cd->cd_busy_rt_queues <= cd->cd_busy_queues);
 }
 
 static void cfq_del_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
@@ -256,12 +285,12 @@ static void cfq_del_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
 	ASSERT(cq->cq_on_rr && cd->cd_busy_queues > 0);
 	ASSERT(!cfq_class_rt(cq) || cd->cd_busy_rt_queues > 0);
 	cq->cq_on_rr = false;
-	if (!blk_list_empty(&cq->cq_rr))
-		blk_list_del(&cq->cq_rr);
+	if (!rt_list_empty(&cq->cq_rr))
+		rt_list_del(&cq->cq_rr);
 	cd->cd_busy_queues--;
 	if (cfq_class_rt(cq))
 		cd->cd_busy_rt_queues--;
-	ASSERT(blk_list_empty(&cq->cq_rr) && cd->cd_busy_rt_queues <= cd->cd_busy_queues);
+	ASSERT(rt_list_empty(&cq->cq_rr) && cd->cd_busy_rt_queues <= cd->cd_busy_queues);
 }
 
 /* ---- finding a request's queue ------------------------------------- */
@@ -348,7 +377,7 @@ static bool cfq_bio_sync(const struct blk_bio *b)
 
 /* A bio may join a request only if it would go to the same queue. */
 static int cfq_allow_merge(struct blk_queue *q, struct blk_request *rq,
-			   const struct blk_bio *b)
+			   const struct blk_bio *b, int front)
 {
 	struct cfq_data *cd = cfqd_of(q);
 	const struct cfqq *cq = rq->rq_elv;
@@ -407,9 +436,9 @@ static struct blk_request *cfq_choose_req(const struct cfq_data *cd,
 	return s1 <= s2 ? r1 : r2; /* both wrap: one long seek back */
 }
 
-static struct blk_request *cfq_sort_entry(struct cfqq *cq, struct blk_link *l)
+static struct blk_request *cfq_sort_entry(struct cfqq *cq, struct rt_link *l)
 {
-	return l == &cq->cq_sort ? NULL : BLK_CONTAINER_OF(l, struct blk_request, rq_slink);
+	return l == &cq->cq_sort ? NULL : RT_LIST_ENTRY(l, struct blk_request, rq_slink);
 }
 
 /* After `last` leaves: the better of its neighbours, wrapping to the first. */
@@ -428,14 +457,14 @@ static struct blk_request *cfq_find_next_rq(const struct cfq_data *cd, struct cf
 
 static void cfq_sort_insert(struct cfqq *cq, struct blk_request *rq)
 {
-	struct blk_link *l;
-	ASSERT(rq->rq_elv == cq && blk_list_empty(&rq->rq_slink));
+	struct rt_link *l;
+	ASSERT(rq->rq_elv == cq && rt_list_empty(&rq->rq_slink));
 	for (l = cq->cq_sort.next; l != &cq->cq_sort; l = l->next)
-		if (BLK_CONTAINER_OF(l, struct blk_request, rq_slink)->rq_sector > rq->rq_sector)
+		if (RT_LIST_ENTRY(l, struct blk_request, rq_slink)->rq_sector > rq->rq_sector)
 			break;
-	blk_list_insert_before(l, &rq->rq_slink);
+	rt_list_insert_before(l, &rq->rq_slink);
 	ASSERT(rq->rq_slink.prev == &cq->cq_sort ||
-	       BLK_CONTAINER_OF(rq->rq_slink.prev, struct blk_request, rq_slink)->rq_sector <=
+	       RT_LIST_ENTRY(rq->rq_slink.prev, struct blk_request, rq_slink)->rq_sector <=
 		       rq->rq_sector);
 }
 
@@ -482,13 +511,13 @@ static void cfq_slice_expired(struct cfq_data *cd, bool timed_out)
 		cq->cq_slice_resid = (int64_t)cq->cq_slice_end_ns - (int64_t)now;
 	if (cq->cq_on_rr)
 		cfq_service_tree_add(cd, cq, false);
-	ASSERT(cq->cq_on_rr == !blk_list_empty(&cq->cq_rr));
+	ASSERT(cq->cq_on_rr == !rt_list_empty(&cq->cq_rr));
 	cd->cd_active = NULL;
 }
 
 static struct cfqq *cfq_get_next_queue(struct cfq_data *cd)
 {
-	if (blk_list_empty(&cd->cd_rr))
+	if (rt_list_empty(&cd->cd_rr))
 		return NULL;
 	return cfq_rr_entry(cd->cd_rr.next);
 }
@@ -551,21 +580,21 @@ static struct blk_request *cfq_check_fifo(struct cfqq *cq)
 	if (cq->cq_fifo_checked)
 		return NULL;
 	cq->cq_fifo_checked = true;
-	if (blk_list_empty(&cq->cq_fifo))
+	if (rt_list_empty(&cq->cq_fifo))
 		return NULL;
 	struct blk_request *rq =
-		BLK_CONTAINER_OF(cq->cq_fifo.next, struct blk_request, rq_flink);
+		RT_LIST_ENTRY(cq->cq_fifo.next, struct blk_request, rq_flink);
 	return rt_now_ns() >= rq->rq_fifo_expire_ns ? rq : NULL;
 }
 
 static void cfq_remove_request(struct cfq_data *cd, struct blk_request *rq)
 {
 	struct cfqq *cq = rq->rq_elv;
-	ASSERT(cq && !blk_list_empty(&rq->rq_slink) && !blk_list_empty(&rq->rq_flink));
+	ASSERT(cq && !rt_list_empty(&rq->rq_slink) && !rt_list_empty(&rq->rq_flink));
 	if (cq->cq_next_rq == rq)
 		cq->cq_next_rq = cfq_find_next_rq(cd, cq, rq);
-	blk_list_del(&rq->rq_slink);
-	blk_list_del(&rq->rq_flink);
+	rt_list_del(&rq->rq_slink);
+	rt_list_del(&rq->rq_flink);
 	ASSERT(cq->cq_queued > 0);
 	cq->cq_queued--;
 	if (blk_rq_is_meta(rq)) {
@@ -574,7 +603,7 @@ static void cfq_remove_request(struct cfq_data *cd, struct blk_request *rq)
 	}
 	if (cq->cq_on_rr && cq->cq_queued == 0)
 		cfq_del_cfqq_rr(cd, cq);
-	ASSERT((cq->cq_queued == 0) == blk_list_empty(&cq->cq_sort));
+	ASSERT((cq->cq_queued == 0) == rt_list_empty(&cq->cq_sort));
 	ASSERT(cq->cq_next_rq != rq && (cq->cq_queued == 0) == !cq->cq_next_rq);
 }
 
@@ -713,7 +742,7 @@ static void cfq_add(struct blk_queue *q, struct blk_request *rq)
 	rq->rq_fifo_expire_ns = now + (sync ? cd->cd_t.fifo_expire_sync_ns
 				       : cd->cd_t.fifo_expire_async_ns);
 	cfq_sort_insert(cq, rq);
-	blk_list_add_tail(&cq->cq_fifo, &rq->rq_flink);
+	rt_list_add_tail(&cq->cq_fifo, &rq->rq_flink);
 	cq->cq_queued++;
 	if (!cq->cq_on_rr)
 		cfq_add_cfqq_rr(cd, cq);
@@ -748,7 +777,7 @@ static void cfq_merged(struct blk_queue *q, struct blk_request *rq, int front)
 	ASSERT(cq && cq->cq_queued > 0 && rq->rq_state == BLK_RQ_QUEUED);
 	if (!front)
 		return;
-	blk_list_del(&rq->rq_slink);
+	rt_list_del(&rq->rq_slink);
 	cfq_sort_insert(cq, rq);
 	cq->cq_next_rq = cfq_choose_req(cd, cq->cq_next_rq, rq);
 }
@@ -839,12 +868,12 @@ static void cfq_link_request(struct cfq_data *cd, struct cfqq *cq, struct blk_re
 {
 	rq->rq_elv = cq;
 	cfq_sort_insert(cq, rq);
-	struct blk_link *l;
+	struct rt_link *l;
 	for (l = cq->cq_fifo.next; l != &cq->cq_fifo; l = l->next)
-		if (BLK_CONTAINER_OF(l, struct blk_request, rq_flink)->rq_fifo_expire_ns >
+		if (RT_LIST_ENTRY(l, struct blk_request, rq_flink)->rq_fifo_expire_ns >
 		    rq->rq_fifo_expire_ns)
 			break;
-	blk_list_insert_before(l, &rq->rq_flink);
+	rt_list_insert_before(l, &rq->rq_flink);
 	cq->cq_queued++;
 	if (blk_rq_is_meta(rq))
 		cq->cq_meta_pending++;
@@ -873,7 +902,7 @@ static void cfq_boost(struct blk_queue *q, struct blk_request *rq, uint16_t old)
 		cfq_preempt_queue(cd, newq);
 }
 
-const struct blk_elv_ops blk_elv_cfq = {
+static const struct blk_elv_ops blk_elv_cfq = {
 	.name = "cfq",
 	.init = cfq_init,
 	.exit = cfq_exit,
@@ -892,9 +921,9 @@ const struct blk_elv_ops blk_elv_cfq = {
 /* Sources: the 2.6.29 cfq-iosched.c defaults (HZ = 250) and its sysfs
  * iosched/ tunables; the fixed constants of that file are rows too. */
 #define CFQ_P(field, type, unit, scale, def, min, max, src, help) \
-	RT_PARAM(struct blk_cfq_tunables, field, type, unit, scale, def, min, max, src, help)
+	RT_PARAM(struct cfq_tunables, field, type, unit, scale, def, min, max, src, help)
 #define CFQ_PA(name, field, type, unit, scale, def, min, max, src, help) \
-	RT_PARAM_AS(name, struct blk_cfq_tunables, field, type, unit, scale, def, min, max, \
+	RT_PARAM_AS(name, struct cfq_tunables, field, type, unit, scale, def, min, max, \
 		    src, help)
 #define CFQ_SRC "2.6.29 cfq-iosched.c"
 static const struct rt_param cfq_rows[] = {
@@ -934,12 +963,11 @@ static const struct rt_param cfq_rows[] = {
 	       CFQ_SRC " front insertion (HZ)", "key offset of a queue added at the front"),
 };
 static const struct rt_param_table cfq_table =
-	RT_PARAM_TABLE("cfq", "CFQ tunables (2.6.29 defaults)", cfq_rows, struct blk_cfq_tunables);
+	RT_PARAM_TABLE("cfq", "CFQ tunables (2.6.29 defaults)", cfq_rows, struct cfq_tunables);
 
 const struct blk_elevator_type blk_elevator_cfq = {
 	.e_name = "cfq",
 	.e_help = "complete fair queueing: per-thread queues, classes, time slices, idling",
 	.e_ops = &blk_elv_cfq,
 	.e_tunables = &cfq_table,
-	.e_opts_offset = offsetof(struct blk_queue_opts, cfq),
 };

@@ -57,36 +57,12 @@ const struct rt_param_table *blk_queue_params(void)
 void blk_queue_opts_default(struct blk_queue_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->elevator = BLK_ELV_NOOP;
+	o->elevator = blk_elevator_noop.e_name;
 	o->plug_policy = BLK_PLUG_EXPLICIT;
 	rt_param_defaults(&blk_queue_table, o);
-	for (size_t i = 0; i < blk_elevator_count(); i++) {
-		const struct blk_elevator_type *t = blk_elevator_at(i);
-
-		if (t->e_tunables && t->e_opts_offset != SIZE_MAX)
-			rt_param_defaults(t->e_tunables, (char *)o + t->e_opts_offset);
-	}
 	o->trace_max_events = 65536;
 	o->trace_major = 254;
 	o->trace_minor = 0;
-}
-
-int blk_elevator_parse(const char *s, enum blk_elevator *out)
-{
-	for (size_t i = 0; s && i < blk_elevator_count(); i++) {
-		if (strcmp(s, blk_elevator_at(i)->e_name) == 0) {
-			*out = (enum blk_elevator)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *blk_elevator_name(enum blk_elevator e)
-{
-	const struct blk_elevator_type *t = blk_elevator_at((size_t)e);
-
-	return t ? t->e_name : "?";
 }
 
 int blk_plug_policy_parse(const char *s, enum blk_plug_policy *out)
@@ -120,16 +96,15 @@ struct dev *blk_queue_dev(const struct blk_queue *q)
 void blk_unlock(struct blk_queue *q)
 {
 	ASSERT(rt_mutex_held(&q->q_lock));
-	while (q->q_end_head) {
-		struct blk_bio *b = q->q_end_head;
+	while (!rt_list_empty(&q->q_end)) {
+		struct rt_link end;
+		struct blk_bio *b;
 		unsigned n = 0;
-		q->q_end_head = q->q_end_tail = NULL;
+		rt_list_init(&end);
+		rt_list_splice_tail(&end, &q->q_end);
 		rt_mutex_unlock(&q->q_lock);
-		while (b) {
-			struct blk_bio *next = b->b_next;
-			b->b_next = NULL;
+		while ((b = RT_LIST_POP(&end, struct blk_bio, b_link))) {
 			b->b_end_io(b); /* may free b */
-			b = next;
 			n++;
 		}
 		rt_mutex_lock(&q->q_lock);
@@ -138,7 +113,7 @@ void blk_unlock(struct blk_queue *q)
 		if (q->q_end_pending == 0)
 			rt_cond_broadcast(&q->q_done);
 	}
-	ASSERT(!q->q_end_tail); /* every end_io queued under the lock was called */
+	ASSERT(rt_list_empty(&q->q_end)); /* every end_io queued under the lock was called */
 	rt_mutex_unlock(&q->q_lock);
 }
 
@@ -192,19 +167,17 @@ static void __blk_maybe_plug(struct blk_queue *q, int was_empty)
 static struct blk_request *__blk_rq_alloc(struct blk_queue *q, struct blk_bio *b)
 {
 	ASSERT(rt_mutex_held(&q->q_lock));
-	ASSERT(q->q_nr_free > 0 && !blk_list_empty(&q->q_free));
-	struct blk_link *l = q->q_free.next;
-	blk_list_del(l);
+	ASSERT(q->q_nr_free > 0 && !rt_list_empty(&q->q_free));
+	struct blk_request *rq = RT_LIST_POP(&q->q_free, struct blk_request, rq_qlink);
 	q->q_nr_free--;
-	struct blk_request *rq = BLK_CONTAINER_OF(l, struct blk_request, rq_qlink);
 	ASSERT(rq->rq_state == BLK_RQ_FREE);
 
 	struct blk_queue *keep_q = rq->rq_q;
 	memset(rq, 0, sizeof(*rq));
 	rq->rq_q = keep_q;
-	blk_list_init(&rq->rq_qlink);
-	blk_list_init(&rq->rq_slink);
-	blk_list_init(&rq->rq_flink);
+	rt_list_init(&rq->rq_qlink);
+	rt_list_init(&rq->rq_slink);
+	rt_list_init(&rq->rq_flink);
 	rq->rq_state = BLK_RQ_QUEUED;
 	rq->rq_seq = ++q->q_rq_seq;
 	rq->rq_op = b->b_op;
@@ -214,11 +187,11 @@ static struct blk_request *__blk_rq_alloc(struct blk_queue *q, struct blk_bio *b
 	rq->rq_ioprio = b->b_prio;
 	rq->rq_pid = b->b_pid;
 	memcpy(rq->rq_comm, b->b_comm, sizeof(rq->rq_comm));
-	rq->rq_bio = rq->rq_biotail = b;
+	rt_list_init(&rq->rq_bios);
+	rt_list_add_tail(&rq->rq_bios, &b->b_link);
 	rq->rq_nr_bios = 1;
 	rq->rq_start_ns = rt_now_ns();
 	rq->rq_slot = -1;
-	b->b_next = NULL;
 	ASSERT(rq->rq_q == q && (rq->rq_nr_sectors > 0 || rq->rq_op == BLK_OP_FLUSH));
 	ASSERT(q->q_nr_free + q->q_nr_queued + q->q_in_flight < q->q_opts.nr_requests + 1);
 	return rq;
@@ -228,9 +201,9 @@ static void __blk_rq_free(struct blk_queue *q, struct blk_request *rq)
 {
 	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(rq->rq_state != BLK_RQ_FREE && rq->rq_q == q);
-	ASSERT(!rq->rq_bio && rq->rq_slot < 0 && blk_list_empty(&rq->rq_qlink));
+	ASSERT(rt_list_empty(&rq->rq_bios) && rq->rq_slot < 0 && rt_list_empty(&rq->rq_qlink));
 	rq->rq_state = BLK_RQ_FREE;
-	blk_list_add_tail(&q->q_free, &rq->rq_qlink);
+	rt_list_add_tail(&q->q_free, &rq->rq_qlink);
 	q->q_nr_free++;
 	ASSERT(q->q_nr_free <= q->q_opts.nr_requests);
 	rt_cond_broadcast(&q->q_rq_wait);
@@ -264,10 +237,7 @@ static int __blk_merge_kind(struct blk_queue *q, struct blk_request *rq,
 		kind = 1;
 	else if (b->b_sector + b->b_nr_sectors == rq->rq_sector)
 		kind = 2;
-	if (kind == 2 && q->q_elv == &blk_elv_deadline &&
-	    !q->q_opts.deadline.front_merges)
-		return 0;
-	if (kind && q->q_elv->allow_merge && !q->q_elv->allow_merge(q, rq, b))
+	if (kind && q->q_elv->allow_merge && !q->q_elv->allow_merge(q, rq, b, kind == 2))
 		return 0;
 	return kind;
 }
@@ -278,26 +248,23 @@ static int __blk_try_merge(struct blk_queue *q, struct blk_bio *b)
 	ASSERT(rt_mutex_held(&q->q_lock));
 	if (b->b_op == BLK_OP_FLUSH || (b->b_flags & BLK_NOMERGE_FLAGS))
 		return 0;
-	for (struct blk_link *l = q->q_queued.prev; l != &q->q_queued; l = l->prev) {
-		struct blk_request *rq = BLK_CONTAINER_OF(l, struct blk_request, rq_qlink);
+	struct blk_request *rq;
+	RT_LIST_FOR_EACH_BACK(rq, &q->q_queued, struct blk_request, rq_qlink) {
 		int kind = __blk_merge_kind(q, rq, b);
 		if (!kind)
 			continue;
 		ASSERT(rq->rq_state == BLK_RQ_QUEUED && rq->rq_op != BLK_OP_FLUSH);
 		if (kind == 1) {
-			rq->rq_biotail->b_next = b;
-			rq->rq_biotail = b;
-			b->b_next = NULL;
+			rt_list_add_tail(&rq->rq_bios, &b->b_link);
 		} else {
-			b->b_next = rq->rq_bio;
-			rq->rq_bio = b;
+			rt_list_add_head(&rq->rq_bios, &b->b_link);
 			rq->rq_sector = b->b_sector;
 		}
 		rq->rq_nr_sectors += b->b_nr_sectors;
 		rq->rq_nr_bios++;
 		if (!(b->b_flags & BLK_DIRECT))
 			rq->rq_flags &= ~BLK_DIRECT;
-		ASSERT(rq->rq_nr_sectors <= q->q_opts.max_sectors && !rq->rq_biotail->b_next);
+		ASSERT(rq->rq_nr_sectors <= q->q_opts.max_sectors && rq->rq_nr_bios > 1);
 		rq->rq_ioprio = blk_ioprio_best(rq->rq_ioprio, b->b_prio);
 		__blk_trace_bio(q, kind == 1 ? 'M' : 'F', b);
 		__blk_account_merge(q, b);
@@ -347,7 +314,8 @@ static void __blk_boost_remember(struct blk_queue *q, uint64_t tag, uint16_t iop
 
 static int blk_rq_has_tag(const struct blk_request *rq, uint64_t tag)
 {
-	for (const struct blk_bio *b = rq->rq_bio; b; b = b->b_next)
+	const struct blk_bio *b;
+	BLK_RQ_FOR_EACH_BIO(b, rq)
 		if (b->b_boost_tag == tag)
 			return 1;
 	return 0;
@@ -358,12 +326,13 @@ static int __blk_boost_rq(struct blk_queue *q, struct blk_request *rq, uint16_t 
 			  uint64_t now)
 {
 	uint16_t old = rq->rq_ioprio;
+	struct blk_bio *b;
 
 	ASSERT(rq->rq_state == BLK_RQ_QUEUED);
 	if (!blk_ioprio_above(ioprio, old))
 		return 0;
 	rq->rq_ioprio = ioprio;
-	for (struct blk_bio *b = rq->rq_bio; b; b = b->b_next)
+	BLK_RQ_FOR_EACH_BIO(b, rq)
 		b->b_prio = ioprio;
 	if (!rq->rq_boost_ns) {
 		uint64_t before = now - rq->rq_i_ns;
@@ -380,6 +349,7 @@ static int __blk_boost_rq(struct blk_queue *q, struct blk_request *rq, uint16_t 
 
 int blk_boost(struct blk_queue *q, uint64_t tag, uint16_t ioprio)
 {
+	struct blk_request *rq;
 	int n = 0;
 
 	if (!q || !tag)
@@ -387,11 +357,9 @@ int blk_boost(struct blk_queue *q, uint64_t tag, uint16_t ioprio)
 	rt_mutex_lock(&q->q_lock);
 	uint64_t now = rt_now_ns();
 	__blk_boost_remember(q, tag, ioprio);
-	for (struct blk_link *l = q->q_queued.next; l != &q->q_queued; l = l->next) {
-		struct blk_request *rq = BLK_CONTAINER_OF(l, struct blk_request, rq_qlink);
+	RT_LIST_FOR_EACH(rq, &q->q_queued, struct blk_request, rq_qlink)
 		if (blk_rq_has_tag(rq, tag))
 			n += __blk_boost_rq(q, rq, ioprio, now);
-	}
 	if (n) {
 		q->q_stats.boosts++;
 		__blk_run_queue(q); /* a class that now preempts may go first */
@@ -438,12 +406,12 @@ void __blk_insert_bio(struct blk_queue *q, struct blk_bio *b)
 	if (b->b_op == BLK_OP_FLUSH) {
 		/* A bare flush bypasses the elevator (as 2.6.37+ flush
 		 * machinery does; 2.6.29 drained the queue instead). */
-		blk_list_add_tail(&q->q_dispatch, &rq->rq_qlink);
+		rt_list_add_tail(&q->q_dispatch, &rq->rq_qlink);
 		__blk_trace_rq(q, 'I', rq);
 		return;
 	}
 	int was_empty = q->q_nr_queued == 0;
-	blk_list_add_tail(&q->q_queued, &rq->rq_qlink);
+	rt_list_add_tail(&q->q_queued, &rq->rq_qlink);
 	q->q_nr_queued++;
 	q->q_elv->add(q, rq);
 	ASSERT(rq->rq_state == BLK_RQ_QUEUED && q->q_nr_queued > 0);
@@ -468,9 +436,10 @@ static size_t blk_bio_buf_bytes(const struct blk_bio *b)
 /* Stamped bios in the request: 0, some, or every one. */
 static unsigned blk_rq_stamped(const struct blk_request *rq)
 {
+	const struct blk_bio *b;
 	unsigned n = 0;
 
-	for (const struct blk_bio *b = rq->rq_bio; b; b = b->b_next)
+	BLK_RQ_FOR_EACH_BIO(b, rq)
 		n += !!(b->b_flags & BLK_STAMPED);
 	return n;
 }
@@ -481,9 +450,11 @@ static int blk_rq_needs_bounce(const struct blk_request *rq, unsigned stamped)
 		return 0;
 	if (stamped && stamped != rq->rq_nr_bios)
 		return 1;    /* mixed: the device gets bytes */
-	for (const struct blk_bio *b = rq->rq_bio; b->b_next; b = b->b_next) {
+	const struct blk_bio *b, *next;
+	BLK_RQ_FOR_EACH_BIO(b, rq) {
 		const char *end = (const char *)b->b_buf + blk_bio_buf_bytes(b);
-		if (end != (const char *)b->b_next->b_buf)
+		next = RT_LIST_NEXT(&rq->rq_bios, b, struct blk_bio, b_link);
+		if (next && end != (const char *)next->b_buf)
 			return 1;
 	}
 	return 0;
@@ -514,7 +485,7 @@ static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
 static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 {
 	ASSERT(rt_mutex_held(&q->q_lock));
-	ASSERT(rq->rq_state == BLK_RQ_QUEUED && blk_list_empty(&rq->rq_qlink));
+	ASSERT(rq->rq_state == BLK_RQ_QUEUED && rt_list_empty(&rq->rq_qlink));
 	ASSERT(q->q_in_flight < q->q_depth);
 	rq->rq_state = BLK_RQ_INFLIGHT;
 	rq->rq_d_ns = rt_now_ns();
@@ -538,8 +509,9 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 	if (rq->rq_op != BLK_OP_FLUSH && (rq->rq_flags & BLK_DIRECT))
 		r->r_flags |= DEV_REQ_DIRECT;
 	if ((rq->rq_flags & BLK_POLLED) && dev_can_poll(q->q_dev)) {
+		struct blk_bio *b;
 		r->r_flags |= DEV_REQ_POLLED;
-		for (struct blk_bio *b = rq->rq_bio; b; b = b->b_next)
+		BLK_RQ_FOR_EACH_BIO(b, rq)
 			b->b_polling = true;
 		rt_cond_broadcast(&q->q_done); /* blk_wait: poll now */
 	}
@@ -553,7 +525,7 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 
 		r->r_off = rq->rq_sector << BLK_SECTOR_SHIFT;
 		r->r_len = rq->rq_nr_sectors << BLK_SECTOR_SHIFT;
-		r->r_buf = rq->rq_bio->b_buf;
+		r->r_buf = RT_LIST_FIRST(&rq->rq_bios, struct blk_bio, b_link)->b_buf;
 		if (as_stamps)
 			r->r_flags |= DEV_REQ_STAMPED;
 		if (blk_rq_needs_bounce(rq, stamped)) {
@@ -563,8 +535,9 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 				return;
 			}
 			if (rq->rq_op == BLK_OP_WRITE) {
+				const struct blk_bio *b;
 				size_t off = 0;
-				for (struct blk_bio *b = rq->rq_bio; b; b = b->b_next) {
+				BLK_RQ_FOR_EACH_BIO(b, rq) {
 					size_t n = (size_t)b->b_nr_sectors << BLK_SECTOR_SHIFT;
 					if (as_stamps || !(b->b_flags & BLK_STAMPED)) {
 						n = blk_bio_buf_bytes(b);
@@ -591,9 +564,8 @@ void __blk_run_queue(struct blk_queue *q)
 		return;
 	while (q->q_in_flight < q->q_depth) {
 		struct blk_request *rq = NULL;
-		if (!blk_list_empty(&q->q_dispatch)) {
-			rq = BLK_CONTAINER_OF(q->q_dispatch.next, struct blk_request, rq_qlink);
-			blk_list_del(&rq->rq_qlink);
+		if (!rt_list_empty(&q->q_dispatch)) {
+			rq = RT_LIST_POP(&q->q_dispatch, struct blk_request, rq_qlink);
 		} else {
 			if (q->q_nr_queued == 0)
 				break;
@@ -601,7 +573,7 @@ void __blk_run_queue(struct blk_queue *q)
 			if (!rq)
 				break;
 			ASSERT(rq->rq_state == BLK_RQ_QUEUED && q->q_nr_queued > 0);
-			blk_list_del(&rq->rq_qlink);
+			rt_list_del(&rq->rq_qlink);
 			q->q_nr_queued--;
 		}
 		__blk_start_rq(q, rq);
@@ -612,8 +584,9 @@ void __blk_run_queue(struct blk_queue *q)
 static void __blk_bounce_copy_out(struct blk_queue *q, struct blk_request *rq)
 {
 	const char *bb = q->q_bounce[rq->rq_slot];
+	const struct blk_bio *b;
 	size_t off = 0;
-	for (struct blk_bio *b = rq->rq_bio; b; b = b->b_next) {
+	BLK_RQ_FOR_EACH_BIO(b, rq) {
 		size_t n = (size_t)b->b_nr_sectors << BLK_SECTOR_SHIFT;
 		memcpy(b->b_buf, bb + off, n);
 		off += n;
@@ -651,27 +624,19 @@ static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
 	if (rq->rq_op != BLK_OP_FLUSH)
 		q->q_elv->completed(q, rq);
 
-	struct blk_bio *b = rq->rq_bio;
-	while (b) {
-		struct blk_bio *next = b->b_next;
+	struct blk_bio *b;
+	while ((b = RT_LIST_POP(&rq->rq_bios, struct blk_bio, b_link))) {
 		b->b_error = error;
 		b->b_d_ns = rq->rq_d_ns;
 		b->b_c_ns = now;
 		__blk_account_bio(q, b, rq, now);
-		b->b_next = NULL;
 		if (b->b_end_io) {
 			q->q_end_pending++;
-			if (q->q_end_tail)
-				q->q_end_tail->b_next = b;
-			else
-				q->q_end_head = b;
-			q->q_end_tail = b;
+			rt_list_add_tail(&q->q_end, &b->b_link);
 		} else {
 			b->b_done = true;
 		}
-		b = next;
 	}
-	rq->rq_bio = rq->rq_biotail = NULL;
 	__blk_rq_free(q, rq);
 	rt_cond_broadcast(&q->q_done);
 }
@@ -713,7 +678,7 @@ static void blk_kblockd(void *arg)
 			__blk_run_queue(q);
 			continue;
 		}
-		if (q->q_end_head) {
+		if (!rt_list_empty(&q->q_end)) {
 			blk_unlock(q);
 			rt_mutex_lock(&q->q_lock);
 			continue;
@@ -729,39 +694,32 @@ static void blk_kblockd(void *arg)
 
 /* ---- queue lifecycle ------------------------------------------------- */
 
-static const struct blk_elv_ops *blk_elv_ops_of(enum blk_elevator e)
+/* The registry row opts names (NULL: noop), or NULL when none is called so. */
+static const struct blk_elevator_type *blk_elevator_of(const struct blk_queue_opts *o)
 {
-	const struct blk_elevator_type *t = blk_elevator_at((size_t)e);
-
-	return t ? t->e_ops : NULL;
+	return o->elevator ? blk_elevator_find(o->elevator) : &blk_elevator_noop;
 }
 
-/* Where q's elevator reads its tunables: inside q_opts (built-in), or a
- * copy of opts->elevator_tunables (or the table's defaults). */
-static int blk_elv_tunables_setup(struct blk_queue *q)
+/* q's elevator reads its tunables from its own copy of
+ * opts->elevator_tunables (or of its table's defaults). */
+static int blk_elv_tunables_setup(struct blk_queue *q, const struct blk_elevator_type *t)
 {
-	const struct blk_elevator_type *t = blk_elevator_at((size_t)q->q_opts.elevator);
-
 	if (!t->e_tunables)
 		return 0;
-	if (t->e_opts_offset != SIZE_MAX) {
-		q->q_elv_tunables = (const char *)&q->q_opts + t->e_opts_offset;
-		return 0;
-	}
-	q->q_elv_own = calloc(1, t->e_tunables->t_size);
-	if (!q->q_elv_own)
+	q->q_elv_tunables = calloc(1, t->e_tunables->t_size);
+	if (!q->q_elv_tunables)
 		return -ENOMEM;
 	if (q->q_opts.elevator_tunables)
-		memcpy(q->q_elv_own, q->q_opts.elevator_tunables, t->e_tunables->t_size);
+		memcpy(q->q_elv_tunables, q->q_opts.elevator_tunables, t->e_tunables->t_size);
 	else
-		rt_param_defaults(t->e_tunables, q->q_elv_own);
-	q->q_elv_tunables = q->q_elv_own;
+		rt_param_defaults(t->e_tunables, q->q_elv_tunables);
+	q->q_opts.elevator_tunables = q->q_elv_tunables; /* nor the caller's struct */
 	return 0;
 }
 
 static int blk_queue_check_opts(const struct blk_queue_opts *o)
 {
-	if (!blk_elv_ops_of(o->elevator))
+	if (!blk_elevator_of(o))
 		return -EINVAL;
 	if ((unsigned)o->plug_policy > BLK_PLUG_IMPLICIT_SYNC)
 		return -EINVAL;
@@ -770,11 +728,6 @@ static int blk_queue_check_opts(const struct blk_queue_opts *o)
 	if (o->nr_requests == 0 || o->nr_requests > 65536)
 		return -EINVAL;
 	if (o->queue_depth > 4096 || o->unplug_thresh == 0)
-		return -EINVAL;
-	if (o->elevator == BLK_ELV_DEADLINE && o->deadline.fifo_batch == 0)
-		return -EINVAL;
-	if (o->elevator == BLK_ELV_CFQ &&
-	    (o->cfq.quantum == 0 || o->cfq.slice_sync_ns == 0 || o->cfq.slice_async_ns == 0))
 		return -EINVAL;
 	return 0;
 }
@@ -790,7 +743,7 @@ static int blk_queue_alloc(struct blk_queue *q)
 		struct blk_request *rq = &q->q_pool[i];
 		rq->rq_q = q;
 		rq->rq_state = BLK_RQ_FREE;
-		blk_list_add_tail(&q->q_free, &rq->rq_qlink);
+		rt_list_add_tail(&q->q_free, &rq->rq_qlink);
 	}
 	q->q_nr_free = q->q_opts.nr_requests;
 	return blk_trace_alloc(q);
@@ -804,7 +757,7 @@ static void blk_queue_dealloc(struct blk_queue *q)
 	free(q->q_bounce);
 	free(q->q_bounce_busy);
 	free(q->q_pool);
-	free(q->q_elv_own);
+	free(q->q_elv_tunables);
 	blk_trace_free(q);
 	free(q);
 }
@@ -819,10 +772,12 @@ int blk_queue_new(struct dev *dev, const struct blk_queue_opts *opts,
 	}
 	if (!dev || !out || blk_queue_check_opts(opts) < 0)
 		return -EINVAL;
+	const struct blk_elevator_type *elv = blk_elevator_of(opts);
 	struct blk_queue *q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->q_opts = *opts;
+	q->q_opts.elevator = elv->e_name; /* the caller's string need not outlive q */
 	q->q_dev = dev;
 	q->q_block_size = dev_block_size(dev);
 	q->q_nr_sectors = dev_size(dev) >> BLK_SECTOR_SHIFT;
@@ -831,14 +786,15 @@ int blk_queue_new(struct dev *dev, const struct blk_queue_opts *opts,
 	if (q->q_depth == 0)
 		q->q_depth = 1;
 	q->q_bounce_bytes = opts->max_sectors << BLK_SECTOR_SHIFT;
-	q->q_elv = blk_elv_ops_of(opts->elevator);
+	q->q_elv = elv->e_ops;
 	q->q_t0 = rt_now_ns();
-	blk_list_init(&q->q_free);
-	blk_list_init(&q->q_queued);
-	blk_list_init(&q->q_dispatch);
+	rt_list_init(&q->q_free);
+	rt_list_init(&q->q_queued);
+	rt_list_init(&q->q_dispatch);
+	rt_list_init(&q->q_end);
 	int rc = blk_queue_alloc(q);
 	if (rc == 0)
-		rc = blk_elv_tunables_setup(q);
+		rc = blk_elv_tunables_setup(q, elv);
 	if (rc < 0)
 		goto fail;
 	rc = q->q_elv->init(q);
@@ -870,7 +826,7 @@ void blk_drain(struct blk_queue *q)
 	rt_mutex_lock(&q->q_lock);
 	__blk_unplug(q, 'U');
 	for (;;) {
-		if (q->q_end_head) {
+		if (!rt_list_empty(&q->q_end)) {
 			/* Our own completions (a failed dev_submit): call them. */
 			blk_unlock(q);
 			rt_mutex_lock(&q->q_lock);
@@ -878,11 +834,11 @@ void blk_drain(struct blk_queue *q)
 		}
 		/* Also wait for end_io callbacks running on other threads:
 		 * after a drain the caller may free what they use. */
-		if (!q->q_nr_queued && !q->q_in_flight && blk_list_empty(&q->q_dispatch) &&
+		if (!q->q_nr_queued && !q->q_in_flight && rt_list_empty(&q->q_dispatch) &&
 		    !q->q_end_pending)
 			break;
 		__blk_run_queue(q);
-		if (!q->q_end_head)
+		if (rt_list_empty(&q->q_end))
 			rt_cond_wait(&q->q_done, &q->q_lock);
 	}
 	blk_unlock(q);
@@ -953,7 +909,7 @@ int blk_submit(struct blk_queue *q, struct blk_bio *b)
 	if (rc < 0)
 		return rc;
 	b->b_queue = q;
-	b->b_next = NULL;
+	rt_list_init(&b->b_link);
 	b->b_error = 0;
 	b->b_done = false;
 	b->b_polling = false;

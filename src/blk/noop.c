@@ -8,7 +8,7 @@
 #include "blk/blk_int.h"
 
 struct noop_data {
-	struct blk_link nd_fifo; /* [q_lock] */
+	struct rt_link nd_fifo; /* [q_lock] */
 };
 
 
@@ -17,7 +17,7 @@ static int noop_init(struct blk_queue *q)
 	struct noop_data *nd = calloc(1, sizeof(*nd));
 	if (!nd)
 		return -ENOMEM;
-	blk_list_init(&nd->nd_fifo);
+	rt_list_init(&nd->nd_fifo);
 	q->q_elv_data = nd;
 	return 0;
 }
@@ -32,20 +32,19 @@ static void noop_add(struct blk_queue *q, struct blk_request *rq)
 {
 	struct noop_data *nd = q->q_elv_data;
 	ASSERT(rt_mutex_held(&q->q_lock));
-	ASSERT(blk_list_empty(&rq->rq_flink) && rq->rq_state == BLK_RQ_QUEUED);
-	blk_list_add_tail(&nd->nd_fifo, &rq->rq_flink);
+	ASSERT(rt_list_empty(&rq->rq_flink) && rq->rq_state == BLK_RQ_QUEUED);
+	rt_list_add_tail(&nd->nd_fifo, &rq->rq_flink);
 }
 
 static struct blk_request *noop_dispatch(struct blk_queue *q)
 {
 	struct noop_data *nd = q->q_elv_data;
 	ASSERT(rt_mutex_held(&q->q_lock));
-	if (blk_list_empty(&nd->nd_fifo))
+	struct blk_request *rq = RT_LIST_FIRST(&nd->nd_fifo, struct blk_request, rq_flink);
+	if (!rq)
 		return NULL;
-	struct blk_request *rq =
-		BLK_CONTAINER_OF(nd->nd_fifo.next, struct blk_request, rq_flink);
 	ASSERT(rq->rq_state == BLK_RQ_QUEUED && rq->rq_q == q);
-	blk_list_del(&rq->rq_flink);
+	rt_list_del(&rq->rq_flink);
 	return rq;
 }
 
@@ -55,7 +54,7 @@ static void noop_completed(struct blk_queue *q, struct blk_request *rq)
 	(void)rq;
 }
 
-const struct blk_elv_ops blk_elv_noop = {
+static const struct blk_elv_ops blk_elv_noop = {
 	.name = "noop",
 	.init = noop_init,
 	.exit = noop_exit,
@@ -69,5 +68,4 @@ const struct blk_elevator_type blk_elevator_noop = {
 	.e_help = "noop: insertion order, merging only",
 	.e_ops = &blk_elv_noop,
 	.e_tunables = NULL,
-	.e_opts_offset = SIZE_MAX,
 };

@@ -26,9 +26,10 @@ void blk_start_plug(struct blk_plug *plug)
 		return;
 	}
 	memset(plug, 0, sizeof(*plug));
+	rt_list_init(&plug->p_bios);
 	plug->p_depth = 1;
 	blk_cur_plug = plug;
-	ASSERT(!plug->p_head && plug->p_count == 0);
+	ASSERT(rt_list_empty(&plug->p_bios) && plug->p_count == 0);
 }
 
 void blk_finish_plug(struct blk_plug *plug)
@@ -42,7 +43,7 @@ void blk_finish_plug(struct blk_plug *plug)
 	}
 	ASSERT(cur->p_depth == 1);
 	blk_plug_flush_current();
-	ASSERT(!cur->p_head && cur->p_count == 0); /* every bio went out */
+	ASSERT(rt_list_empty(&cur->p_bios) && cur->p_count == 0); /* every bio went out */
 	cur->p_depth = 0;
 	blk_cur_plug = NULL;
 }
@@ -59,29 +60,31 @@ int blk_plug_take(struct blk_queue *q, struct blk_bio *b)
 	if (!plug)
 		return 0;
 	ASSERT(rt_mutex_held(&q->q_lock) && plug->p_depth > 0);
-	ASSERT(b->b_queue == q && !plug->p_tail == !plug->p_head);
+	ASSERT(b->b_queue == q && rt_list_empty(&plug->p_bios) == !plug->p_count);
+	const struct blk_bio *p;
 	int seen = 0;
-	for (struct blk_bio *p = plug->p_head; p && !seen; p = p->b_next)
-		seen = p->b_queue == q;
+	RT_LIST_FOR_EACH(p, &plug->p_bios, struct blk_bio, b_link) {
+		if (p->b_queue == q) {
+			seen = 1;
+			break;
+		}
+	}
 	if (!seen) {
 		q->q_stats.plugs++;
 		__blk_trace_plug(q, 'P', 0);
 	}
-	b->b_next = NULL;
-	if (plug->p_tail)
-		plug->p_tail->b_next = b;
-	else
-		plug->p_head = b;
-	plug->p_tail = b;
+	rt_list_add_tail(&plug->p_bios, &b->b_link);
 	plug->p_count++;
-	ASSERT(plug->p_head && !plug->p_tail->b_next);
+	ASSERT(plug->p_bios.prev == &b->b_link);
 	return 1;
 }
 
-static unsigned blk_plug_count_run(const struct blk_bio *b)
+/* Bios of b's queue from the first of list bios on, up to another queue's. */
+static unsigned blk_plug_count_run(const struct rt_link *bios)
 {
+	const struct blk_bio *b = RT_LIST_FIRST(bios, struct blk_bio, b_link), *p;
 	unsigned n = 0;
-	for (const struct blk_bio *p = b; p && p->b_queue == b->b_queue; p = p->b_next)
+	for (p = b; p && p->b_queue == b->b_queue; p = RT_LIST_NEXT(bios, p, struct blk_bio, b_link))
 		n++;
 	return n;
 }
@@ -95,24 +98,21 @@ static unsigned blk_plug_count_run(const struct blk_bio *b)
 void blk_plug_flush_current(void)
 {
 	struct blk_plug *plug = blk_cur_plug;
-	if (!plug || !plug->p_head)
+	if (!plug || rt_list_empty(&plug->p_bios))
 		return;
-	struct blk_bio *b = plug->p_head;
-	plug->p_head = plug->p_tail = NULL;
+	struct rt_link bios;
+	rt_list_init(&bios);
+	rt_list_splice_tail(&bios, &plug->p_bios);
 	plug->p_count = 0;
-	while (b) {
-		struct blk_queue *q = b->b_queue;
-		unsigned n = blk_plug_count_run(b);
+	while (!rt_list_empty(&bios)) {
+		struct blk_queue *q = RT_LIST_FIRST(&bios, struct blk_bio, b_link)->b_queue;
+		unsigned n = blk_plug_count_run(&bios);
 		ASSERT(n > 0 && !rt_mutex_held(&q->q_lock));
 		rt_mutex_lock(&q->q_lock);
 		__blk_trace_plug(q, 'U', n);
 		q->q_stats.unplugs_io++;
-		while (b && b->b_queue == q) {
-			struct blk_bio *next = b->b_next;
-			b->b_next = NULL;
-			__blk_insert_bio(q, b);
-			b = next;
-		}
+		for (unsigned i = 0; i < n; i++)
+			__blk_insert_bio(q, RT_LIST_POP(&bios, struct blk_bio, b_link));
 		__blk_unplug(q, 0);
 		blk_unlock(q);
 	}

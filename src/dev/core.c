@@ -48,30 +48,6 @@ int dev_core_validate(const struct dev *d, const struct dev_req *r)
 
 /* ---- the completion thread -------------------------------------------- */
 
-/* Request lists (the completion thread's, the pollers'); d_lock held. */
-static void __req_append(struct dev_req **first, struct dev_req **last, struct dev_req *r)
-{
-	r->r_next = NULL;
-	if (*last)
-		(*last)->r_next = r;
-	else
-		*first = r;
-	*last = r;
-}
-
-static struct dev_req *__req_pop(struct dev_req **first, struct dev_req **last)
-{
-	struct dev_req *r = *first;
-
-	if (r) {
-		*first = r->r_next;
-		if (!*first)
-			*last = NULL;
-		r->r_next = NULL;
-	}
-	return r;
-}
-
 /* A request is no longer in flight (its r_done ran, or its submission
  * failed); d_lock held. */
 static void __dev_inflight_put(struct dev *d)
@@ -87,7 +63,7 @@ static void dev_core_thread(void *arg)
 
 	rt_mutex_lock(&d->d_lock);
 	for (;;) {
-		struct dev_req *r = __req_pop(&d->d_done_first, &d->d_done_last);
+		struct dev_req *r = RT_LIST_POP(&d->d_done, struct dev_req, r_link);
 
 		if (!r) {
 			if (d->d_stop)
@@ -106,14 +82,13 @@ static void dev_core_thread(void *arg)
 void dev_core_complete(struct dev *d, struct dev_req *r)
 {
 	rt_mutex_lock(&d->d_lock);
-	__req_append(&d->d_done_first, &d->d_done_last, r);
+	rt_list_add_tail(&d->d_done, &r->r_link);
 	rt_cond_signal(&d->d_work);
 	rt_mutex_unlock(&d->d_lock);
 }
 
 void dev_core_complete_direct(struct dev *d, struct dev_req *r)
 {
-	r->r_next = NULL;
 	r->r_done(r);
 	rt_mutex_lock(&d->d_lock);
 	__dev_inflight_put(d);
@@ -125,8 +100,8 @@ int dev_core_init(struct dev *d, const char *tname)
 	int rc;
 
 	ASSERT(d->d_ops && d->d_block_size > 0);
-	d->d_done_first = d->d_done_last = NULL;
-	d->d_poll_first = d->d_poll_last = NULL;
+	rt_list_init(&d->d_done);
+	rt_list_init(&d->d_polled);
 	d->d_poll_gen = 0;
 	d->d_inflight = 0;
 	d->d_closing = d->d_stop = false;
@@ -157,6 +132,19 @@ out_work:
 	rt_cond_release(&d->d_work);
 out_mutex:
 	rt_mutex_release(&d->d_lock);
+	return rc;
+}
+
+int dev_core_init_locked(struct dev *d, rt_mutex *lock, const char *lock_name,
+			 const char *tname)
+{
+	int rc = rt_mutex_init(lock, lock_name);
+
+	if (rc < 0)
+		return rc;
+	rc = dev_core_init(d, tname);
+	if (rc < 0)
+		rt_mutex_release(lock);
 	return rc;
 }
 
@@ -243,7 +231,7 @@ int dev_submit(struct dev *d, struct dev_req *r)
 	if (dev_needs_bounce(d, r))
 		return dev_submit_bounced(d, r);
 	r->r_result = 0;
-	r->r_next = NULL;
+	rt_list_init(&r->r_link);
 	rt_mutex_lock(&d->d_lock);
 	if (d->d_closing) {
 		rt_mutex_unlock(&d->d_lock);
@@ -252,7 +240,7 @@ int dev_submit(struct dev *d, struct dev_req *r)
 	d->d_inflight++;
 	if (r->r_flags & DEV_REQ_POLLED) {
 		/* for a poller (dev_poll), never run here */
-		__req_append(&d->d_poll_first, &d->d_poll_last, r);
+		rt_list_add_tail(&d->d_polled, &r->r_link);
 		rt_cond_broadcast(&d->d_poll);
 		rt_mutex_unlock(&d->d_lock);
 		return 0;
@@ -281,7 +269,7 @@ void dev_close(struct dev *d)
 	rt_mutex_unlock(&d->d_lock);
 	if (d->d_thread)
 		rt_thread_join(d->d_thread);
-	ASSERT(!d->d_done_first && !d->d_poll_first);
+	ASSERT(rt_list_empty(&d->d_done) && rt_list_empty(&d->d_polled));
 	rt_cond_release(&d->d_poll);
 	rt_cond_release(&d->d_idle);
 	rt_cond_release(&d->d_work);
@@ -311,9 +299,9 @@ bool dev_poll(struct dev *d, uint64_t gen)
 	struct dev_req *r;
 
 	rt_mutex_lock(&d->d_lock);
-	while (!d->d_poll_first && d->d_poll_gen == gen)
+	while (rt_list_empty(&d->d_polled) && d->d_poll_gen == gen)
 		rt_cond_wait(&d->d_poll, &d->d_lock);
-	r = __req_pop(&d->d_poll_first, &d->d_poll_last);
+	r = RT_LIST_POP(&d->d_polled, struct dev_req, r_link);
 	rt_mutex_unlock(&d->d_lock);
 	if (!r)
 		return false;

@@ -68,14 +68,12 @@ struct dev {
 	rt_mutex d_lock;
 	rt_cond d_work;              /* completion thread: something to do */
 	rt_cond d_idle;              /* dev_close: d_inflight reached 0 */
-	struct dev_req *d_done_first; /* [d_lock] finished, r_done not yet called */
-	struct dev_req *d_done_last;  /* [d_lock] */
+	struct rt_link d_done;       /* [d_lock] finished, r_done not yet called */
 	uint64_t d_inflight;         /* [d_lock] accepted, r_done not returned */
 	bool d_closing;              /* [d_lock] dev_close started */
 	bool d_stop;                 /* [d_lock] completion thread must exit */
 	rt_thread *d_thread;         /* the completion thread, or NULL */
-	struct dev_req *d_poll_first; /* [d_lock] polled, not yet taken */
-	struct dev_req *d_poll_last;  /* [d_lock] */
+	struct rt_link d_polled;     /* [d_lock] polled, not yet taken */
 	uint64_t d_poll_gen;         /* [d_lock] polled completions */
 	rt_cond d_poll;              /* pollers: a request or a completion */
 };
@@ -99,6 +97,51 @@ void dev_core_complete(struct dev *d, struct dev_req *r);
 void dev_core_complete_direct(struct dev *d, struct dev_req *r);
 /* Check r against d's geometry: 0 or -EINVAL. */
 int dev_core_validate(const struct dev *d, const struct dev_req *r);
+/* dev_core_init for a backend with one lock of its own (mem, the
+ * wrappers): lock is initialised first, named lock_name, and released
+ * again when the core cannot start. */
+int dev_core_init_locked(struct dev *d, rt_mutex *lock, const char *lock_name,
+			 const char *tname);
+
+/* ---- a device over another (fault, rec) ------------------------------- */
+
+/*
+ * A wrapper embeds struct dev_wrap first. Its geometry is the inner
+ * device's; it passes each request on as a request of its own (a struct
+ * dev_wrap_req, first in the wrapper's per-request state) and finishes
+ * the caller's when that one completes; power cuts and checks go to the
+ * inner device (dev_wrap_power_cut, dev_wrap_check as its dev_ops); its
+ * o_close closes the inner device (dev_close(w_inner)), then frees its own.
+ */
+struct dev_wrap {
+	struct dev w_dev;
+	struct dev *w_inner;
+};
+
+struct dev_wrap_req {
+	struct dev_req wr_inner;  /* what the inner device is given */
+	struct dev_req *wr_outer; /* the caller's */
+	struct dev_wrap *wr_wrap;
+};
+
+/* Set w up over inner with ops: the inner device's geometry, the name
+ * "KIND:INNER", lock (the wrapper's own, named lock_name) and the
+ * completion thread "KIND-done". 0 or -errno (nothing to undo then). */
+int dev_wrap_init(struct dev_wrap *w, const struct dev_ops *ops, struct dev *inner,
+		  const char *kind, rt_mutex *lock, const char *lock_name);
+/* Pass len bytes of r (r_len: all of it) on to the inner device as wr,
+ * whose done (NULL: dev_wrap_done) runs when it completes. 0, or
+ * dev_submit's -errno (wr is the caller's to free then). */
+int dev_wrap_submit(struct dev_wrap *w, struct dev_wrap_req *wr, struct dev_req *r,
+		    uint32_t len, void (*done)(struct dev_req *ir));
+/* Finish the caller's request outer of w with result. */
+void dev_wrap_complete(struct dev_wrap *w, struct dev_req *outer, int64_t result);
+/* The plain done of a passed-on request (wr allocated alone, with
+ * malloc): free wr, finish the caller's request with the inner result. */
+void dev_wrap_done(struct dev_req *ir);
+/* dev_ops hooks that go to the inner device. */
+int dev_wrap_power_cut(struct dev *d);
+int dev_wrap_check(struct dev *d);
 
 /* ---- a sparse byte store: zeros until written ------------------------- */
 

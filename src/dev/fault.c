@@ -20,25 +20,17 @@
  * thread, never inside dev_submit.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dev/dev_int.h"
 
 struct dev_fault {
-	struct dev f_dev;
-	struct dev *f_inner;
+	struct dev_wrap f_w;            /* first: the device over the inner one */
 	struct dev_fault_opts f_opts;
 	rt_mutex f_lock;
 	struct rt_prng f_prng;          /* [f_lock] */
 	struct dev_fault_counts f_cnt;  /* [f_lock] */
-};
-
-struct fault_req {
-	struct dev_req fr_inner;
-	struct dev_req *fr_outer;
-	struct dev_fault *fr_dev;
 };
 
 enum fault_action { FA_PASS, FA_FAIL, FA_FAIL_FLUSH, FA_SHORT, FA_LOSE_CACHE };
@@ -101,21 +93,10 @@ static enum fault_action __fault_decide(struct dev_fault *f, const struct dev_re
 	}
 }
 
-static void fault_inner_done(struct dev_req *ir)
-{
-	struct fault_req *fr = ir->r_priv;
-	struct dev_fault *f = fr->fr_dev;
-	struct dev_req *o = fr->fr_outer;
-
-	o->r_result = ir->r_result;
-	free(fr);
-	dev_core_complete(&f->f_dev, o);
-}
-
 static int fault_submit(struct dev *d, struct dev_req *r)
 {
 	struct dev_fault *f = (struct dev_fault *)d;
-	struct fault_req *fr;
+	struct dev_wrap_req *wr;
 	uint32_t len = r->r_len, bs = d->d_block_size;
 	enum fault_action act;
 	int err;
@@ -129,25 +110,20 @@ static int fault_submit(struct dev *d, struct dev_req *r)
 	if (act == FA_FAIL || act == FA_FAIL_FLUSH || act == FA_LOSE_CACHE ||
 	    (act == FA_SHORT && len == 0)) {
 		bool failed = act == FA_FAIL || act == FA_FAIL_FLUSH;
+		int fail = f->f_opts.fail_errno ? f->f_opts.fail_errno : -EIO;
 
 		if (act == FA_LOSE_CACHE ||
 		    (act == FA_FAIL_FLUSH && f->f_opts.failed_flush_drops_cache))
-			dev_sim_power_cut(f->f_inner); /* -EINVAL off a sim: nothing to lose */
-		r->r_result = failed ? (f->f_opts.fail_errno ? f->f_opts.fail_errno : -EIO) : 0;
-		dev_core_complete(d, r);
+			dev_sim_power_cut(f->f_w.w_inner); /* -EINVAL off a sim: nothing to lose */
+		dev_wrap_complete(&f->f_w, r, failed ? fail : 0);
 		return 0;
 	}
-	fr = calloc(1, sizeof(*fr));
-	if (!fr)
+	wr = calloc(1, sizeof(*wr));
+	if (!wr)
 		return -ENOMEM;
-	fr->fr_outer = r;
-	fr->fr_dev = f;
-	fr->fr_inner = (struct dev_req){ .r_op = r->r_op, .r_flags = r->r_flags,
-		.r_off = r->r_off, .r_len = len, .r_buf = r->r_buf,
-		.r_ioprio = r->r_ioprio, .r_done = fault_inner_done, .r_priv = fr };
-	err = dev_submit(f->f_inner, &fr->fr_inner);
+	err = dev_wrap_submit(&f->f_w, wr, r, len, NULL);
 	if (err < 0)
-		free(fr);
+		free(wr);
 	return err;
 }
 
@@ -155,26 +131,16 @@ static void fault_close(struct dev *d)
 {
 	struct dev_fault *f = (struct dev_fault *)d;
 
-	dev_close(f->f_inner);
+	dev_close(f->f_w.w_inner);
 	rt_mutex_release(&f->f_lock);
 	free(f);
-}
-
-static int fault_power_cut(struct dev *d)
-{
-	return dev_sim_power_cut(((struct dev_fault *)d)->f_inner);
-}
-
-static int fault_check(struct dev *d)
-{
-	return dev_check(((struct dev_fault *)d)->f_inner);
 }
 
 static const struct dev_ops dev_fault_ops = {
 	.o_submit = fault_submit,
 	.o_close = fault_close,
-	.o_power_cut = fault_power_cut,
-	.o_check = fault_check,
+	.o_power_cut = dev_wrap_power_cut,
+	.o_check = dev_wrap_check,
 };
 
 int dev_fault_new(struct dev *inner, const struct dev_fault_opts *opts,
@@ -193,29 +159,15 @@ int dev_fault_new(struct dev *inner, const struct dev_fault_opts *opts,
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	f->f_inner = inner;
 	f->f_opts = *opts;
 	rt_prng_init(&f->f_prng, opts->seed);
-	f->f_dev.d_ops = &dev_fault_ops;
-	f->f_dev.d_size = dev_size(inner);
-	f->f_dev.d_block_size = dev_block_size(inner);
-	f->f_dev.d_queue_depth = dev_queue_depth(inner);
-	f->f_dev.d_rotational = dev_rotational(inner);
-	f->f_dev.d_volatile_cache = dev_volatile_cache(inner);
-	snprintf(f->f_dev.d_name, sizeof(f->f_dev.d_name), "fault:%s", dev_name(inner));
-	err = rt_mutex_init(&f->f_lock, "dev_fault");
-	if (err < 0)
-		goto out_free;
-	err = dev_core_init(&f->f_dev, "fault-done");
-	if (err < 0)
-		goto out_lock;
-	*out = &f->f_dev;
+	err = dev_wrap_init(&f->f_w, &dev_fault_ops, inner, "fault", &f->f_lock, "dev_fault");
+	if (err < 0) {
+		free(f);
+		return err;
+	}
+	*out = &f->f_w.w_dev;
 	return 0;
-out_lock:
-	rt_mutex_release(&f->f_lock);
-out_free:
-	free(f);
-	return err;
 }
 
 void dev_fault_counts(const struct dev *d, struct dev_fault_counts *out)

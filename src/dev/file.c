@@ -62,8 +62,7 @@ struct dev_file {
 	/* threads engine */
 	rt_mutex f_lock;
 	rt_cond f_cond;
-	struct dev_req *f_first;     /* [f_lock] queued requests */
-	struct dev_req *f_last;      /* [f_lock] */
+	struct rt_link f_waiting;    /* [f_lock] queued requests (r_link) */
 	bool f_stop;                 /* [f_lock] */
 	unsigned f_nworkers;
 	rt_thread *f_workers[DEV_FILE_MAX_WORKERS];
@@ -170,7 +169,7 @@ static void dev_file_worker(void *arg)
 
 	rt_mutex_lock(&f->f_lock);
 	for (;;) {
-		struct dev_req *r = f->f_first;
+		struct dev_req *r = RT_LIST_POP(&f->f_waiting, struct dev_req, r_link);
 
 		if (!r) {
 			if (f->f_stop)
@@ -178,9 +177,6 @@ static void dev_file_worker(void *arg)
 			rt_cond_wait(&f->f_cond, &f->f_lock);
 			continue;
 		}
-		f->f_first = r->r_next;
-		if (!f->f_first)
-			f->f_last = NULL;
 		rt_mutex_unlock(&f->f_lock);
 		r->r_result = dev_file_do(f, r);
 		dev_core_complete(&f->f_dev, r);
@@ -193,12 +189,7 @@ static void dev_file_worker(void *arg)
  * past io_uring's depth); f_lock held. */
 static void __dev_file_enqueue(struct dev_file *f, struct dev_req *r)
 {
-	r->r_next = NULL;
-	if (f->f_last)
-		f->f_last->r_next = r;
-	else
-		f->f_first = r;
-	f->f_last = r;
+	rt_list_add_tail(&f->f_waiting, &r->r_link);
 }
 
 static int dev_file_threads_submit(struct dev_file *f, struct dev_req *r)
@@ -297,8 +288,8 @@ static int dev_file_uring_submit(struct dev_file *f, struct dev_req *r)
 	int rc;
 
 	rt_mutex_lock(&f->f_lock);
-	/* past the queue depth, requests wait in f_first for the reaper */
-	if (f->f_ring_inflight >= f->f_qd || f->f_first) {
+	/* past the queue depth, requests wait in f_waiting for the reaper */
+	if (f->f_ring_inflight >= f->f_qd || !rt_list_empty(&f->f_waiting)) {
 		__dev_file_enqueue(f, r);
 		rt_mutex_unlock(&f->f_lock);
 		return 0;
@@ -320,14 +311,13 @@ static void __dev_file_uring_refill(struct dev_file *f)
 {
 	bool any = false;
 
-	while (f->f_first && f->f_ring_inflight < f->f_qd) {
-		struct dev_req *r = f->f_first;
+	struct dev_req *r;
 
+	while ((r = RT_LIST_FIRST(&f->f_waiting, struct dev_req, r_link)) &&
+	       f->f_ring_inflight < f->f_qd) {
 		if (__dev_file_uring_queue(f, r) < 0)
 			break;
-		f->f_first = r->r_next;
-		if (!f->f_first)
-			f->f_last = NULL;
+		rt_list_del(&r->r_link);
 		f->f_ring_inflight++;
 		any = true;
 	}
@@ -747,6 +737,7 @@ int dev_file_open(const char *path, const struct dev_file_opts *opts,
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	rt_list_init(&f->f_waiting);
 	f->f_dfd = -1;
 	f->f_fd = dev_file_open_fd(path, o);
 	if (f->f_fd < 0) {

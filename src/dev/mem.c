@@ -74,18 +74,12 @@ int dev_mem_new(uint64_t size, uint32_t block_size, struct dev **out)
 	m->m_dev.d_queue_depth = 64;
 	m->m_dev.d_rotational = false;
 	m->m_dev.d_volatile_cache = false;
-	rc = rt_mutex_init(&m->m_lock, "dev_mem");
-	if (rc < 0)
-		goto out_free;
-	rc = dev_core_init(&m->m_dev, "mem-done");
-	if (rc < 0)
-		goto out_lock;
+	rc = dev_core_init_locked(&m->m_dev, &m->m_lock, "dev_mem", "mem-done");
+	if (rc < 0) {
+		free(m->m_data);
+		free(m);
+		return rc;
+	}
 	*out = &m->m_dev;
 	return 0;
-out_lock:
-	rt_mutex_release(&m->m_lock);
-out_free:
-	free(m->m_data);
-	free(m);
-	return rc;
 }

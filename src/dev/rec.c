@@ -29,7 +29,6 @@
  * dev_rec_reset().
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,8 +43,7 @@ struct rec_entry {
 };
 
 struct dev_rec {
-	struct dev r_dev;
-	struct dev *r_inner;
+	struct dev_wrap r_w;     /* first: the device over the inner one */
 	rt_mutex r_lock;
 	struct rec_entry *r_log; /* [r_lock] in completion order */
 	size_t r_n, r_cap;       /* [r_lock] */
@@ -55,9 +53,7 @@ struct dev_rec {
 
 /* One request in flight through the recorder. */
 struct rec_req {
-	struct dev_req rr_inner;
-	struct dev_req *rr_outer;
-	struct dev_rec *rr_rec;
+	struct dev_wrap_req rr_w; /* first: the request passed on */
 	uint8_t *rr_data;        /* writes: the data as submitted */
 	uint64_t rr_submit_seq;
 	uint64_t rr_done_before;
@@ -86,7 +82,7 @@ static void rec_flush_failed(struct dev_rec *rc, const struct rec_entry *f)
 
 static int rec_append(struct dev_rec *rc, const struct rec_req *rr, int64_t result)
 {
-	const struct dev_req *o = rr->rr_outer;
+	const struct dev_req *o = rr->rr_w.wr_outer;
 	struct rec_entry *e;
 
 	if (rc->r_n == rc->r_cap) {
@@ -118,8 +114,8 @@ static int rec_append(struct dev_rec *rc, const struct rec_req *rr, int64_t resu
 static void rec_inner_done(struct dev_req *ir)
 {
 	struct rec_req *rr = ir->r_priv;
-	struct dev_rec *rc = rr->rr_rec;
-	struct dev_req *o = rr->rr_outer;
+	struct dev_rec *rc = (struct dev_rec *)rr->rr_w.wr_wrap;
+	struct dev_req *o = rr->rr_w.wr_outer;
 	int64_t result = ir->r_result;
 
 	if (o->r_op != DEV_OP_READ) {
@@ -132,9 +128,8 @@ static void rec_inner_done(struct dev_req *ir)
 		}
 		rt_mutex_unlock(&rc->r_lock);
 	}
-	o->r_result = result;
 	free(rr);
-	dev_core_complete(&rc->r_dev, o);
+	dev_wrap_complete(&rc->r_w, o, result);
 }
 
 static int rec_submit(struct dev *d, struct dev_req *r)
@@ -153,16 +148,11 @@ static int rec_submit(struct dev *d, struct dev_req *r)
 		}
 		memcpy(rr->rr_data, r->r_buf, r->r_len);
 	}
-	rr->rr_outer = r;
-	rr->rr_rec = rc;
-	rr->rr_inner = (struct dev_req){ .r_op = r->r_op, .r_flags = r->r_flags,
-		.r_off = r->r_off, .r_len = r->r_len, .r_buf = r->r_buf,
-		.r_ioprio = r->r_ioprio, .r_done = rec_inner_done, .r_priv = rr };
 	rt_mutex_lock(&rc->r_lock);
 	rr->rr_submit_seq = rc->r_submit_seq++;
 	rr->rr_done_before = rc->r_base + rc->r_n;
 	rt_mutex_unlock(&rc->r_lock);
-	err = dev_submit(rc->r_inner, &rr->rr_inner);
+	err = dev_wrap_submit(&rc->r_w, &rr->rr_w, r, r->r_len, rec_inner_done);
 	if (err < 0) {
 		free(rr->rr_data);
 		free(rr);
@@ -182,28 +172,18 @@ static void rec_close(struct dev *d)
 {
 	struct dev_rec *rc = (struct dev_rec *)d;
 
-	dev_close(rc->r_inner);
+	dev_close(rc->r_w.w_inner);
 	rec_forget(rc);
 	free(rc->r_log);
 	rt_mutex_release(&rc->r_lock);
 	free(rc);
 }
 
-static int rec_power_cut(struct dev *d)
-{
-	return dev_sim_power_cut(((struct dev_rec *)d)->r_inner);
-}
-
-static int rec_check(struct dev *d)
-{
-	return dev_check(((struct dev_rec *)d)->r_inner);
-}
-
 static const struct dev_ops dev_rec_ops = {
 	.o_submit = rec_submit,
 	.o_close = rec_close,
-	.o_power_cut = rec_power_cut,
-	.o_check = rec_check,
+	.o_power_cut = dev_wrap_power_cut,
+	.o_check = dev_wrap_check,
 };
 
 int dev_rec_new(struct dev *inner, struct dev **out)
@@ -216,27 +196,14 @@ int dev_rec_new(struct dev *inner, struct dev **out)
 	rc = calloc(1, sizeof(*rc));
 	if (!rc)
 		return -ENOMEM;
-	rc->r_inner = inner;
-	rc->r_dev.d_ops = &dev_rec_ops;
-	rc->r_dev.d_size = dev_size(inner);
-	rc->r_dev.d_block_size = dev_block_size(inner);
-	rc->r_dev.d_queue_depth = dev_queue_depth(inner);
-	rc->r_dev.d_rotational = dev_rotational(inner);
-	rc->r_dev.d_volatile_cache = true;
-	snprintf(rc->r_dev.d_name, sizeof(rc->r_dev.d_name), "rec:%s", dev_name(inner));
-	err = rt_mutex_init(&rc->r_lock, "dev_rec");
-	if (err < 0)
-		goto out_free;
-	err = dev_core_init(&rc->r_dev, "rec-done");
-	if (err < 0)
-		goto out_lock;
-	*out = &rc->r_dev;
+	err = dev_wrap_init(&rc->r_w, &dev_rec_ops, inner, "rec", &rc->r_lock, "dev_rec");
+	if (err < 0) {
+		free(rc);
+		return err;
+	}
+	rc->r_w.w_dev.d_volatile_cache = true; /* whatever the inner device says */
+	*out = &rc->r_w.w_dev;
 	return 0;
-out_lock:
-	rt_mutex_release(&rc->r_lock);
-out_free:
-	free(rc);
-	return err;
 }
 
 /* ---- reading the log -------------------------------------------------- */

@@ -8,6 +8,7 @@
  * rt_cond_timedwait, which is virtual time in the sim world.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,39 +16,39 @@
 
 /* ---- the queues ------------------------------------------------------- */
 
-void dev_sim_start(struct dev_sim *s, struct dev_req *prev, struct dev_req *r,
-		   uint64_t end)
+void dev_sim_start(struct dev_sim *s, struct dev_req *r, uint64_t end)
 {
-	struct dev_req **pp;
+	struct rt_link *l;
 
-	/* off the wait queue */
-	if (prev)
-		prev->r_next = r->r_next;
-	else
-		s->s_q_first = r->r_next;
-	if (s->s_q_last == r)
-		s->s_q_last = prev;
+	ASSERT(s->s_q_len > 0);
+	rt_list_del(&r->r_link); /* off the wait queue */
 	s->s_q_len--;
 	/* into service, ordered by (end, arrival) so completions are
 	 * deterministic when two end at the same nanosecond */
 	SIM_END(r) = end;
-	for (pp = &s->s_svc; *pp; pp = &(*pp)->r_next) {
-		if (SIM_END(*pp) > end ||
-		    (SIM_END(*pp) == end && (*pp)->r_dev_seq > r->r_dev_seq))
+	for (l = s->s_svc.next; l != &s->s_svc; l = l->next) {
+		const struct dev_req *o = RT_LIST_ENTRY(l, struct dev_req, r_link);
+
+		if (SIM_END(o) > end || (SIM_END(o) == end && o->r_dev_seq > r->r_dev_seq))
 			break;
 	}
-	r->r_next = *pp;
-	*pp = r;
+	rt_list_insert_before(l, &r->r_link);
 	s->s_svc_len++;
+}
+
+/* The request in service that ends first, or NULL. [s_lock] */
+static struct dev_req *sim_next_end(struct dev_sim *s)
+{
+	return RT_LIST_FIRST(&s->s_svc, struct dev_req, r_link);
 }
 
 /* Hand every request whose time has come to the completion thread. [s_lock] */
 static void sim_complete_due(struct dev_sim *s, uint64_t now)
 {
-	while (s->s_svc && SIM_END(s->s_svc) <= now) {
-		struct dev_req *r = s->s_svc;
+	struct dev_req *r;
 
-		s->s_svc = r->r_next;
+	while ((r = sim_next_end(s)) && SIM_END(r) <= now) {
+		rt_list_del(&r->r_link);
 		s->s_svc_len--;
 		dev_core_complete(&s->s_dev, r);
 	}
@@ -60,13 +61,15 @@ static void sim_worker(void *arg)
 	rt_mutex_lock(&s->s_lock);
 	for (;;) {
 		uint64_t now = rt_now_ns(), wake;
+		struct dev_req *first;
 
 		sim_complete_due(s, now);
 		if (s->s_stop)
 			break;
 		wake = s->s_model->m_step(s, now);
-		if (s->s_svc && SIM_END(s->s_svc) < wake)
-			wake = SIM_END(s->s_svc);
+		first = sim_next_end(s);
+		if (first && SIM_END(first) < wake)
+			wake = SIM_END(first);
 		if (wake <= now)
 			continue;
 		if (wake == UINT64_MAX)
@@ -115,15 +118,10 @@ static int sim_submit(struct dev *d, struct dev_req *r)
 	struct dev_sim *s = (struct dev_sim *)d;
 
 	rt_mutex_lock(&s->s_lock);
-	r->r_next = NULL;
 	r->r_dev_seq = s->s_seq++;
 	SIM_ARRIVAL(r) = rt_now_ns();
 	SIM_END(r) = 0;
-	if (s->s_q_last)
-		s->s_q_last->r_next = r;
-	else
-		s->s_q_first = r;
-	s->s_q_last = r;
+	rt_list_add_tail(&s->s_queue, &r->r_link);
 	s->s_q_len++;
 	rt_cond_signal(&s->s_cond);
 	rt_mutex_unlock(&s->s_lock);
@@ -145,7 +143,9 @@ static void sim_free(struct dev_sim *s)
 {
 	dev_cache_release(&s->s_cache);
 	dev_sparse_free(s->s_media);
-	s->s_model->m_free(s);
+	if (s->s_model->m_free)
+		s->s_model->m_free(s);
+	free(s->s_priv);
 	free(s);
 }
 
@@ -156,7 +156,7 @@ static void sim_close(struct dev *d)
 	/* drained: nothing queued or in service; dirty cache data is simply
 	 * dropped with the device */
 	rt_mutex_lock(&s->s_lock);
-	ASSERT(!s->s_q_first && !s->s_svc);
+	ASSERT(rt_list_empty(&s->s_queue) && rt_list_empty(&s->s_svc));
 	s->s_stop = true;
 	rt_cond_signal(&s->s_cond);
 	rt_mutex_unlock(&s->s_lock);
@@ -172,13 +172,46 @@ static const struct dev_ops dev_sim_ops = {
 	.o_power_cut = sim_power_cut,
 };
 
-int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes, const char *worker,
-		 const char *done)
+int dev_sim_alloc(const struct dev_sim_model *model, const struct dev_sim_geometry *g,
+		  size_t priv_size, struct dev_sim **out)
 {
+	uint32_t bs = g->block_size;
+	struct dev_sim *s;
+
+	if (bs < 512 || (bs & (bs - 1)) || bs > 65536 || g->size < bs)
+		return -EINVAL;
+	if (g->queue_depth < 1 || g->queue_depth > g->max_queue_depth)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->s_priv = calloc(1, priv_size);
+	if (!s->s_priv) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->s_model = model;
+	s->s_dev.d_size = g->size - g->size % bs;
+	s->s_dev.d_block_size = bs;
+	s->s_dev.d_queue_depth = g->queue_depth;
+	s->s_dev.d_rotational = g->rotational;
+	s->s_dev.d_volatile_cache = g->volatile_cache;
+	snprintf(s->s_dev.d_name, sizeof(s->s_dev.d_name), "%s", g->name);
+	*out = s;
+	return 0;
+}
+
+int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes)
+{
+	char worker[32], done[32];
 	int rc;
 
+	snprintf(worker, sizeof(worker), "%.24s-sim", s->s_dev.d_name);
+	snprintf(done, sizeof(done), "%.24s-done", s->s_dev.d_name);
 	s->s_dev.d_ops = &dev_sim_ops;
 	s->s_dev.d_stamps = true;
+	rt_list_init(&s->s_queue);
+	rt_list_init(&s->s_svc);
 	dev_cache_init(&s->s_cache, cache_bytes);
 	rc = dev_sparse_new(s->s_dev.d_size, &s->s_media);
 	if (rc < 0)

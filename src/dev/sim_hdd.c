@@ -56,8 +56,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "dev/sim_int.h"
@@ -377,19 +375,22 @@ static uint64_t hdd_serve(struct dev_sim *s, struct dev_req *r, uint64_t start)
 	}
 }
 
-/* The next request to serve (and its predecessor in the queue), or NULL
- * when the head is busy destaging and every candidate needs it. */
-static struct dev_req *hdd_pick(struct dev_sim *s, uint64_t t, struct dev_req **prevp)
+/* The next request to serve, or NULL when the head is busy destaging and
+ * every candidate needs it. */
+static struct dev_req *hdd_pick(struct dev_sim *s, uint64_t t)
 {
 	struct sim_hdd *h = s->s_priv;
-	struct dev_req *r, *prev = NULL, *best = NULL;
+	struct dev_req *r, *best = NULL;
 	uint64_t best_ns = UINT64_MAX;
 	unsigned n = 0;
 
-	for (r = s->s_q_first; r && n < h->p.queue_depth; prev = r, r = r->r_next, n++) {
-		bool head = hdd_needs_head(s, r);
+	RT_LIST_FOR_EACH(r, &s->s_queue, struct dev_req, r_link) {
+		bool head;
 		uint64_t ns = 0;
 
+		if (n++ == h->p.queue_depth)
+			break;
+		head = hdd_needs_head(s, r);
 		if (head && h->ds_on)
 			continue;
 		if (head && r->r_op != DEV_OP_FLUSH)
@@ -397,7 +398,6 @@ static struct dev_req *hdd_pick(struct dev_sim *s, uint64_t t, struct dev_req **
 		if (ns < best_ns) {
 			best_ns = ns;
 			best = r;
-			*prevp = prev;
 		}
 		if (h->p.queue_depth == 1)
 			break;
@@ -440,20 +440,20 @@ static void hdd_destage_step_done(struct dev_sim *s)
 static uint64_t hdd_step(struct dev_sim *s, uint64_t now)
 {
 	struct sim_hdd *h = s->s_priv;
-	struct dev_req *r, *prev = NULL;
+	struct dev_req *r;
 
 	if (h->ds_on && h->ds_end <= now)
 		hdd_destage_step_done(s);
-	if (s->s_svc) /* one command at a time */
+	if (s->s_svc_len) /* one command at a time */
 		return h->ds_on ? h->ds_end : UINT64_MAX;
-	r = hdd_pick(s, sim_max(now, h->cmd_free), &prev);
+	r = hdd_pick(s, sim_max(now, h->cmd_free));
 	if (r) {
 		uint64_t start = sim_max(h->cmd_free, SIM_ARRIVAL(r));
 		uint64_t end = hdd_serve(s, r, start);
 
 		h->cmd_free = end;
-		dev_sim_start(s, prev, r, end);
-	} else if (!s->s_q_first && s->s_cache.c_n > 0 && !h->ds_on) {
+		dev_sim_start(s, r, end);
+	} else if (!s->s_q_len && s->s_cache.c_n > 0 && !h->ds_on) {
 		hdd_destage_step(s);
 	}
 	return h->ds_on ? h->ds_end : UINT64_MAX;
@@ -467,15 +467,9 @@ static void hdd_power_cut(struct dev_sim *s, uint64_t now)
 	h->gen++;
 }
 
-static void hdd_free(struct dev_sim *s)
-{
-	free(s->s_priv);
-}
-
 static const struct dev_sim_model hdd_model = {
 	.m_step = hdd_step,
 	.m_power_cut = hdd_power_cut,
-	.m_free = hdd_free,
 };
 
 /* ---- parameters ------------------------------------------------------- */
@@ -552,12 +546,9 @@ void dev_hdd_defaults(struct dev_hdd_params *p)
 	rt_param_defaults(&hdd_table, p);
 }
 
+/* What only this model checks (dev_sim_alloc checks the geometry). */
 static int hdd_check(const struct dev_hdd_params *p)
 {
-	uint32_t bs = p->block_size;
-
-	if (bs < 512 || (bs & (bs - 1)) || bs > 65536 || p->size < bs)
-		return -EINVAL;
 	if (!(p->rpm > 0) || p->cylinders < 2 || !(p->rate_outer_mb_s > 0) ||
 	    !(p->rate_inner_mb_s > 0) || p->rate_inner_mb_s > p->rate_outer_mb_s ||
 	    !(p->interface_mb_s > 0) || p->seek_dc < 2)
@@ -567,8 +558,6 @@ static int hdd_check(const struct dev_hdd_params *p)
 	    p->overhead_ms < 0 || p->hit_overhead_ms < 0 || p->flush_ms < 0)
 		return -EINVAL;
 	if (!(p->seek_avg_ms > 0) || !(p->seek_fit_avg_ms > 0) || p->destage_window < 1)
-		return -EINVAL;
-	if (p->queue_depth < 1 || p->queue_depth > HDD_MAX_QD)
 		return -EINVAL;
 	return 0;
 }
@@ -587,14 +576,14 @@ int dev_sim_hdd_new(const struct dev_hdd_params *params, struct dev **out)
 	rc = hdd_check(&p);
 	if (rc < 0)
 		return rc;
-	p.size -= p.size % p.block_size;
-	s = calloc(1, sizeof(*s));
-	h = calloc(1, sizeof(*h));
-	if (!s || !h) {
-		free(s);
-		free(h);
-		return -ENOMEM;
-	}
+	rc = dev_sim_alloc(&hdd_model, &(struct dev_sim_geometry){
+		.name = "hdd", .size = p.size, .block_size = p.block_size,
+		.queue_depth = p.queue_depth, .max_queue_depth = HDD_MAX_QD,
+		.rotational = true, .volatile_cache = p.cache_bytes > 0 }, sizeof(*h), &s);
+	if (rc < 0)
+		return rc;
+	p.size = s->s_dev.d_size;
+	h = s->s_priv;
 	h->p = p;
 	h->t_rev = 60e9 / p.rpm;
 	h->seek_scale = p.seek_avg_ms / p.seek_fit_avg_ms;
@@ -605,15 +594,7 @@ int dev_sim_hdd_new(const struct dev_hdd_params *params, struct dev **out)
 	h->k_media = (double)p.size * 1e3 / p.rate_outer_mb_s;
 	if (h->beta > 0)
 		h->k_media *= 2.0 / h->beta;
-	s->s_priv = h;
-	s->s_model = &hdd_model;
-	s->s_dev.d_size = p.size;
-	s->s_dev.d_block_size = p.block_size;
-	s->s_dev.d_queue_depth = p.queue_depth;
-	s->s_dev.d_rotational = true;
-	s->s_dev.d_volatile_cache = p.cache_bytes > 0;
-	snprintf(s->s_dev.d_name, sizeof(s->s_dev.d_name), "hdd");
-	rc = dev_sim_init(s, p.cache_bytes, "hdd-sim", "hdd-done");
+	rc = dev_sim_init(s, p.cache_bytes);
 	if (rc < 0)
 		return rc;
 	s->s_cache.c_merge_max = p.cache_merge_bytes;

@@ -30,6 +30,8 @@ struct dev_sim_model {
 	uint64_t (*m_step)(struct dev_sim *s, uint64_t now);
 	/* Drop the volatile cache; now = the time of the cut. [s_lock] */
 	void (*m_power_cut)(struct dev_sim *s, uint64_t now);
+	/* Optional: free what the model's state holds; the state itself
+	 * (s_priv, from dev_sim_alloc) is freed with the device. */
 	void (*m_free)(struct dev_sim *s);
 };
 
@@ -39,10 +41,9 @@ struct dev_sim {
 	void *s_priv;                 /* the model's state [s_lock] */
 	rt_mutex s_lock;
 	rt_cond s_cond;               /* the worker: something changed */
-	struct dev_req *s_q_first;    /* [s_lock] waiting, arrival order */
-	struct dev_req *s_q_last;     /* [s_lock] */
+	struct rt_link s_queue;       /* [s_lock] waiting, arrival order (r_link) */
 	unsigned s_q_len;             /* [s_lock] */
-	struct dev_req *s_svc;        /* [s_lock] started, by (end, seq) */
+	struct rt_link s_svc;         /* [s_lock] started, by (end, seq) (r_link) */
 	unsigned s_svc_len;           /* [s_lock] */
 	uint64_t s_seq;               /* [s_lock] arrival numbering */
 	bool s_stop;                  /* [s_lock] */
@@ -55,14 +56,39 @@ struct dev_sim {
 #define SIM_END(r) ((r)->r_dev_time[0])
 #define SIM_ARRIVAL(r) ((r)->r_dev_time[1])
 
-/* Create the common part; the model fills s_dev geometry, s_model and
- * s_priv before. On failure the model's state is freed via m_free. */
-int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes, const char *worker,
-		 const char *done);
-/* Take r off the wait queue (prev = its predecessor or NULL) and put it in
- * service, completing at end. [s_lock] */
-void dev_sim_start(struct dev_sim *s, struct dev_req *prev, struct dev_req *r,
-		   uint64_t end);
+/* A sim disk's geometry, from its model's parameters. */
+struct dev_sim_geometry {
+	const char *name;          /* the model's: the device's name; its threads
+				    * are "NAME-sim" and "NAME-done" */
+	uint64_t size;             /* bytes, at least one block (rounded down to blocks) */
+	uint32_t block_size;       /* a power of two, 512..65536 */
+	unsigned queue_depth;      /* 1..max_queue_depth */
+	unsigned max_queue_depth;
+	bool rotational;
+	bool volatile_cache;
+};
+
+/*
+ * A model's constructor, in two steps. dev_sim_alloc makes the checks
+ * every model makes of its geometry (-EINVAL) and allocates a device of
+ * model with that geometry (d_size rounded down to whole blocks) and
+ * priv_size zeroed bytes of the model's state at s_priv (-ENOMEM; nothing
+ * to free on an error). The model fills its state, then dev_sim_init
+ * starts the device with a cache of cache_bytes; on failure it frees
+ * everything, the model's state too (m_free first, if any).
+ */
+int dev_sim_alloc(const struct dev_sim_model *model, const struct dev_sim_geometry *g,
+		  size_t priv_size, struct dev_sim **out);
+int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes);
+/* The oldest waiting request, or NULL; the waiting ones in arrival order:
+ * RT_LIST_FOR_EACH(r, &s->s_queue, struct dev_req, r_link). [s_lock] */
+static inline struct dev_req *dev_sim_oldest(struct dev_sim *s)
+{
+	return RT_LIST_FIRST(&s->s_queue, struct dev_req, r_link);
+}
+/* Take r off the wait queue and put it in service, completing at end.
+ * [s_lock] */
+void dev_sim_start(struct dev_sim *s, struct dev_req *r, uint64_t end);
 /* Data movement for a started request: reads see the cache over the media,
  * writes go to the cache or (through = true) to the media. [s_lock] */
 int64_t dev_sim_read(struct dev_sim *s, struct dev_req *r);

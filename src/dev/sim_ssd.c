@@ -23,8 +23,6 @@
  * garbage collection (no GC stalls).
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "dev/sim_int.h"
@@ -181,8 +179,9 @@ static uint64_t ssd_step(struct dev_sim *s, uint64_t now)
 	struct sim_ssd *d = s->s_priv;
 
 	ssd_retire(s, now);
-	while (s->s_q_first && s->s_svc_len < d->p.queue_depth) {
-		struct dev_req *r = s->s_q_first;
+	struct dev_req *r;
+
+	while ((r = dev_sim_oldest(s)) && s->s_svc_len < d->p.queue_depth) {
 		/* in the sim world the worker runs exactly at arrival (or at the
 		 * completion that freed a slot); in the real world it may wake
 		 * late, and the model time should not drift with it */
@@ -191,7 +190,7 @@ static uint64_t ssd_step(struct dev_sim *s, uint64_t now)
 		uint64_t end = ssd_serve(s, r, start);
 
 		d->last_end = sim_max(d->last_end, end);
-		dev_sim_start(s, NULL, r, end);
+		dev_sim_start(s, r, end);
 	}
 	return UINT64_MAX;
 }
@@ -204,15 +203,9 @@ static void ssd_power_cut(struct dev_sim *s, uint64_t now)
 	dev_cache_drop(&s->s_cache);
 }
 
-static void ssd_free(struct dev_sim *s)
-{
-	free(s->s_priv);
-}
-
 static const struct dev_sim_model ssd_model = {
 	.m_step = ssd_step,
 	.m_power_cut = ssd_power_cut,
-	.m_free = ssd_free,
 };
 
 /* ---- parameters ------------------------------------------------------- */
@@ -259,17 +252,12 @@ void dev_ssd_defaults(struct dev_ssd_params *p)
 	rt_param_defaults(&ssd_table, p);
 }
 
+/* What only this model checks (dev_sim_alloc checks the geometry). */
 static int ssd_check(const struct dev_ssd_params *p)
 {
-	uint32_t bs = p->block_size;
-
-	if (bs < 512 || (bs & (bs - 1)) || bs > 65536 || p->size < bs)
-		return -EINVAL;
 	if (p->channels < 1 || p->channels > SSD_MAX_CHANNELS || p->page_bytes < 512 ||
 	    !(p->interface_mb_s > 0) || p->cmd_us < 0 || p->page_read_us < 0 ||
 	    p->bus_us_per_page < 0 || p->program_us < 0 || p->flush_us < 0)
-		return -EINVAL;
-	if (p->queue_depth < 1 || p->queue_depth > SSD_MAX_QD)
 		return -EINVAL;
 	return 0;
 }
@@ -288,24 +276,17 @@ int dev_sim_ssd_new(const struct dev_ssd_params *params, struct dev **out)
 	rc = ssd_check(&p);
 	if (rc < 0)
 		return rc;
-	p.size -= p.size % p.block_size;
-	s = calloc(1, sizeof(*s));
-	d = calloc(1, sizeof(*d));
-	if (!s || !d) {
-		free(s);
-		free(d);
-		return -ENOMEM;
-	}
+	rc = dev_sim_alloc(&ssd_model, &(struct dev_sim_geometry){
+		.name = "ssd", .size = p.size, .block_size = p.block_size,
+		.queue_depth = p.queue_depth, .max_queue_depth = SSD_MAX_QD,
+		.rotational = false,
+		.volatile_cache = p.cache_bytes > 0 && !p.power_loss_protection }, sizeof(*d), &s);
+	if (rc < 0)
+		return rc;
+	p.size = s->s_dev.d_size;
+	d = s->s_priv;
 	d->p = p;
-	s->s_priv = d;
-	s->s_model = &ssd_model;
-	s->s_dev.d_size = p.size;
-	s->s_dev.d_block_size = p.block_size;
-	s->s_dev.d_queue_depth = p.queue_depth;
-	s->s_dev.d_rotational = false;
-	s->s_dev.d_volatile_cache = p.cache_bytes > 0 && !p.power_loss_protection;
-	snprintf(s->s_dev.d_name, sizeof(s->s_dev.d_name), "ssd");
-	rc = dev_sim_init(s, p.cache_bytes, "ssd-sim", "ssd-done");
+	rc = dev_sim_init(s, p.cache_bytes);
 	if (rc < 0)
 		return rc;
 	*out = &s->s_dev;

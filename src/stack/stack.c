@@ -83,7 +83,7 @@ static int resolve_queue(struct stack_queue *q, const struct stack_spec *sp, uns
 	const struct stack_queue_spec *qs = &sp->queues[i];
 	const char *name = qs->elevator;
 	const struct blk_elevator_type *t;
-	enum blk_elevator e;
+	const void *base_tun = NULL;
 	int rc;
 
 	q->q_on = name || qs->base ||
@@ -91,15 +91,20 @@ static int resolve_queue(struct stack_queue *q, const struct stack_spec *sp, uns
 	if (!q->q_on)
 		return 0;
 	if (!name)
-		name = qs->base ? blk_elevator_at((size_t)qs->base->elevator)->e_name : "noop";
-	if (blk_elevator_parse(name, &e))
+		name = qs->base && qs->base->elevator ? qs->base->elevator : "noop";
+	t = blk_elevator_find(name);
+	if (!t)
 		return seterr(err, n, -EINVAL, "unknown elevator '%s' (see --params)", name);
-	t = blk_elevator_at((size_t)e);
-	if (qs->base)
+	if (qs->base) {
 		q->q_opts = *qs->base;
-	else
+		/* base's tunables are its elevator's: another one starts from its defaults */
+		if (blk_elevator_find(qs->base->elevator ? qs->base->elevator : "noop") == t)
+			base_tun = qs->base->elevator_tunables;
+	} else {
 		blk_queue_opts_default(&q->q_opts);
-	q->q_opts.elevator = e;
+	}
+	q->q_opts.elevator = t->e_name;
+	q->q_opts.elevator_tunables = base_tun;
 	q->q_opts.trace = q->q_opts.trace || qs->trace;
 	if (qs->trace_fn || !qs->base) {
 		q->q_opts.trace_fn = qs->trace_fn;
@@ -111,13 +116,13 @@ static int resolve_queue(struct stack_queue *q, const struct stack_spec *sp, uns
 	if (!t->e_tunables)
 		return seterr(err, n, -EINVAL, "bad --%s: '%s': no parameters (see --params)", name,
 			      qs->params);
-	if (t->e_opts_offset != SIZE_MAX)
-		return rt_param_parse(t->e_tunables, (char *)&q->q_opts + t->e_opts_offset,
-				      qs->params, err, n);
 	q->q_tunables = calloc(1, t->e_tunables->t_size);
 	if (!q->q_tunables)
 		return seterr(err, n, -ENOMEM, "%s: out of memory", name);
-	rt_param_defaults(t->e_tunables, q->q_tunables);
+	if (base_tun)
+		memcpy(q->q_tunables, base_tun, t->e_tunables->t_size);
+	else
+		rt_param_defaults(t->e_tunables, q->q_tunables);
 	q->q_opts.elevator_tunables = q->q_tunables;
 	return rt_param_parse(t->e_tunables, q->q_tunables, qs->params, err, n);
 }

@@ -47,6 +47,7 @@ struct worker {
 
 struct scen {
 	struct blk_queue_opts o;
+	char params[96];           /* the elevator's tunables: "name=value,..." */
 	unsigned hdd_qd;
 	uint64_t hdd_cache;        /* bytes, (uint64_t)-1 = default */
 	struct worker w[MAXW];
@@ -124,7 +125,7 @@ static int scen_main(struct stack *st, void *arg)
 	return 0;
 }
 
-static struct scen *scen_new(enum blk_elevator e)
+static struct scen *scen_new(const char *e)
 {
 	struct scen *s = calloc(1, sizeof(*s));
 	blk_queue_opts_default(&s->o);
@@ -152,6 +153,7 @@ static int scen_run(struct scen *s, uint64_t seed)
 	sp.seed = seed;
 	sp.disks[0] = (struct stack_disk_spec){ "hdd", hp, 0 };
 	sp.queues[0].base = &s->o;
+	sp.queues[0].params = s->params;
 	rc = stack_new(&sp, &st, NULL, 0);
 	if (rc < 0)
 		return rc;
@@ -230,7 +232,7 @@ static void rt_be_scenario(struct scen *s)
 
 static void test_cfq_rt_before_be(void)
 {
-	struct scen *s = scen_new(BLK_ELV_CFQ);
+	struct scen *s = scen_new("cfq");
 	rt_be_scenario(s);
 	T_EQ(scen_run(s, 1), 0);
 	char order[64];
@@ -248,7 +250,7 @@ static void test_cfq_rt_before_be(void)
 	free(s);
 
 	/* Control: noop serves in arrival order. */
-	s = scen_new(BLK_ELV_NOOP);
+	s = scen_new("noop");
 	rt_be_scenario(s);
 	T_EQ(scen_run(s, 1), 0);
 	d_order(s, order, sizeof(order));
@@ -258,7 +260,7 @@ static void test_cfq_rt_before_be(void)
 
 static void test_cfq_idle_class_last(void)
 {
-	struct scen *s = scen_new(BLK_ELV_CFQ);
+	struct scen *s = scen_new("cfq");
 	struct worker *b = scen_worker(s, "bereader", "be:4", BLK_OP_READ, 0);
 	spread(b, 12, 3);
 	struct worker *i = scen_worker(s, "idlereader", "idle", BLK_OP_READ, 0);
@@ -271,11 +273,11 @@ static void test_cfq_idle_class_last(void)
 	 * re-served after its slice expires, the IDLE request waits for an
 	 * empty BE queue. */
 	T_STREQ(order, "bbbbbbbbbbbbi");
-	T_CHECK(ev_time(s, 'D', &s->w[1], 0) > s->o.cfq.slice_sync_ns);
+	T_CHECK(ev_time(s, 'D', &s->w[1], 0) > 100 * RT_NS_PER_MS); /* slice_sync */
 	free(s);
 
 	/* Alone, the IDLE reader is served at once. */
-	s = scen_new(BLK_ELV_CFQ);
+	s = scen_new("cfq");
 	i = scen_worker(s, "idlereader", "idle", BLK_OP_READ, 0);
 	spread(i, 3, 4);
 	i->batch = 0;
@@ -288,11 +290,12 @@ static void test_cfq_idle_class_last(void)
 /* ---- CFQ: slice idling and META preemption ---------------------------- */
 
 /* A reads once; C's single request arrives while A's is at the disk. */
-static struct scen *idle_scenario(enum blk_elevator e, enum blk_op cop, uint32_t cflags,
-				  uint64_t slice_idle_ns)
+static struct scen *idle_scenario(const char *e, enum blk_op cop, uint32_t cflags,
+				  unsigned slice_idle_ms)
 {
 	struct scen *s = scen_new(e);
-	s->o.cfq.slice_idle_ns = slice_idle_ns;
+	if (!strcmp(e, "cfq"))
+		snprintf(s->params, sizeof(s->params), "slice_idle_ms=%u", slice_idle_ms);
 	struct worker *a = scen_worker(s, "areader", "be:4", BLK_OP_READ, 0);
 	spread(a, 1, 5);
 	struct worker *c = scen_worker(s, "cthread", "be:4", cop, cflags);
@@ -303,7 +306,7 @@ static struct scen *idle_scenario(enum blk_elevator e, enum blk_op cop, uint32_t
 
 static void test_cfq_slice_idle(void)
 {
-	struct scen *s = idle_scenario(BLK_ELV_CFQ, BLK_OP_READ, 0, 8 * RT_NS_PER_MS);
+	struct scen *s = idle_scenario("cfq", BLK_OP_READ, 0, 8);
 	T_EQ(scen_run(s, 3), 0);
 	uint64_t a_c = ev_time(s, 'C', &s->w[0], 0), c_d = ev_time(s, 'D', &s->w[1], 0);
 	T_CHECK(a_c != UINT64_MAX && c_d != UINT64_MAX);
@@ -316,13 +319,13 @@ static void test_cfq_slice_idle(void)
 	free(s);
 
 	/* slice_idle = 0: no idling. */
-	s = idle_scenario(BLK_ELV_CFQ, BLK_OP_READ, 0, 0);
+	s = idle_scenario("cfq", BLK_OP_READ, 0, 0);
 	T_EQ(scen_run(s, 3), 0);
 	T_EQ_U64(ev_time(s, 'D', &s->w[1], 0), ev_time(s, 'C', &s->w[0], 0));
 	free(s);
 
 	/* deadline never idles. */
-	s = idle_scenario(BLK_ELV_DEADLINE, BLK_OP_READ, 0, 8 * RT_NS_PER_MS);
+	s = idle_scenario("deadline", BLK_OP_READ, 0, 8);
 	T_EQ(scen_run(s, 3), 0);
 	T_EQ_U64(ev_time(s, 'D', &s->w[1], 0), ev_time(s, 'C', &s->w[0], 0));
 	T_EQ_U64(s->qs.idles, 0);
@@ -333,14 +336,13 @@ static void test_cfq_slice_idle(void)
  * tag journal writes as metadata I/O", linux-ext4, April 2010). */
 static void test_cfq_meta_preempts(void)
 {
-	struct scen *s = idle_scenario(BLK_ELV_CFQ, BLK_OP_WRITE, BLK_SYNC,
-				       8 * RT_NS_PER_MS);
+	struct scen *s = idle_scenario("cfq", BLK_OP_WRITE, BLK_SYNC, 8);
 	T_EQ(scen_run(s, 4), 0);
 	T_EQ_U64(ev_time(s, 'D', &s->w[1], 0) - ev_time(s, 'C', &s->w[0], 0),
 		 8 * RT_NS_PER_MS);
 	free(s);
 
-	s = idle_scenario(BLK_ELV_CFQ, BLK_OP_WRITE, BLK_SYNC | BLK_META, 8 * RT_NS_PER_MS);
+	s = idle_scenario("cfq", BLK_OP_WRITE, BLK_SYNC | BLK_META, 8);
 	T_EQ(scen_run(s, 4), 0);
 	T_EQ_U64(ev_time(s, 'D', &s->w[1], 0), ev_time(s, 'C', &s->w[0], 0));
 	/* The trace says WSM, as jbd2's log writes do. */
@@ -354,10 +356,10 @@ static void test_cfq_meta_preempts(void)
 
 /* ---- deadline: FIFO expiry -------------------------------------------- */
 
-static struct scen *expiry_scenario(uint64_t write_expire_ns)
+static struct scen *expiry_scenario(unsigned write_expire_ms)
 {
-	struct scen *s = scen_new(BLK_ELV_DEADLINE);
-	s->o.deadline.write_expire_ns = write_expire_ns;
+	struct scen *s = scen_new("deadline");
+	snprintf(s->params, sizeof(s->params), "write_expire_ms=%u", write_expire_ms);
 	s->hdd_cache = 0; /* every write is a mechanical access */
 	/* One thread: a read to occupy the disk, then writes queued behind
 	 * it: A1 (the oldest), "old" far behind A1, then A2..An ascending
@@ -371,7 +373,7 @@ static void test_deadline_expiry(void)
 {
 	/* The writes: 0 = A1 at 2,000,000; 1 = old at 1000; 2.. = ascending. */
 	for (int variant = 0; variant < 2; variant++) {
-		struct scen *s = expiry_scenario(variant ? 50 * RT_NS_PER_MS : 5 * RT_NS_PER_S);
+		struct scen *s = expiry_scenario(variant ? 50 : 5000);
 		struct worker *r = &s->w[0];
 		/* reuse slot 0 as the reader, add the writer as slot 1 */
 		r->name = "reader";
@@ -418,7 +420,7 @@ static void test_deadline_expiry(void)
  * fifo_batch 16) waiting writes get a batch. */
 static void test_deadline_writes_starved(void)
 {
-	struct scen *s = scen_new(BLK_ELV_DEADLINE);
+	struct scen *s = scen_new("deadline");
 	struct worker *r = scen_worker(s, "reader", NULL, BLK_OP_READ, 0);
 	for (unsigned i = 0; i < 40; i++)
 		r->sector[i] = 4000000 + 2000 * i;
@@ -440,7 +442,7 @@ static void test_deadline_writes_starved(void)
 
 static struct scen *plug_scenario(enum blk_plug_policy p, int thread_plug, int queue_plug)
 {
-	struct scen *s = scen_new(BLK_ELV_NOOP);
+	struct scen *s = scen_new("noop");
 	s->o.plug_policy = p;
 	s->o.queue_plug = queue_plug;
 	s->hdd_qd = 32; /* NCQ: the device takes each request as it comes */
@@ -485,7 +487,7 @@ static void test_plug_policies(void)
 /* 2.6.29 queue plug: the 4th queued request unplugs (unplug_thresh). */
 static void test_queue_plug_threshold(void)
 {
-	struct scen *s = scen_new(BLK_ELV_NOOP);
+	struct scen *s = scen_new("noop");
 	s->o.queue_plug = true;
 	struct worker *w = scen_worker(s, "writer", NULL, BLK_OP_WRITE, 0);
 	spread(w, 6, 9);
@@ -502,7 +504,7 @@ static void test_queue_plug_threshold(void)
 
 	/* The timer: a lone async write nobody waits for is held for
 	 * unplug_delay (3 ms), then the timer unplugs (T). */
-	s = scen_new(BLK_ELV_NOOP);
+	s = scen_new("noop");
 	s->o.queue_plug = true;
 	w = scen_worker(s, "writer", NULL, BLK_OP_WRITE, 0);
 	spread(w, 1, 9);
@@ -513,7 +515,7 @@ static void test_queue_plug_threshold(void)
 	free(s);
 
 	/* Without the queue plug it goes at once. */
-	s = scen_new(BLK_ELV_NOOP);
+	s = scen_new("noop");
 	w = scen_worker(s, "writer", NULL, BLK_OP_WRITE, 0);
 	spread(w, 1, 9);
 	w->nowait = 1;
@@ -593,11 +595,11 @@ static int merge_main(struct stack *st, void *arg)
 	return 0;
 }
 
-/* fn on a sim HDD (the model's defaults; wrapped by wrap if set) under a
- * traced noop queue with queue_params. */
-static int hdd_run(int (*fn)(struct stack *, void *), void *arg, uint64_t seed,
-		   const char *queue_params,
-		   int (*wrap)(void *, unsigned, struct dev *, struct dev **))
+/* fn on a sim HDD (the model's defaults; wrapped by wrap if set) under
+ * the queue qs. */
+static int hdd_run_queue(int (*fn)(struct stack *, void *), void *arg, uint64_t seed,
+			 const struct stack_queue_spec *qs,
+			 int (*wrap)(void *, unsigned, struct dev *, struct dev **))
 {
 	struct stack_spec sp;
 	struct stack *st;
@@ -606,8 +608,7 @@ static int hdd_run(int (*fn)(struct stack *, void *), void *arg, uint64_t seed,
 	stack_spec_default(&sp);
 	sp.seed = seed;
 	sp.disks[0] = (struct stack_disk_spec){ "hdd", NULL, 0 };
-	sp.queues[0] = (struct stack_queue_spec){ .elevator = "noop",
-						  .queue_params = queue_params, .trace = true };
+	sp.queues[0] = *qs;
 	sp.wrap = wrap;
 	rc = stack_new(&sp, &st, NULL, 0);
 	if (rc < 0)
@@ -615,6 +616,17 @@ static int hdd_run(int (*fn)(struct stack *, void *), void *arg, uint64_t seed,
 	rc = stack_run(st, "main", fn, arg);
 	stack_free(st);
 	return rc;
+}
+
+/* The same under a traced noop queue with queue_params. */
+static int hdd_run(int (*fn)(struct stack *, void *), void *arg, uint64_t seed,
+		   const char *queue_params,
+		   int (*wrap)(void *, unsigned, struct dev *, struct dev **))
+{
+	struct stack_queue_spec qs = { .elevator = "noop", .queue_params = queue_params,
+				       .trace = true };
+
+	return hdd_run_queue(fn, arg, seed, &qs, wrap);
 }
 
 static int has_event(const struct merge_arg *m, char action, uint64_t sector, uint32_t nr)
@@ -877,11 +889,44 @@ static void test_trace_format(void)
 	free(s);
 }
 
+/* deadline's front_merges off, given as a string (a stack spec's params)
+ * or as a struct its table fills (blk_queue_opts.elevator_tunables): the
+ * bio just before a queued request stays a request of its own; a back
+ * merge still happens. On (the default), as under noop. */
+static void test_deadline_front_merges(void)
+{
+	const struct blk_elevator_type *dl = blk_elevator_find("deadline");
+	_Alignas(max_align_t) unsigned char tun[256];
+	struct blk_queue_opts qo;
+
+	T_CHECK(dl->e_tunables->t_size <= sizeof(tun));
+	rt_param_defaults(dl->e_tunables, tun);
+	T_EQ(rt_param_parse(dl->e_tunables, tun, "front_merges=0", NULL, 0), 0);
+	for (int k = 0; k < 3; k++) {
+		struct merge_arg *m = calloc(1, sizeof(*m));
+		struct stack_queue_spec qs = { .base = &qo, .params = k == 1 ? "front_merges=0" : NULL };
+
+		blk_queue_opts_default(&qo);
+		qo.elevator = "deadline";
+		qo.trace = true;
+		qo.elevator_tunables = k == 2 ? tun : NULL;
+		T_EQ(hdd_run_queue(merge_main, m, 8, &qs, NULL), 0);
+		T_EQ(m->rc, 0);
+		T_CHECK(m->ok_data);
+		T_CHECK(has_event(m, 'M', 108, 8));
+		T_EQ(has_event(m, 'F', 92, 8), k == 0);
+		/* the writes 92 and 100..116 apart (the reads are 92 + 24) */
+		T_EQ(has_event(m, 'D', 92, 8), k != 0);
+		T_EQ(has_event(m, 'D', 100, 16), k != 0);
+		free(m);
+	}
+}
+
 /* ---- determinism and the real world ----------------------------------- */
 
 static void test_deterministic(void)
 {
-	struct scen *a = scen_new(BLK_ELV_CFQ), *b = scen_new(BLK_ELV_CFQ);
+	struct scen *a = scen_new("cfq"), *b = scen_new("cfq");
 	rt_be_scenario(a);
 	rt_be_scenario(b);
 	T_EQ(scen_run(a, 11), 0);
@@ -930,7 +975,7 @@ static void real_main(void *arg)
 	for (int e = 0; e < 3; e++) {
 		struct blk_queue_opts o;
 		blk_queue_opts_default(&o);
-		o.elevator = (enum blk_elevator)e;
+		o.elevator = blk_elevator_at((size_t)e)->e_name;
 		if ((ra->rc = blk_queue_new(d, &o, &q)) < 0)
 			break;
 		static char buf[16][4096];
@@ -1027,7 +1072,7 @@ static void poll_main(void *arg)
 	if ((pa->rc = dev_file_open(pa->path, &fo, &d)) < 0)
 		return;
 	blk_queue_opts_default(&o);
-	o.elevator = BLK_ELV_CFQ;
+	o.elevator = "cfq";
 	o.trace_fn = poll_trace;
 	o.trace_arg = pa;
 	if ((pa->rc = blk_queue_new(d, &o, &q)) < 0) {
@@ -1105,58 +1150,62 @@ static void test_names_and_defaults(void)
 {
 	struct blk_queue_opts o;
 	blk_queue_opts_default(&o);
-	enum blk_elevator e;
-	T_EQ(blk_elevator_parse("cfq", &e), 0);
-	T_EQ(e, BLK_ELV_CFQ);
-	T_EQ(blk_elevator_parse("as", &e), -EINVAL);
+	T_STREQ(o.elevator, "noop");
+	T_CHECK(o.elevator_tunables == NULL);
 	enum blk_plug_policy p;
 	T_EQ(blk_plug_policy_parse("implicit-sync", &p), 0);
 	T_EQ(p, BLK_PLUG_IMPLICIT_SYNC);
-	T_STREQ(blk_elevator_name(BLK_ELV_DEADLINE), "deadline");
 	T_EQ(o.max_sectors, 1024);
-	T_EQ_U64(o.cfq.slice_idle_ns, 8 * RT_NS_PER_MS);
 }
 
-/* The elevator registry: every row found by name and index, enum values
- * are indexes, the tables fill the 2.6.29 defaults and parse tunables. */
+/* Row name of t's table in obj, in its given unit. */
+static double tun(const struct blk_elevator_type *t, const void *obj, const char *name)
+{
+	const struct rt_param *p = rt_param_find(t->e_tunables, name);
+
+	return p ? rt_param_get(p, obj) : -1;
+}
+
+/* The elevator registry: every row found by name and index, each
+ * elevator's table fills the 2.6.29 defaults and parses tunables. */
 static void test_elevator_registry(void)
 {
 	struct blk_queue_opts o;
 	const struct blk_elevator_type *cfq = blk_elevator_find("cfq");
+	const struct blk_elevator_type *dl = blk_elevator_find("deadline");
+	_Alignas(max_align_t) unsigned char c[256], d[256];
 	char err[128] = "";
 
 	T_EQ(blk_elevator_count(), 3);
-	T_CHECK(cfq && cfq == blk_elevator_at(BLK_ELV_CFQ) && !blk_elevator_find("as"));
+	T_CHECK(cfq && dl && !blk_elevator_find("as") && !blk_elevator_find(NULL));
 	T_CHECK(blk_elevator_at(3) == NULL);
-	for (size_t i = 0; i < blk_elevator_count(); i++) {
-		enum blk_elevator e;
-
-		T_EQ(blk_elevator_parse(blk_elevator_at(i)->e_name, &e), 0);
-		T_EQ(e, i);
-	}
-	T_CHECK(blk_elevator_at(BLK_ELV_NOOP)->e_tunables == NULL);
+	for (size_t i = 0; i < blk_elevator_count(); i++)
+		T_CHECK(blk_elevator_find(blk_elevator_at(i)->e_name) == blk_elevator_at(i));
+	T_CHECK(blk_elevator_find("noop")->e_tunables == NULL);
+	T_CHECK(cfq->e_tunables->t_size <= sizeof(c) && dl->e_tunables->t_size <= sizeof(d));
+	rt_param_defaults(dl->e_tunables, d);
+	T_CHECK(tun(dl, d, "read_expire_ms") == 500 && tun(dl, d, "write_expire_ms") == 5000);
+	T_CHECK(tun(dl, d, "fifo_batch") == 16 && tun(dl, d, "writes_starved") == 2 &&
+		tun(dl, d, "front_merges") == 1);
+	rt_param_defaults(cfq->e_tunables, c);
+	T_CHECK(tun(cfq, c, "quantum") == 4 && tun(cfq, c, "back_seek_max_kib") == 16384 &&
+		tun(cfq, c, "back_seek_penalty") == 2 && tun(cfq, c, "slice_async_rq") == 2 &&
+		tun(cfq, c, "hw_tag") == -1);
+	T_CHECK(tun(cfq, c, "fifo_expire_sync_ms") == 125 &&
+		tun(cfq, c, "fifo_expire_async_ms") == 250);
+	T_CHECK(tun(cfq, c, "slice_sync_ms") == 100 && tun(cfq, c, "slice_async_ms") == 40 &&
+		tun(cfq, c, "slice_idle_ms") == 8);
+	T_CHECK(tun(cfq, c, "slice_scale") == 5 && tun(cfq, c, "hw_queue_min") == 5 &&
+		tun(cfq, c, "sample_valid") == 80);
+	T_CHECK(tun(cfq, c, "idle_delay_ms") == 200 && tun(cfq, c, "min_tt_ms") == 2 &&
+		tun(cfq, c, "front_backoff_ms") == 1000 && tun(cfq, c, "seeky_sectors") == 8192);
 	blk_queue_opts_default(&o);
-	T_EQ_U64(o.deadline.read_expire_ns, 500 * RT_NS_PER_MS);
-	T_EQ_U64(o.deadline.write_expire_ns, 5 * RT_NS_PER_S);
-	T_CHECK(o.deadline.fifo_batch == 16 && o.deadline.writes_starved == 2 &&
-		o.deadline.front_merges);
-	T_CHECK(o.cfq.quantum == 4 && o.cfq.back_seek_max_kib == 16384 &&
-		o.cfq.back_seek_penalty == 2 && o.cfq.slice_async_rq == 2 && o.cfq.hw_tag == -1);
-	T_EQ_U64(o.cfq.fifo_expire_sync_ns, 125 * RT_NS_PER_MS);
-	T_EQ_U64(o.cfq.fifo_expire_async_ns, 250 * RT_NS_PER_MS);
-	T_EQ_U64(o.cfq.slice_sync_ns, 100 * RT_NS_PER_MS);
-	T_EQ_U64(o.cfq.slice_async_ns, 40 * RT_NS_PER_MS);
-	T_CHECK(o.cfq.slice_scale == 5 && o.cfq.hw_queue_min == 5 && o.cfq.sample_valid == 80);
-	T_EQ_U64(o.cfq.idle_delay_ns, 200 * RT_NS_PER_MS);
-	T_EQ_U64(o.cfq.min_tt_ns, 2 * RT_NS_PER_MS);
-	T_EQ_U64(o.cfq.front_backoff_ns, RT_NS_PER_S);
-	T_EQ_U64(o.cfq.seeky_sectors, 8192);
 	T_CHECK(o.nr_requests == 128 && o.unplug_thresh == 4 && !o.queue_plug);
 	T_EQ_U64(o.unplug_delay_ns, 3 * RT_NS_PER_MS);
 	T_EQ(o.trace_max_events, 65536);
-	T_EQ(rt_param_parse(cfq->e_tunables, (char *)&o + cfq->e_opts_offset, "slice_idle_ms=4",
-			    err, sizeof(err)), 0);
-	T_EQ_U64(o.cfq.slice_idle_ns, 4 * RT_NS_PER_MS);
+	T_EQ(rt_param_parse(cfq->e_tunables, c, "slice_idle_ms=4", err, sizeof(err)), 0);
+	T_CHECK(tun(cfq, c, "slice_idle_ms") == 4);
+	T_EQ(rt_param_parse(dl->e_tunables, d, "front_merges=0", err, sizeof(err)), 0);
 	T_EQ(rt_param_parse(blk_queue_params(), &o, "nr_requests=0", err, sizeof(err)), -EINVAL);
 	T_STREQ(err, "bad --queue=nr_requests: '0': out of range (1 to 65536 rq)");
 }
@@ -1164,7 +1213,7 @@ static void test_elevator_registry(void)
 /* Preemption rule 5: a sync request ends an async queue's slice. */
 static void test_cfq_sync_preempts_async(void)
 {
-	struct scen *s = scen_new(BLK_ELV_CFQ);
+	struct scen *s = scen_new("cfq");
 	s->hdd_cache = 0;
 	struct worker *w = scen_worker(s, "writeback", "be:4", BLK_OP_WRITE, 0);
 	spread(w, 12, 7);
@@ -1178,7 +1227,7 @@ static void test_cfq_sync_preempts_async(void)
 	free(s);
 
 	/* Control: noop serves in arrival order. */
-	s = scen_new(BLK_ELV_NOOP);
+	s = scen_new("noop");
 	s->hdd_cache = 0;
 	w = scen_worker(s, "writeback", "be:4", BLK_OP_WRITE, 0);
 	spread(w, 12, 7);
@@ -1195,8 +1244,8 @@ static void test_cfq_sync_preempts_async(void)
 static void test_cfq_back_seek(void)
 {
 	for (unsigned penalty = 2; penalty <= 3; penalty++) {
-		struct scen *s = scen_new(BLK_ELV_CFQ);
-		s->o.cfq.back_seek_penalty = penalty;
+		struct scen *s = scen_new("cfq");
+		snprintf(s->params, sizeof(s->params), "back_seek_penalty=%u", penalty);
 		struct worker *w = scen_worker(s, "reader", "be:4", BLK_OP_READ, 0);
 		w->sector[0] = 1000000;  /* issued at once: head = 1000008 */
 		w->sector[1] = 1000128;  /* 120 ahead */
@@ -1220,7 +1269,7 @@ static void test_cfq_back_seek(void)
 
 static void test_request_pool_sleep(void)
 {
-	struct scen *s = scen_new(BLK_ELV_DEADLINE);
+	struct scen *s = scen_new("deadline");
 	s->o.nr_requests = 4;
 	struct worker *w = scen_worker(s, "reader", NULL, BLK_OP_READ, 0);
 	spread(w, 20, 10);
@@ -1290,9 +1339,9 @@ static void test_io_error(void)
 static void test_cfq_fifo_expire(void)
 {
 	for (int variant = 0; variant < 2; variant++) {
-		struct scen *s = scen_new(BLK_ELV_CFQ);
+		struct scen *s = scen_new("cfq");
 		if (variant)
-			s->o.cfq.fifo_expire_sync_ns = 50 * RT_NS_PER_MS;
+			snprintf(s->params, sizeof(s->params), "fifo_expire_sync_ms=50");
 		struct worker *w = scen_worker(s, "reader", "be:4", BLK_OP_READ, 0);
 		w->sector[0] = 1000000;        /* issued at once */
 		w->sector[1] = 100;            /* far behind: wraps */
@@ -1343,6 +1392,7 @@ int main(int argc, char **argv)
 	T_RUN(test_cfq_fifo_expire);
 	T_RUN(test_deadline_expiry);
 	T_RUN(test_deadline_writes_starved);
+	T_RUN(test_deadline_front_merges);
 	T_RUN(test_request_pool_sleep);
 	T_RUN(test_io_error);
 	T_RUN(test_deterministic);

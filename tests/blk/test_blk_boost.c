@@ -22,7 +22,7 @@
 #define MAXEV 4096
 
 struct boost_scen {
-	enum blk_elevator elv;
+	const char *elv;
 	uint32_t wflags;      /* the writer's bio flags (BLK_SYNC or 0) */
 	bool boost;           /* the booster raises the tag */
 	uint16_t boost_prio;
@@ -127,7 +127,7 @@ static void boost_main(void *arg)
 	dev_close(d);
 }
 
-static struct boost_scen *run(enum blk_elevator e, uint32_t wflags, bool boost)
+static struct boost_scen *run(const char *e, uint32_t wflags, bool boost)
 {
 	struct rt_world_opts wo = { .kind = RT_WORLD_SIM, .seed = 7 };
 	struct boost_scen *s = calloc(1, sizeof(*s));
@@ -182,7 +182,7 @@ static void check_common(struct boost_scen *s)
 
 static void test_cfq_async_moves(void)
 {
-	struct boost_scen *s = run(BLK_ELV_CFQ, 0, false), *b;
+	struct boost_scen *s = run("cfq", 0, false), *b;
 	char base[64], order[64];
 	unsigned w_rt;
 
@@ -190,7 +190,7 @@ static void test_cfq_async_moves(void)
 	d_order(s, base, sizeof(base), &w_rt);
 	T_EQ(w_rt, 0);
 	T_EQ(s->qs.boosts, 0);
-	b = run(BLK_ELV_CFQ, 0, true);
+	b = run("cfq", 0, true);
 	check_common(b);
 	/* all six were still queued (the disk was busy with the reads) */
 	T_EQ(b->boost_rc, NW);
@@ -211,13 +211,13 @@ static void test_cfq_async_moves(void)
 
 static void test_cfq_sync_queue_moves(void)
 {
-	struct boost_scen *s = run(BLK_ELV_CFQ, BLK_SYNC, false), *b;
+	struct boost_scen *s = run("cfq", BLK_SYNC, false), *b;
 	char base[64], order[64];
 	unsigned w_rt;
 
 	check_common(s);
 	d_order(s, base, sizeof(base), &w_rt);
-	b = run(BLK_ELV_CFQ, BLK_SYNC, true);
+	b = run("cfq", BLK_SYNC, true);
 	check_common(b);
 	T_CHECK(b->boost_rc >= 1);
 	d_order(b, order, sizeof(order), &w_rt);
@@ -231,13 +231,13 @@ static void test_cfq_sync_queue_moves(void)
 
 static void test_noop_records_only(void)
 {
-	struct boost_scen *s = run(BLK_ELV_NOOP, 0, false), *b;
+	struct boost_scen *s = run("noop", 0, false), *b;
 	char base[64], order[64];
 	unsigned w_rt;
 
 	check_common(s);
 	d_order(s, base, sizeof(base), &w_rt);
-	b = run(BLK_ELV_NOOP, 0, true);
+	b = run("noop", 0, true);
 	check_common(b);
 	T_CHECK(b->boost_rc >= 1);
 	d_order(b, order, sizeof(order), &w_rt);

@@ -120,7 +120,7 @@ struct cr_cfg {
 	unsigned threads;
 	unsigned ops;         /* per thread */
 	bool sim_ssd;         /* the recorder wraps a sim SSD instead of mem */
-	enum blk_elevator elevator; /* of the shared queue (noop) */
+	const char *elevator;       /* of the shared queue (NULL: noop) */
 	uint64_t cache_blocks;      /* buffer cache limit (0: 256, all blocks fit) */
 	bool wake_always, sync_all; /* UJBD_WAKE_ALWAYS, UJBD_SYNC_ALL */
 	bool caller_commit;   /* fsyncs commit on their own threads */

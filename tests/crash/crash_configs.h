@@ -68,10 +68,10 @@
 	  .csum = JBD_CSUM_KIND_V3, .jlen = 64, .ops = 16)                       \
 	X(stress_small_cache_deadline_journal, .seed = 42,                       \
 	  .mode = UJBD_DATA_JOURNAL, .csum = JBD_CSUM_KIND_V2,                   \
-	  .cache_blocks = 24, .elevator = BLK_ELV_DEADLINE, .ops = 32)           \
+	  .cache_blocks = 24, .elevator = "deadline", .ops = 32)                 \
 	X(stress_cfq_async_ordered, .seed = 43, .mode = UJBD_DATA_ORDERED,       \
 	  .csum = JBD_CSUM_KIND_V3, .async_commit = true,                        \
-	  .elevator = BLK_ELV_CFQ, .wake_always = true, .sync_all = true,        \
+	  .elevator = "cfq", .wake_always = true, .sync_all = true,              \
 	  .ops = 10)                                                             \
 	X(stress_small_log_writeback_ssd, .seed = 44,                            \
 	  .mode = UJBD_DATA_WRITEBACK, .csum = JBD_CSUM_KIND_NONE, .jlen = 64,   \

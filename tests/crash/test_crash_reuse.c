@@ -144,7 +144,7 @@ static void reuse_main(void *arg)
 	dev_hdd_defaults(&hp);
 	hp.size = (uint64_t)(JSTART + JLEN) * BS;
 	blk_queue_opts_default(&qo);
-	qo.elevator = BLK_ELV_CFQ;
+	qo.elevator = "cfq";
 	if (dev_sim_hdd_new(&hp, &hdd) < 0 || dev_rec_new(hdd, &d) < 0 || prepare(d) < 0 ||
 	    blk_queue_new(d, &qo, &q) < 0) {
 		r->line = __LINE__;

@@ -791,7 +791,7 @@ static void inh_main(void *arg)
 	    (s->rc = rig_devs(&r, BS, JBLOCKS, DBLOCKS, d, NULL)))
 		return;
 	blk_queue_opts_default(&qo);
-	qo.elevator = BLK_ELV_CFQ;
+	qo.elevator = "cfq";
 	qo.trace = true;
 	qo.trace_max_events = MAXEV;
 	if ((s->rc = blk_queue_new(r.jd, &qo, &s->jq)) || (s->rc = blk_queue_new(r.dd, NULL, &dq)))
@@ -998,7 +998,7 @@ static void t_real_contention(void)
 
 	rig_opts(&o, true);
 	blk_queue_opts_default(&qo);
-	qo.elevator = BLK_ELV_CFQ;
+	qo.elevator = "cfq";
 	o.blk_opts = &qo;
 	o.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
 	o.commit_ioprio = UJBD_IOPRIO_INHERIT;

@@ -19,7 +19,7 @@
 /* ---- the load generator: RT vs BE random readers (devbench --threads) -- */
 
 struct bench_arg {
-	enum blk_elevator e;
+	const char *e;
 	struct load_blk_result r[2];
 	int rc;
 };
@@ -54,7 +54,7 @@ static void bench_main(void *arg)
 static void test_bench_rt_vs_be(void)
 {
 	struct bench_arg *ba = calloc(1, sizeof(*ba));
-	ba->e = BLK_ELV_CFQ;
+	ba->e = "cfq";
 	T_EQ(t_sim_run(12, bench_main, ba), 0);
 	T_EQ(ba->rc, 0);
 	const struct load_blk_result *rt = &ba->r[0], *be = &ba->r[1];
@@ -68,7 +68,7 @@ static void test_bench_rt_vs_be(void)
 
 	/* noop ignores priorities: the two readers share the disk. */
 	ba = calloc(1, sizeof(*ba));
-	ba->e = BLK_ELV_NOOP;
+	ba->e = "noop";
 	T_EQ(t_sim_run(12, bench_main, ba), 0);
 	T_EQ(ba->rc, 0);
 	fprintf(stderr, "    noop: rt %.1f iops, be %.1f iops\n", ba->r[0].iops, ba->r[1].iops);

@@ -107,7 +107,7 @@ static void dev_main(void *arg)
 	if ((a->rc = dev_sim_ssd_new(&p, &d)) < 0)
 		return;
 	blk_queue_opts_default(&qo);
-	qo.elevator = BLK_ELV_NOOP;
+	qo.elevator = "noop";
 	if (a->queue && (a->rc = blk_queue_new(d, &qo, &q)) < 0)
 		goto out;
 	a->rc = load_dev_run(d, q, &o, a->r);

@@ -391,7 +391,7 @@ static void test_queue_base(void)
 	int frc = 1;
 
 	blk_queue_opts_default(&qo);
-	qo.elevator = BLK_ELV_CFQ;
+	qo.elevator = "cfq";
 	qo.trace = true;
 	qo.trace_fn = count_ev;
 	qo.trace_arg = &events;
@@ -404,7 +404,7 @@ static void test_queue_base(void)
 	T_EQ(frc, 0);
 	T_CHECK(events > 0);
 	stack_free(s);
-	qo.elevator = BLK_ELV_NOOP;
+	qo.elevator = "noop";
 	T_EQ(stack_new(&sp, &s, err, sizeof(err)), -EINVAL);
 	T_CHECK(strstr(err, "noop") != NULL);
 	sp.queues[0].params = NULL;

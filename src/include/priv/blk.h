@@ -35,6 +35,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "priv/list.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -127,7 +129,7 @@ struct blk_bio {
 
 	/* ---- owned by the block layer from blk_submit to completion ---- */
 	struct blk_queue *b_queue;
-	struct blk_bio *b_next;  /* plug list, request's bio list */
+	struct rt_link b_link;   /* plug list, request's bio list, end_io queue */
 	uint64_t b_q_ns;         /* Q time (rt_now_ns) */
 	uint64_t b_d_ns, b_c_ns; /* D and C of its request */
 	uint16_t b_prio;         /* effective: b_ioprio or the thread's */
@@ -191,7 +193,7 @@ int blk_boost(struct blk_queue *q, uint64_t tag, uint16_t ioprio);
  * must stay alive until blk_finish_plug.
  */
 struct blk_plug {
-	struct blk_bio *p_head, *p_tail; /* in submission order */
+	struct rt_link p_bios;           /* in submission order (b_link) */
 	unsigned p_count;
 	unsigned p_depth;                /* nesting */
 };
@@ -202,12 +204,6 @@ void blk_flush_plug(void);
 
 /* ---- queues and elevators --------------------------------------------- */
 
-enum blk_elevator {
-	BLK_ELV_NOOP = 0,
-	BLK_ELV_DEADLINE = 1,
-	BLK_ELV_CFQ = 2,
-};
-
 enum blk_plug_policy {
 	/* Only finishing the plug or blocking unplugs (2.6.30 WRITE_SYNC_PLUG
 	 * plus one explicit unplug; per-task plugging of 2.6.39+). */
@@ -216,44 +212,12 @@ enum blk_plug_policy {
 	BLK_PLUG_IMPLICIT_SYNC = 1,
 };
 
-/* Deadline tunables (2.6.29 deadline-iosched.c defaults). */
-struct blk_deadline_tunables {
-	uint64_t read_expire_ns;  /* 500 ms */
-	uint64_t write_expire_ns; /* 5 s */
-	unsigned fifo_batch;      /* 16 requests */
-	unsigned writes_starved;  /* 2 read batches */
-	bool front_merges;        /* true */
-};
-
-/* CFQ tunables (2.6.29 cfq-iosched.c defaults, its sysfs iosched/ files). */
-struct blk_cfq_tunables {
-	unsigned quantum;            /* 4: in-flight cap of one queue when others are busy */
-	uint64_t fifo_expire_sync_ns;  /* 125 ms */
-	uint64_t fifo_expire_async_ns; /* 250 ms */
-	uint32_t back_seek_max_kib;  /* 16384 */
-	unsigned back_seek_penalty;  /* 2 */
-	uint64_t slice_sync_ns;      /* 100 ms */
-	uint64_t slice_async_ns;     /* 40 ms */
-	unsigned slice_async_rq;     /* 2 */
-	uint64_t slice_idle_ns;      /* 8 ms (HZ=250); 0 disables idling */
-	/* Does the device queue commands (CFQ's hw_tag)? -1 = from the
-	 * device's queue depth (>= hw_queue_min: yes), 0 = no, 1 = yes. */
-	int hw_tag;
-	/* The 2.6.29 code's fixed constants, tunable here. */
-	unsigned slice_scale;        /* 5: slice = base + base/scale * (4 - level) */
-	uint64_t idle_delay_ns;      /* 200 ms: an idle-class queue's service-tree offset */
-	uint64_t min_tt_ns;          /* 2 ms: idle wait for a seeky thread */
-	unsigned hw_queue_min;       /* 5: queue depth from which hw_tag is assumed */
-	uint64_t seeky_sectors;      /* 8192: mean seek above this = seeky */
-	unsigned sample_valid;       /* 80: samples before a mean counts */
-	uint64_t front_backoff_ns;   /* 1 s: a front insertion's key offset */
-};
-
 struct blk_trace_event;
 typedef void (*blk_trace_fn)(void *arg, const struct blk_trace_event *ev);
 
 struct blk_queue_opts {
-	enum blk_elevator elevator;      /* BLK_ELV_NOOP */
+	/* The elevator: a registry name (below); NULL is "noop". */
+	const char *elevator;            /* "noop" */
 	enum blk_plug_policy plug_policy;/* BLK_PLUG_EXPLICIT */
 	uint32_t max_sectors;            /* largest merged request, 1024 (512 KiB) */
 	unsigned queue_depth;            /* requests in the device, 0 = dev_queue_depth() */
@@ -264,8 +228,6 @@ struct blk_queue_opts {
 	bool queue_plug;                 /* false */
 	unsigned unplug_thresh;          /* 4 */
 	uint64_t unplug_delay_ns;        /* 3 ms */
-	struct blk_deadline_tunables deadline;
-	struct blk_cfq_tunables cfq;
 	/* Tracing: events are kept in memory (up to trace_max_events; later
 	 * ones are counted as dropped) and/or passed to trace_fn, which runs
 	 * with q_lock held and must not call blk_*. */
@@ -274,8 +236,10 @@ struct blk_queue_opts {
 	blk_trace_fn trace_fn;
 	void *trace_arg;
 	unsigned trace_major, trace_minor; /* 254, 0 */
-	/* Tunables of an elevator that has no field above (see the elevator
-	 * registry); copied at blk_queue_new. NULL = its table's defaults. */
+	/* The elevator's tunables: a struct its table (e_tunables below)
+	 * describes, filled through that table (rt_param_defaults, then
+	 * rt_param_parse); copied at blk_queue_new. NULL = the table's
+	 * defaults. */
 	const void *elevator_tunables;
 };
 
@@ -294,16 +258,13 @@ struct dev *blk_queue_dev(const struct blk_queue *q);
 
 /*
  * The elevator registry. Every elevator is a row: name, help, its hooks
- * (private to src/blk) and its tunables' table (param.h). A value of enum
- * blk_elevator is a row's index in the registry (the named constants are
- * the built-in rows), so blk_elevator_parse resolves any registered name
- * and an elevator added later needs no constant here. Its tunables: the
- * built-in ones live in blk_queue_opts (deadline, cfq; e_opts_offset says
- * where); an elevator without a field there (e_opts_offset SIZE_MAX) reads
- * opts->elevator_tunables, a struct its table describes (NULL = the
- * table's defaults). Adding an elevator = its file (src/blk/NAME.c, with
- * its `const struct blk_elevator_type blk_elevator_NAME`) and one row in
- * src/blk/elevators.c.
+ * (private to src/blk) and its tunables' table (param.h). An elevator is
+ * named by its row's name (blk_queue_opts.elevator, a stack spec) and
+ * reads its tunables as a struct of its own that its table describes
+ * (blk_queue_opts.elevator_tunables, NULL = the table's defaults): noop,
+ * deadline and cfq as any elevator added later. Adding an elevator = its
+ * file (src/blk/NAME.c, with its `const struct blk_elevator_type
+ * blk_elevator_NAME`) and one row in src/blk/elevators.c.
  */
 struct blk_elv_ops;      /* src/blk/blk_int.h */
 struct rt_param_table;
@@ -312,10 +273,9 @@ struct blk_elevator_type {
 	const char *e_help;                       /* one line */
 	const struct blk_elv_ops *e_ops;
 	const struct rt_param_table *e_tunables;  /* NULL: no tunables */
-	size_t e_opts_offset;                     /* in blk_queue_opts, or SIZE_MAX */
 };
 size_t blk_elevator_count(void);
-/* Row i (its enum blk_elevator value), or NULL past the end. */
+/* Row i, or NULL past the end. */
 const struct blk_elevator_type *blk_elevator_at(size_t i);
 /* The row called name, or NULL. */
 const struct blk_elevator_type *blk_elevator_find(const char *name);
@@ -323,10 +283,7 @@ const struct blk_elevator_type *blk_elevator_find(const char *name);
  * max_sectors, queue_depth, queue_plug, unplug_thresh, unplug_delay_ms). */
 const struct rt_param_table *blk_queue_params(void);
 
-/* Names for tools: "noop", "deadline", "cfq" (any registered elevator);
- * "explicit", "implicit-sync". */
-int blk_elevator_parse(const char *s, enum blk_elevator *out);
-const char *blk_elevator_name(enum blk_elevator e);
+/* Names for tools: "explicit", "implicit-sync". */
 int blk_plug_policy_parse(const char *s, enum blk_plug_policy *out);
 const char *blk_plug_policy_name(enum blk_plug_policy p);
 

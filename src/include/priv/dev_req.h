@@ -15,7 +15,7 @@
  * All waiting goes through rt_*, so every backend works in both worlds.
  *
  * Why internal: struct dev_req carries the devices' own bookkeeping
- * (r_next, r_dev_time, r_dev_seq), which changes whenever a backend does;
+ * (r_link, r_dev_time, r_dev_seq), which changes whenever a backend does;
  * installed, every such change would break the ABI (docs/library.md).
  */
 #ifndef UJBD_DEV_REQ_H
@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "ujbd/dev.h"
+#include "priv/list.h"
 #include "priv/rt.h"
 
 enum dev_op {
@@ -79,8 +80,9 @@ struct dev_req {
 	/* Bytes transferred (r_len on success; less for a short write), 0 for a
 	 * flush, or a negative errno. */
 	int64_t r_result;
-	/* Owned by the device while the request is in flight. */
-	struct dev_req *r_next;
+	/* Owned by the device while the request is in flight: r_link is in
+	 * one of its lists at a time (waiting, in service, completed). */
+	struct rt_link r_link;
 	uint64_t r_dev_time[2];
 	uint64_t r_dev_seq;
 };

@@ -78,8 +78,9 @@ struct stack_disk_spec {
  * if set, is passed every event (blk.h: runs with q_lock held).
  * base: the queue's options to start from instead of blk_queue_opts_default
  * (copied by stack_new; pointers in it must outlive the stack): a queue
- * then exists, elevator NULL means base's, and the lists, trace (when
- * set) and trace_fn (when set) apply on top. NULL = the defaults.
+ * then exists, elevator NULL means base's, base's elevator_tunables
+ * count when the elevator is base's, and the lists, trace (when set) and
+ * trace_fn (when set) apply on top. NULL = the defaults.
  */
 struct stack_queue_spec {
 	const char *elevator;
