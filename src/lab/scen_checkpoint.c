@@ -197,7 +197,7 @@ struct ck_bg {
 	atomic_bool *stop;   /* set when done (or failed) */
 	/* out */
 	uint64_t bytes, ns, done;
-	double fsync_ms_max, fsync_ms_total;
+	double fsync_ms_max;
 	int rc;
 };
 
@@ -214,7 +214,6 @@ static int ck_one(struct ck_bg *b, fs_ino_t ino)
 
 		rc = fs_fsync(b->fs, ino);
 		ms = (double)(rt_now_ns() - t0) / 1e6;
-		b->fsync_ms_total += ms;
 		if (ms > b->fsync_ms_max)
 			b->fsync_ms_max = ms;
 	}
