@@ -76,7 +76,7 @@ struct lab_thread {
 	const char *t_claim;    /* the claim and its figure, one line */
 };
 extern const struct lab_thread lab_thread_000, lab_thread_000_morton, lab_thread_002,
-	lab_thread_003, lab_thread_004, lab_thread_writeout;
+	lab_thread_003, lab_thread_004, lab_thread_writeout, lab_thread_checkpoint;
 
 struct lab_scenario {
 	const char *s_name;            /* "atime", "morton", "flush", "aim7", "smallfile", "fsync-loop" */

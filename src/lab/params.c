@@ -55,6 +55,7 @@ static const struct lab_group extra_groups[] = {
 	{ "fs", &fs_param_table, fs_defaults, "" },
 	{ "jbd", &lab_jbd_param_table, lab_jbd_params_default, "" },
 	{ "aim7", &lab_aim7_param_table, NULL, "" },
+	{ "checkpoint", &lab_ckpt_param_table, NULL, "" },
 };
 
 #define NEXTRA (sizeof(extra_groups) / sizeof(extra_groups[0]))

@@ -421,9 +421,8 @@ static int reader_op(struct lab_reader *rd, unsigned i)
 	return got < 0 ? (int)got : 0;
 }
 
-/* Fold one operation's journal waits (after - before) and its rest. */
-static void reader_causes(struct lab_fg_causes *fc, const struct ujbd_lat_acct *before,
-			  const struct ujbd_lat_acct *after, double op_ms)
+void lab_fg_causes_add(struct lab_fg_causes *fc, const struct ujbd_lat_acct *before,
+		       const struct ujbd_lat_acct *after, double op_ms)
 {
 	double waited = 0, ms[UJBD_LAT_NR], total = op_ms;
 
@@ -465,7 +464,7 @@ void lab_reader_thread(void *arg)
 		double ms = (double)(rt_now_ns() - t0) / 1e6;
 		if (!rc)
 			rt_hist_add(&rd->lat, rt_now_ns() - t0);
-		reader_causes(&rd->causes, &before, &acc, ms);
+		lab_fg_causes_add(&rd->causes, &before, &acc, ms);
 		next += rd->period_ns;
 		if (next > rt_now_ns())
 			rt_sleep_until(next);
@@ -488,17 +487,21 @@ static const char *const cause_name[UJBD_LAT_NR] = {
 	[UJBD_LAT_LOCK_READ] = "lock_read",
 };
 
-int lab_reader_report(const struct lab_reader *rd, struct lab_result *r)
+const char *lab_fg_cause_name(int cause)
 {
-	const struct lab_fg_causes *fc = &rd->causes;
+	return cause >= 0 && cause < UJBD_LAT_NR ? cause_name[cause] : NULL;
+}
+
+int lab_fg_report(const struct rt_hist *lat, const struct lab_fg_causes *fc, struct lab_result *r)
+{
 	char name[64];
 	int rc;
 
-	rc = lab_result_metric(r, "fg_latency_ms_avg", (double)rt_hist_mean(&rd->lat) / 1e6);
+	rc = lab_result_metric(r, "fg_latency_ms_avg", (double)rt_hist_mean(lat) / 1e6);
 	rc = rc ? rc : lab_result_metric(r, "fg_latency_ms_p99",
-					  (double)rt_hist_percentile(&rd->lat, 99) / 1e6);
-	rc = rc ? rc : lab_result_metric(r, "fg_latency_ms_max", (double)rd->lat.h_max_ns / 1e6);
-	rc = rc ? rc : lab_result_metric(r, "fg_ops", (double)rd->lat.h_count);
+					  (double)rt_hist_percentile(lat, 99) / 1e6);
+	rc = rc ? rc : lab_result_metric(r, "fg_latency_ms_max", (double)lat->h_max_ns / 1e6);
+	rc = rc ? rc : lab_result_metric(r, "fg_ops", (double)lat->h_count);
 	for (int c = 0; c < UJBD_LAT_NR && !rc; c++) {
 		if (!cause_name[c])
 			continue;
@@ -519,9 +522,14 @@ int lab_reader_report(const struct lab_reader *rd, struct lab_result *r)
 		rc = lab_result_metric(r, name, fc->worst_cause_ms[c]);
 	}
 	rc = rc ? rc : lab_result_metric(r, "fg_worst_other_ms", fc->worst_other_ms);
-	if (!rc && rd->lat.h_count)
-		rc = lab_result_hist(r, "fg_latency_ms", &rd->lat);
+	if (!rc && lat->h_count)
+		rc = lab_result_hist(r, "fg_latency_ms", lat);
 	return rc;
+}
+
+int lab_reader_report(const struct lab_reader *rd, struct lab_result *r)
+{
+	return lab_fg_report(&rd->lat, &rd->causes, r);
 }
 
 /* ---- journal and queue figures ------------------------------------------------ */

@@ -170,6 +170,17 @@ struct lab_reader {
 };
 /* Thread body: every period, stat, open and read the next file of tree. */
 void lab_reader_thread(void *arg);
+/* Fold one operation of a foreground thread into fc: its journal waits
+ * (after - before, the thread's ujbd_lat_attach accumulator) and the rest
+ * of op_ms (its own I/O and CPU). */
+void lab_fg_causes_add(struct lab_fg_causes *fc, const struct ujbd_lat_acct *before,
+		       const struct ujbd_lat_acct *after, double op_ms);
+/* The name a cause has in the metrics ("commit", "buffer", ...), NULL for
+ * one that is not a wait (UJBD_LAT_WAIT_FROZEN) or out of range. */
+const char *lab_fg_cause_name(int cause);
+/* A foreground's metrics from its latencies and causes: those of
+ * lab_reader_report below, for any foreground thread. */
+int lab_fg_report(const struct rt_hist *lat, const struct lab_fg_causes *fc, struct lab_result *r);
 /* Put the reader's metrics in r: fg_latency_ms_{avg,p99,max}, fg_ops, the
  * per-cause fields fg_wait_<cause>_count, fg_wait_<cause>_ms_{total,max},
  * fg_other_ms_{total,max}, and the worst operation's time by cause,

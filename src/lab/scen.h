@@ -22,10 +22,12 @@ extern const struct lab_scenario lab_scen_aim7;
 extern const struct lab_scenario lab_scen_smallfile;
 extern const struct lab_scenario lab_scen_fsync_loop;
 extern const struct lab_scenario lab_scen_writeout;
+extern const struct lab_scenario lab_scen_checkpoint;
 
-/* The parameter groups the scenarios add (--aim7=LIST): for the runner's
+/* The parameter groups the scenarios add (--aim7=LIST, --checkpoint=LIST): for the runner's
  * --params and --GROUP options. */
 extern const struct rt_param_table lab_aim7_param_table;
+extern const struct rt_param_table lab_ckpt_param_table;
 
 /* The atime experiment: a background tree-copy loop and the foreground
  * "build" reader, for duration_ns of virtual time after setup. Fills the

@@ -20,6 +20,7 @@ static const struct lab_scenario *const scenarios[] = {
 	&lab_scen_smallfile,
 	&lab_scen_fsync_loop,
 	&lab_scen_writeout,
+	&lab_scen_checkpoint,
 	NULL, /* ends the table (and keeps an empty one legal C) */
 };
 

@@ -83,6 +83,12 @@ check writeout "sync-all sync-waited" \
 	"read_latency_ms_avg read_latency_ms_max fsyncs_s writer_mb_s stream_read_mb_s" \
 	"read_latency_ms_avg read_latency_ms_max fsyncs_s writer_mb_s stream_read_mb_s"
 
+check checkpoint "be:4 rt:4 inherit" \
+	"fg_latency_ms_p99 fg_latency_ms_max fg_txn_s bg_mb_s fg_tail_ops fg_tail_commit_ms
+	 fg_tail_transaction_ms fg_tail_buffer_ms fg_tail_other_ms fg_tail_write_ms commits
+	 commit_ms_avg logging_ms_avg flush_ms_avg inherit_boosts" \
+	"fg_latency_ms_p99 fg_latency_ms_max fg_ops fg_txn_s bg_mb_s commits checkpoints"
+
 # the blktrace excerpt of fsync-loop is in blkparse's format and names the
 # commit thread and the program (fsync writes the file's data itself); it
 # goes to --out only, never to the terminal's tables
