@@ -11,8 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lab/rig.h"
 #include "lab/runner.h"
 #include "t.h"
+#include "t_sim.h"
 
 static const char *const self_variants[] = { "base", "fast:2", "broken", "mute", NULL };
 static const char *const other_variants[] = { "one", NULL };
@@ -380,6 +382,95 @@ static void t_dir(void)
 	T_EQ(system(cmd), 0);
 }
 
+/* The timeline's bins, in a sim world: what came before the start or after the stop is
+ * not binned (the queue's depth is still counted), a run longer than the bins merges them,
+ * and each bin keeps the most requests queued, the commit's time per phase and each
+ * kind's slowest operation. */
+struct tl_test {
+	struct lab_result *r;
+	int rc;
+};
+
+static void tl_body(void *arg)
+{
+	struct tl_test *t = arg;
+	struct lab_timeline *tl;
+	struct blk_trace_event in = { .action = 'I' }, done = { .action = 'C' };
+	struct ujbd_trace_event ev = { .kind = UJBD_TR_START_COMMIT };
+	uint64_t t0;
+
+	if ((t->rc = lab_tl_new(&tl)))
+		return;
+	lab_tl_kind(tl, 0, "op");
+	lab_tl_blk(tl, &in);                     /* one request in before the start */
+	lab_tl_op(tl, 0, rt_now_ns());           /* not recorded: not started */
+	rt_sleep_ns(10 * RT_NS_PER_MS);
+	lab_tl_start(tl);
+	t0 = rt_now_ns();
+	rt_sleep_ns(3 * RT_NS_PER_MS);
+	lab_tl_op(tl, 0, t0);                    /* 3 ms at 0 */
+	lab_tl_blk(tl, &in);
+	lab_tl_blk(tl, &in);                     /* 3 in at 3 ms */
+	lab_tl_jbd(tl, &ev);
+	ev.kind = UJBD_TR_COMMIT_LOCKING;
+	lab_tl_jbd(tl, &ev);                     /* locked from 3 ms */
+	rt_sleep_ns(2 * RT_NS_PER_MS);
+	ev.kind = UJBD_TR_COMMIT_FLUSHING;
+	lab_tl_jbd(tl, &ev);                     /* flushing from 5 ms */
+	for (int i = 0; i < 3; i++)
+		lab_tl_blk(tl, &done);           /* none in from 5 ms */
+	rt_sleep_ns(1000 * RT_NS_PER_MS);        /* past 512 bins of 1 ms: 4 ms bins */
+	ev.kind = UJBD_TR_END_COMMIT;
+	lab_tl_jbd(tl, &ev);                     /* done at 1005 ms */
+	t0 = rt_now_ns();
+	rt_sleep_ns(50 * RT_NS_PER_MS);
+	lab_tl_op(tl, 0, t0);                    /* 50 ms at 1005 ms */
+	lab_tl_stop(tl);                         /* at 1055 ms */
+	lab_tl_op(tl, 0, t0);                    /* not recorded: stopped */
+	t->rc = lab_tl_report(tl, t->r);
+	lab_tl_free(tl);
+}
+
+static double series_sum(const struct lab_item *it)
+{
+	double sum = 0;
+
+	for (size_t j = 0; it && j < it->i_n; j++)
+		sum += it->i_y[j];
+	return sum;
+}
+
+static void t_timeline(void)
+{
+	struct tl_test t = { NULL, 0 };
+	const struct lab_item *it[6] = { NULL };
+	static const char *const names[6] = { "tl_bins", "tl_queue", "tl_commit_locked",
+					      "tl_commit_flushing", "tl_commit_logging", "tl_op:op" };
+
+	T_EQ(lab_result_new(&t.r), 0);
+	T_EQ(t_sim_run(1, tl_body, &t), 0);
+	T_EQ(t.rc, 0);
+	for (size_t i = 0; i < lab_result_count(t.r); i++)
+		for (size_t n = 0; n < 6; n++)
+			if (!strcmp(lab_result_item(t.r, i)->i_name, names[n]))
+				it[n] = lab_result_item(t.r, i);
+	T_CHECK(it[0] && it[1] && it[2] && it[3] && !it[4] && it[5]);
+	if (!it[0] || !it[1] || !it[2] || !it[3] || !it[5])
+		return;
+	T_CHECK(fabs(it[0]->i_x[0] - 0.004) < 1e-12);       /* 1 ms bins, twice merged */
+	T_CHECK(it[0]->i_y[0] == 264);                      /* up to 1055 ms */
+	T_EQ(it[1]->i_n, 3);                                /* 3 in, then none, then the end */
+	T_CHECK(it[1]->i_x[0] == 0 && it[1]->i_y[0] == 3);
+	T_CHECK(fabs(it[1]->i_x[1] - 0.008) < 1e-12 && it[1]->i_y[1] == 0);
+	T_CHECK(fabs(it[1]->i_x[2] - 1.055) < 1e-12);
+	T_CHECK(fabs(series_sum(it[2]) * 0.004 - 0.002) < 1e-9);   /* locked 2 ms */
+	T_CHECK(fabs(series_sum(it[3]) * 0.004 - 1.000) < 1e-9);   /* flushing 1 s */
+	T_EQ(it[5]->i_n, 2);
+	T_CHECK(it[5]->i_x[0] == 0 && fabs(it[5]->i_y[0] - 3) < 1e-9);
+	T_CHECK(fabs(it[5]->i_x[1] - 1.005) < 1e-9 && fabs(it[5]->i_y[1] - 50) < 1e-9);
+	lab_result_free(t.r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -391,5 +482,6 @@ int main(int argc, char **argv)
 	T_RUN(t_text_terminal);
 	T_RUN(t_real);
 	T_RUN(t_dir);
+	T_RUN(t_timeline);
 	return t_done(argv[0]);
 }
