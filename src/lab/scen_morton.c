@@ -220,6 +220,14 @@ static int morton_fn(struct lab_rig *r, void *arg)
 
 static const char *const morton_variants[] = { "be:4", "rt:4", "inherit", NULL };
 
+static const char *const morton_plot[] = {
+	"linear_read_mb_s linear read of a cold file (MB/s)",
+	"tree_read_s reading a cold tree (s, lower is better)",
+	"odirect_ops_s O_DIRECT reads and overwrites (ops/s)",
+	"copy_mb_s the copy loop beside them (MB/s)",
+	NULL,
+};
+
 static int morton_run(const struct lab_ctx *c, const char *variant, struct lab_result *out)
 {
 	struct lab_qwatch sc = { 0 };
@@ -285,4 +293,7 @@ const struct lab_scenario lab_scen_morton = {
 		  "dispatches (non-contiguous in the file), not the disk's",
 	.s_run = morton_run,
 	.s_summary = morton_summary,
+	.s_plot = morton_plot,
+	.s_plot_title = "morton: what a higher-priority commit costs the others, a bar per commit "
+			"priority (bars of one height: no cost)",
 };

@@ -143,6 +143,13 @@ static int sf_variant(const char *v, struct lab_rig_spec *rs)
 
 static const char *const sf_variants[] = { "deadline", "cfq", "cfq+meta", "cfq+caller", NULL };
 
+static const char *const sf_plot[] = {
+	"iozone_mb_s iozone, 64 KiB files with fsync (MB/s)",
+	"fsmark_files_s fs_mark, files with fsync per second",
+	"cfq_idle_ms_total cfq's idle windows, in all (ms)",
+	NULL,
+};
+
 static int sf_run(const struct lab_ctx *c, const char *variant, struct lab_result *out)
 {
 	struct sf_run s = { .out = out };
@@ -226,4 +233,7 @@ const struct lab_scenario lab_scen_smallfile = {
 		  "file's disk says it is rotational",
 	.s_run = sf_run,
 	.s_summary = sf_summary,
+	.s_plot = sf_plot,
+	.s_plot_title = "smallfile: small files with fsync per elevator, higher is faster (the thread: "
+			"cfq 7 MB/s against deadline's 35)",
 };
