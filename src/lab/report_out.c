@@ -63,6 +63,8 @@ struct out {
 	size_t o_plot_scen[LAB_MAX_PLOTS]; /* index into the run */
 	char *o_caption[LAB_MAX_PLOTS];  /* the numbers behind it (NULL: none) */
 	bool o_small[LAB_MAX_PLOTS];     /* one of a grid (timelines, per-variant series) */
+	int o_w[LAB_MAX_PLOTS], o_h[LAB_MAX_PLOTS]; /* the PNG's size */
+	int o_next_w, o_next_h;          /* the last gp_term's */
 	bool o_gnuplot;                 /* gnuplot ran */
 };
 
@@ -193,16 +195,20 @@ static void gp_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void gp_term(FILE *f, const char *png, int w, int h)
+/* The PNG's terminal and size (kept for report.html's img, see plot_add). */
+static void gp_term(struct out *o, FILE *f, const char *png, int w, int h)
 {
+	o->o_next_w = w;
+	o->o_next_h = h;
 	fprintf(f, "set terminal pngcairo size %d,%d noenhanced font 'sans,10'\n"
 		   "set output '%s.png'\n", w, h, png);
 }
 
 /* The terminal, the title, the axes' labels, a grid and the key. */
-static void gp_head(FILE *f, const char *png, const char *title, const char *xl, const char *yl)
+static void gp_head(struct out *o, FILE *f, const char *png, const char *title, const char *xl,
+		    const char *yl)
 {
-	gp_term(f, png, 900, 520);
+	gp_term(o, f, png, 900, 520);
 	fputs("set title ", f);
 	gp_str(f, title);
 	fputs("\nset xlabel ", f);
@@ -259,6 +265,8 @@ static void plot_add(struct out *o, size_t scen, const char *name, bool small, c
 	}
 	o->o_caption[o->o_nplots] = caption;
 	o->o_small[o->o_nplots] = small;
+	o->o_w[o->o_nplots] = o->o_next_w;
+	o->o_h[o->o_nplots] = o->o_next_h;
 	o->o_plot_scen[o->o_nplots++] = scen;
 }
 
@@ -317,7 +325,7 @@ static void plot_finding(struct out *o, size_t si)
 	snprintf(metric, sizeof(metric), "%s.gp", gp);
 	if (!(f = out_open(o, metric)))
 		return;
-	gp_term(f, gp, nm < 3 ? 900 : 300 * (int)nm, 440);
+	gp_term(o, f, gp, nm < 3 ? 900 : 300 * (int)nm, 440);
 	fprintf(f, "set multiplot layout 1,%zu title ", nm);
 	gp_str(f, sc->s_plot_title ? sc->s_plot_title : sc->s_name);
 	fputs("\nset style fill solid 0.8 border -1\nset boxwidth 0.6\nset grid ytics\n"
@@ -423,7 +431,7 @@ static void plot_cdf(struct out *o, size_t si, const char *name)
 		return;
 	snprintf(title, sizeof(title), "%s: %s, the tail (log axes)\nthe fraction of operations "
 		 "slower than x: a line further right is a worse worst case", s, name);
-	gp_head(f, gp, title, "latency (ms, log)", "fraction of operations slower (log)");
+	gp_head(o, f, gp, title, "latency (ms, log)", "fraction of operations slower (log)");
 	fputs("set logscale xy\nset key inside right top\n", f);
 	c = cap_open(&cap);
 	if (c)
@@ -503,7 +511,8 @@ static void plot_flush(struct out *o, size_t si)
 	snprintf(title, sizeof(title), "%s: the foreground's worst operation against what a disk "
 		 "cache flush costs,\none line per variant (a rising line: the foreground pays for "
 		 "the flush)", s);
-	gp_head(f, gp, title, "cache flush cost, measured (ms)", "foreground's worst operation (ms)");
+	gp_head(o, f, gp, title, "cache flush cost, measured (ms)", "foreground's worst operation (ms)");
+	fputs("set xrange [0:*]\nset yrange [0:*]\n", f);
 	c = cap_open(&cap);
 	if (c)
 		fputs("A point per disk of the sweep, in the order of its flush cost "
@@ -644,7 +653,7 @@ static void plot_causes(struct out *o, size_t si)
 		free(cap_take(&cap));
 		return;
 	}
-	gp_head(f, gp, title, "variant", "the worst operation's time (ms)");
+	gp_head(o, f, gp, title, "variant", "the worst operation's time (ms)");
 	fputs("set style data histograms\nset style histogram rowstacked\n"
 	      "set style fill solid 0.85 border -1\nset boxwidth 0.6\nset grid noxtics ytics\n"
 	      "set yrange [0:*]\nset key outside below left Left reverse\n", f);
@@ -786,7 +795,7 @@ static void plot_timeline(struct out *o, size_t si, size_t k, const struct tl_ax
 	if (!(f = out_open(o, dat)))
 		return;
 	snprintf(dat, sizeof(dat), "%s.dat", gp);
-	gp_term(f, gp, 660, 560);
+	gp_term(o, f, gp, 660, 560);
 	fputs("set multiplot title ", f);
 	{
 		char title[256];
@@ -804,7 +813,7 @@ static void plot_timeline(struct out *o, size_t si, size_t k, const struct tl_ax
 		   "set format x ''\nunset xlabel\n", end > 0 ? end : 1);
 	/* the operations */
 	fprintf(f, "set tmargin at screen 0.90\nset bmargin at screen 0.60\nset logscale y\n"
-		   "set yrange [" NUM_FMT ":" NUM_FMT "]\nset ylabel \"operation (ms, log)\"\n",
+		   "set yrange [" NUM_FMT ":" NUM_FMT "]\nset ylabel \"operation (ms)\"\n",
 		floor_ms, ax->op_max > floor_ms ? ax->op_max * 1.5 : floor_ms * 10);
 	for (size_t n = 0; n < nop; n++) {
 		fprintf(f, "%s '%s' index %zu using 1:($2 > " NUM_FMT " ? $2 : " NUM_FMT ") with "
@@ -816,7 +825,7 @@ static void plot_timeline(struct out *o, size_t si, size_t k, const struct tl_ax
 		fputs("plot NaN notitle", f);
 	/* the commit's phases, stacked */
 	fprintf(f, "\nunset logscale y\nset tmargin at screen 0.57\nset bmargin at screen 0.39\n"
-		   "set yrange [0:1.05]\nset ytics 0.5\nset ylabel \"commit (share of time)\"\n"
+		   "set yrange [0:1.05]\nset ytics 0.5\nset ylabel \"commit (share)\"\n"
 		   "set style fill solid 1.0 noborder\nset boxwidth " NUM_FMT " absolute\n"
 		   "plot '%s' index 1 using ($1 + " NUM_FMT "):($2 + $3 + $4) with boxes "
 		   "lc rgb '#d62728' title 'locked',\\\n"
@@ -828,7 +837,7 @@ static void plot_timeline(struct out *o, size_t si, size_t k, const struct tl_ax
 	fprintf(f, "set tmargin at screen 0.36\nset bmargin at screen 0.09\nset ytics autofreq\n"
 		   "set yrange [0:" NUM_FMT "]\nset format x '%%g'\n"
 		   "set xlabel \"time since the measurement started (s)\"\n"
-		   "set ylabel \"requests in the queue\"\n"
+		   "set ylabel \"requests queued\"\n"
 		   "plot '%s' index 0 using 1:2 with steps lw 1.5 lc rgb '#404040' title 'most "
 		   "queued'\nunset multiplot\n", ax->q_max + 1, dat);
 	snprintf(dat, sizeof(dat), "%s.gp", gp);
@@ -837,7 +846,7 @@ static void plot_timeline(struct out *o, size_t si, size_t k, const struct tl_ax
 	c = cap_open(&cap);
 	if (c) {
 		fprintf(c, "%s %s, in %s s bins", s, v, num(b[0], sizeof(b[0]), bin_s));
-		if (sr->sr_scen->s_timeline)
+		if (sr->sr_scen->s_timeline && !lab_real_path(o->o_run->r_ctx))
 			fprintf(c, " (%s)", sr->sr_scen->s_timeline);
 		fputs(":", c);
 		for (size_t n = 0; n < nop; n++) {
@@ -923,7 +932,7 @@ static void plot_series_one(struct out *o, size_t si, size_t k, const struct lab
 			snprintf(xl, sizeof(xl), "time (s)");
 		snprintf(title, sizeof(title), "%s %s: %s against %s", s, v, yl, xl);
 	}
-	gp_term(f, gp, 660, 440);
+	gp_term(o, f, gp, 660, 440);
 	fputs("set title ", f);
 	gp_str(f, title);
 	fputs("\nset xlabel ", f);
@@ -1027,8 +1036,9 @@ static const char html_style[] =
 	"table.ov tr.th td{background:#f3f3f3;font-weight:bold}"
 	"pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%}"
 	"figure{margin:.6em 0}figcaption{font-size:90%;color:#333;max-width:1000px}"
-	"img{max-width:100%;border:1px solid #ddd}"
-	"div.grid{display:flex;flex-wrap:wrap;gap:0 12px}div.grid figure{width:662px}";
+	"img{max-width:100%;height:auto;border:1px solid #ddd}"
+	"div.grid{display:flex;flex-wrap:wrap;gap:0 12px}div.grid figure{width:662px}"
+	"body:has(a.only:target)>:not(a.only:target+section){display:none}";
 
 static void html_metrics(FILE *f, const struct lab_scen_run *sr)
 {
@@ -1146,7 +1156,8 @@ static void html_plot(FILE *f, const struct out *o, size_t p)
 	if (access(path, R_OK))
 		fprintf(f, "<p>(plot %s.png missing: see %s.gp)</p>", o->o_plot[p], o->o_plot[p]);
 	else
-		fprintf(f, "<img src=\"%s.png\" alt=\"%s\">", o->o_plot[p], o->o_plot[p]);
+		fprintf(f, "<img src=\"%s.png\" alt=\"%s\" width=%d height=%d>", o->o_plot[p],
+			o->o_plot[p], o->o_w[p], o->o_h[p]);
 	if (o->o_caption[p]) {
 		fputs("<figcaption>", f);
 		html_esc(f, o->o_caption[p]);
@@ -1186,7 +1197,9 @@ static void html_scenario(FILE *f, const struct out *o, size_t si)
 	const struct lab_scenario *sc = sr->sr_scen;
 	char msg[320];
 
-	fprintf(f, "<h2 id=\"%s\">%s</h2>\n<p>", sc->s_name, sc->s_name);
+	/* #S scrolls to the section; #only-S shows it alone, at the top (html_style) */
+	fprintf(f, "<a class=only id=\"only-%s\"></a><section id=\"%s\">\n<h2>%s</h2>\n<p>",
+		sc->s_name, sc->s_name, sc->s_name);
 	if (sc->s_thread) {
 		fprintf(f, "thread %s, &ldquo;", sc->s_thread->t_id);
 		html_esc(f, sc->s_thread->t_subject);
@@ -1219,6 +1232,7 @@ static void html_scenario(FILE *f, const struct out *o, size_t si)
 	html_metrics(f, sr);
 	html_table(f, sr);
 	html_texts(f, sr);
+	fputs("</section>\n", f);
 }
 
 /* The answer first: per thread a heading row (its subject, list, date and author, the link

@@ -224,8 +224,7 @@ const struct lab_scenario lab_scen_flush = {
 	.s_variants = flush_variants,
 	.s_run = flush_run,
 	.s_summary = flush_summary,
-	.s_timeline = "the HDD with a 32 MiB write cache, the sweep's second disk (on a real disk: "
-		      "that disk)",
+	.s_timeline = "the HDD with a 32 MiB write cache, the sweep's second disk",
 	.s_real = "one point, this disk's own flush (the sweep's disks are sim models): the "
 		  "goals need a sweep, so the summary gives the point and no verdict",
 };

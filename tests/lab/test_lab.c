@@ -383,7 +383,7 @@ static void t_dir(void)
 	snprintf(cmd, sizeof(cmd), "sort -n -c '%s/selftest_base_flush.dat'", dir);
 	T_EQ(system(cmd), 0);
 	/* the answer first: the overview table before the first section */
-	snprintf(cmd, sizeof(cmd), "awk '/<table class=ov>/ { t = NR } /<h2 id=/ && !h { h = NR } "
+	snprintf(cmd, sizeof(cmd), "awk '/<table class=ov>/ { t = NR } /<section id=/ && !h { h = NR } "
 		 "END { exit !(t && t < h) }' '%s/report.html' && grep -q 'A test thread&rdquo;, "
 		 "test-list, 1 Jan 2000, A. Tester' '%s/report.html'", dir, dir);
 	T_EQ(system(cmd), 0);
@@ -405,9 +405,9 @@ static void t_dir(void)
 	/* the timeline: three panels on one time axis, from the tl_* series, which get no plot
 	   of their own */
 	T_CHECK(file_nonempty(dir, "selftest_base_timeline.gp"));
-	T_EQ(grep_in(dir, "selftest_base_timeline.gp", "^set ylabel \"operation (ms, log)\""), 0);
-	T_EQ(grep_in(dir, "selftest_base_timeline.gp", "^set ylabel \"commit (share of time)\""), 0);
-	T_EQ(grep_in(dir, "selftest_base_timeline.gp", "^set ylabel \"requests in the queue\""), 0);
+	T_EQ(grep_in(dir, "selftest_base_timeline.gp", "^set ylabel \"operation (ms)\""), 0);
+	T_EQ(grep_in(dir, "selftest_base_timeline.gp", "^set ylabel \"commit (share)\""), 0);
+	T_EQ(grep_in(dir, "selftest_base_timeline.gp", "^set ylabel \"requests queued\""), 0);
 	T_EQ(grep_in(dir, "selftest_base_timeline.gp", "^set xlabel \"time since the measurement"), 0);
 	T_EQ(grep_in(dir, "selftest_base_timeline.dat", "^0.25 0 1 0$"), 0);
 	T_CHECK(!file_nonempty(dir, "selftest_base_tl_queue.gp"));
@@ -419,7 +419,7 @@ static void t_dir(void)
 	T_EQ(grep_in(dir, "report.html", "<figcaption>A bar per variant. total_ms: base 200, fast:2 300;"), 0);
 	T_EQ(grep_in(dir, "report.html", "base 20 ms = 14 commit + 6 other"), 0);
 	T_EQ(grep_in(dir, "report.html", "the slowest read 80 ms at 0.9 s;"), 0);
-	snprintf(cmd, sizeof(cmd), "awk '/<h2 id=\"selftest\">/ { s = 1 } s && /<img / { "
+	snprintf(cmd, sizeof(cmd), "awk '/<section id=\"selftest\">/ { s = 1 } s && /<img / { "
 		 "exit !/selftest_finding.png/ }' '%s/report.html'", dir);
 	if (gnuplot)
 		T_EQ(system(cmd), 0);
