@@ -287,12 +287,22 @@ static void plot_finding(struct out *o, size_t si)
 	const struct lab_scen_run *sr = &o->o_run->r_scen[si];
 	const struct lab_scenario *sc = sr->sr_scen;
 	char gp[LAB_NAME_BUF], dat[LAB_PATH_MAX], metric[LAB_PATH_MAX], b[32];
+	const char *plot[16];
 	size_t nm = 0, nv = 0;
 	struct cap cap;
 	FILE *f, *d, *c;
 
-	for (; sc->s_plot && sc->s_plot[nm]; nm++)
-		;
+	/* the metrics some variant has (gnuplot gives up on a panel without a point) */
+	for (size_t m = 0; sc->s_plot && sc->s_plot[m] && nm < 16; m++) {
+		bool any = false;
+
+		snprintf(metric, sizeof(metric), "%.*s", (int)strcspn(sc->s_plot[m], " "),
+			 sc->s_plot[m]);
+		for (size_t k = 0; k < sr->sr_nvariants && !any; k++)
+			any = sr->sr_res[k] && !isnan(lab_result_get(sr->sr_res[k], metric));
+		if (any)
+			plot[nm++] = sc->s_plot[m];
+	}
 	for (size_t k = 0; k < sr->sr_nvariants; k++)
 		nv += sr->sr_res[k] != NULL;
 	if (!nm || !nv)
@@ -303,15 +313,15 @@ static void plot_finding(struct out *o, size_t si)
 		return;
 	fputs("# variant", d);
 	for (size_t m = 0; m < nm; m++)
-		fprintf(d, " %.*s", (int)strcspn(sc->s_plot[m], " "), sc->s_plot[m]);
+		fprintf(d, " %.*s", (int)strcspn(plot[m], " "), plot[m]);
 	fputc('\n', d);
 	for (size_t k = 0; k < sr->sr_nvariants; k++) {
 		if (!sr->sr_res[k])
 			continue;
 		fprintf(d, "%s", sc->s_variants[k]);
 		for (size_t m = 0; m < nm; m++) {
-			snprintf(metric, sizeof(metric), "%.*s", (int)strcspn(sc->s_plot[m], " "),
-				 sc->s_plot[m]);
+			snprintf(metric, sizeof(metric), "%.*s", (int)strcspn(plot[m], " "),
+				 plot[m]);
 			double v = lab_result_get(sr->sr_res[k], metric);
 
 			if (isnan(v))
@@ -337,10 +347,10 @@ static void plot_finding(struct out *o, size_t si)
 	if (c)
 		fputs("A bar per variant.", c);
 	for (size_t m = 0; m < nm; m++) {
-		const char *label = sc->s_plot[m] + strcspn(sc->s_plot[m], " ");
+		const char *label = plot[m] + strcspn(plot[m], " ");
 
-		snprintf(metric, sizeof(metric), "%.*s", (int)strcspn(sc->s_plot[m], " "),
-			 sc->s_plot[m]);
+		snprintf(metric, sizeof(metric), "%.*s", (int)strcspn(plot[m], " "),
+			 plot[m]);
 		fputs("set title ", f);
 		gp_str(f, metric);
 		fputs("\nset ylabel ", f);

@@ -85,7 +85,8 @@ static int other_run(const struct lab_ctx *c, const char *variant, struct lab_re
 static const struct lab_thread other_thread = {
 	"000", "A test thread", "test-list", "1 Jan 2000", "A. Tester", "a claim, 2x",
 };
-static const char *const self_plot[] = { "total_ms the whole run (ms)", "copy_mb_s", NULL };
+static const char *const self_plot[] = { "total_ms the whole run (ms)", "nosuch no variant has it",
+					 "copy_mb_s", NULL };
 static const struct lab_scenario self_scen = {
 	.s_name = "selftest", .s_help = "the runner's own test", .s_variants = self_variants,
 	.s_run = self_run, .s_summary = self_summary, .s_real = "the same numbers, no disk touched",
@@ -393,7 +394,8 @@ static void t_dir(void)
 		 "|| grep -q '^set title \"' $f || exit 1; grep -q '^set xlabel \"..' $f || exit 1; "
 		 "grep -q '^set ylabel \"..' $f || exit 1; done", dir);
 	T_EQ(system(cmd), 0);
-	/* the finding first: a bar per variant for each s_plot metric, titled as the scenario says */
+	/* the finding first: a bar per variant for each s_plot metric some variant has, titled
+	   as the scenario says */
 	T_CHECK(file_nonempty(dir, "selftest_finding.gp") && file_nonempty(dir, "selftest_finding.dat"));
 	T_EQ(grep_in(dir, "selftest_finding.gp", "^set multiplot layout 1,2 title \"the test.s \\\\\"finding"), 0);
 	T_EQ(grep_in(dir, "selftest_finding.gp", "^set ylabel \"the whole run (ms)\""), 0);
