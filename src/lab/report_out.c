@@ -270,11 +270,13 @@ static void plot_add(struct out *o, size_t scen, const char *name, bool small, c
 	o->o_plot_scen[o->o_nplots++] = scen;
 }
 
-/* "%.3g" of v, "-" for NaN. */
+/* v for a caption: "-" for NaN, whole from 100 on (no exponent), else "%.3g". */
 static const char *num(char *buf, size_t n, double v)
 {
 	if (isnan(v))
 		snprintf(buf, n, "-");
+	else if (fabs(v) >= 100)
+		snprintf(buf, n, "%.0f", v);
 	else
 		snprintf(buf, n, "%.3g", v);
 	return buf;
@@ -340,9 +342,7 @@ static void plot_finding(struct out *o, size_t si)
 	gp_str(f, sc->s_plot_title ? sc->s_plot_title : sc->s_name);
 	fputs("\nset style fill solid 0.8 border -1\nset boxwidth 0.6\nset grid ytics\n"
 	      "set yrange [0:*]\nset offsets 0.5, 0.5, graph 0.12, 0\nset xlabel \"variant\"\n"
-	      "set key off\n", f);
-	if (nv > 2)
-		fputs("set xtics rotate by 25 right\n", f);
+	      "set key off\nset xtics rotate by 25 right\n", f);
 	c = cap_open(&cap);
 	if (c)
 		fputs("A bar per variant.", c);
