@@ -45,6 +45,7 @@
 #ifndef UJBD_JBD_JTRACE_H
 #define UJBD_JBD_JTRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Every probe gets a semaphore (a counter perf and bpftrace raise while they
@@ -78,10 +79,21 @@ JBD_TRACE_EVENTS(JBD_TRACE_SEM_DECL)
 struct jbd_tracer {
 	ujbd_trace_fn fn;
 	void *arg;
+	/* jbd_set_commit_hook's: the hook gets no handle events (jbd2_handle_*),
+	 * and handles keep their lock-free path (jbd_hooked is false) */
+	bool commits_only;
 };
 
 void jbd_tracer_init(struct jbd_tracer *t);
-void jbd_tracer_set(struct jbd_tracer *t, ujbd_trace_fn fn, void *arg);
+void jbd_tracer_set(struct jbd_tracer *t, ujbd_trace_fn fn, void *arg, bool commits_only);
+/*
+ * For an observer that must not change what it watches (the lab's
+ * timeline): a hook as ujbd_set_trace_hook's, without the handle events, so
+ * that installing it leaves handles on their lock-free path (a full hook
+ * takes them through j_state_lock, which moves a sim run's numbers).
+ * Replaces any hook; NULL removes it. Not exported (no ujbd_ name).
+ */
+void jbd_set_commit_hook(struct ujbd *j, ujbd_trace_fn fn, void *arg);
 /* The event's name ("jbd2_start_commit", ...), or NULL if out of range. */
 const char *jbd_trace_name(enum ujbd_trace_kind kind);
 /* Call the hook (if any) with one event; time_ns is taken here. a has

@@ -738,7 +738,12 @@ int ujbd_stats(struct ujbd *j, struct ujbd_stats *out)
 
 void ujbd_set_trace_hook(struct ujbd *j, ujbd_trace_fn fn, void *arg)
 {
-	jbd_tracer_set(&j->j_tracer, fn, arg);
+	jbd_tracer_set(&j->j_tracer, fn, arg, false);
+}
+
+void jbd_set_commit_hook(struct ujbd *j, ujbd_trace_fn fn, void *arg)
+{
+	jbd_tracer_set(&j->j_tracer, fn, arg, true);
 }
 
 void ujbd_set_data_hook(struct ujbd *j, ujbd_data_fn fn, void *arg)

@@ -508,8 +508,9 @@ int jbd_slot_dirty(struct ujbd_handle *h, struct ujbd_buf *b);
 /* Unused credits of a handle of slot s back to its pool; beyond the chunk
  * back to t. j_state_lock held. */
 void __jbd_slot_pool_return(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t);
-/* A trace hook is installed (slot handles then take the locked path, so
- * every event fires under the lock). */
+/* A trace hook that wants handle events is installed (slot handles then
+ * take the locked path, so every event fires under the lock; a commit-only
+ * hook, jbd_set_commit_hook, does not count). */
 bool jbd_hooked(const struct ujbd *j);
 
 /* ---- log.c: log space, tail, abort ------------------------------------- */

@@ -211,7 +211,8 @@ void jbd_memo_put(struct jbd_slot *s, uint64_t seq, uint64_t block, struct jbd_j
 
 bool jbd_hooked(const struct ujbd *j)
 {
-	return __atomic_load_n(&j->j_tracer.fn, __ATOMIC_RELAXED) != NULL;
+	return __atomic_load_n(&j->j_tracer.fn, __ATOMIC_RELAXED) != NULL &&
+	       !__atomic_load_n(&j->j_tracer.commits_only, __ATOMIC_RELAXED);
 }
 
 static bool aborted(const struct ujbd *j)

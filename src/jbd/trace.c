@@ -43,13 +43,15 @@ void jbd_tracer_init(struct jbd_tracer *t)
 {
 	t->fn = NULL;
 	t->arg = NULL;
+	t->commits_only = false;
 }
 
-void jbd_tracer_set(struct jbd_tracer *t, ujbd_trace_fn fn, void *arg)
+void jbd_tracer_set(struct jbd_tracer *t, ujbd_trace_fn fn, void *arg, bool commits_only)
 {
 	/* arg first, fn last with release: a reader that sees fn sees arg. */
 	__atomic_store_n(&t->fn, (ujbd_trace_fn)NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&t->arg, arg, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->commits_only, commits_only, __ATOMIC_RELEASE);
 	__atomic_store_n(&t->fn, fn, __ATOMIC_RELEASE);
 }
 
@@ -69,6 +71,9 @@ void jbd_trace_emit(const struct jbd_tracer *t, enum ujbd_trace_kind kind,
 
 	ASSERT((unsigned)kind < UJBD_TR_NR);
 	if (!fn)
+		return;
+	if ((kind == UJBD_TR_HANDLE_START || kind == UJBD_TR_HANDLE_EXTEND ||
+	     kind == UJBD_TR_HANDLE_STATS) && __atomic_load_n(&t->commits_only, __ATOMIC_ACQUIRE))
 		return;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = kind;

@@ -321,7 +321,7 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 		h->h_seq = ++j->j_handle_seq;
 		/* Only for jbd2_handle_stats' interval: the clock costs ~10% of
 		 * the CPU path, so it is read only while a hook listens. */
-		h->h_start_ns = __atomic_load_n(&j->j_tracer.fn, __ATOMIC_RELAXED) ? rt_now_ns() : 0;
+		h->h_start_ns = jbd_hooked(j) ? rt_now_ns() : 0;
 		start_account(j, j->j_running, wait_ns, space_ns);
 		JBD_TRACE(&j->j_tracer, jbd2_handle_start, j->j_running->t_tid, 0, 0, nblocks,
 			  0, 0, 0);

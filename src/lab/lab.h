@@ -94,6 +94,15 @@ struct lab_scenario {
 	/* On a real disk (--world=real --disk=file:PATH): one line on what the scenario measures
 	   there and which of its parameters are sim only; NULL: the same as in the sim. */
 	const char *s_real;
+	/* The finding as report.html's first plot of the scenario (--out): a bar per variant
+	   for each metric, each "NAME AXIS LABEL (UNIT)" (the metric, a space, the y axis'
+	   label), NULL-terminated; s_plot_title says what to look at. NULL: the first plot is
+	   the latency tail (the complementary CDF) or the sweep. */
+	const char *const *s_plot;
+	const char *s_plot_title;
+	/* What a variant's timeline (lab_rig_spec.timeline) covers when it is not the
+	   variant's whole measurement ("the HDD with a 32 MiB cache"); NULL: the whole. */
+	const char *s_timeline;
 };
 
 /* The registry: one row per scenario in src/lab/scenarios.c (adding a scenario = its file + a row). */

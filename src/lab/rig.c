@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jbd/jtrace.h"
 #include "lab/real.h"
 #include "lab/rig.h"
 #include "priv/rt.h"
@@ -108,8 +109,24 @@ static int rig_layout(const struct lab_ctx *c, const struct lab_rig_spec *rs, co
 	return 0;
 }
 
+/* The queue's trace events to the timeline, then to the scenario's own trace_fn. */
+struct rig_trace {
+	struct lab_timeline *t_tl;
+	blk_trace_fn t_fn;
+	void *t_arg;
+};
+
+static void rig_trace_fn(void *arg, const struct blk_trace_event *ev)
+{
+	struct rig_trace *t = arg;
+
+	lab_tl_blk(t->t_tl, ev);
+	if (t->t_fn)
+		t->t_fn(t->t_arg, ev);
+}
+
 static int rig_spec(const struct lab_ctx *c, const struct lab_rig_spec *rs,
-		    struct stack_spec *sp, char *err, size_t n)
+		    struct rig_trace *tr, struct stack_spec *sp, char *err, size_t n)
 {
 	const char *model = rs->disk_model ? rs->disk_model : lab_ctx_disk(c);
 	int rc;
@@ -124,6 +141,12 @@ static int rig_spec(const struct lab_ctx *c, const struct lab_rig_spec *rs,
 	sp->queues[0].trace = rs->trace;
 	sp->queues[0].trace_fn = rs->trace_fn;
 	sp->queues[0].trace_arg = rs->trace_arg;
+	if (tr->t_tl) {
+		tr->t_fn = rs->trace_fn;
+		tr->t_arg = rs->trace_arg;
+		sp->queues[0].trace_fn = rig_trace_fn;
+		sp->queues[0].trace_arg = tr;
+	}
 	sp->journal = true;
 	sp->jopts = rs->jopts;
 	sp->jopts.format = true;
@@ -167,7 +190,10 @@ static int rig_main(struct stack *s, void *arg)
 		rc = fs_mount(r->r_j, r->r_q, &r->r_fsp, &r->r_fs);
 	if (rc)
 		return rc;
+	if (r->r_tl) /* the commit's events only: handles keep their path */
+		jbd_set_commit_hook(r->r_j, lab_tl_jbd, r->r_tl);
 	rc = r->r_fn(r, r->r_arg);
+	lab_tl_stop(r->r_tl);
 	urc = r->r_fs ? fs_unmount(r->r_fs) : 0;
 	r->r_fs = NULL;
 	return rc ? rc : urc;
@@ -179,10 +205,14 @@ int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
 	struct stack_spec sp;
 	struct stack *s = NULL;
 	struct lab_rig r = { .r_ctx = c, .r_fn = fn, .r_arg = arg, .r_fsp = rs->fsp };
+	struct rig_trace tr = { NULL, NULL, NULL };
 	char err[256];
 	int rc;
 
 	err[0] = '\0';
+	if (rs->timeline && (rc = lab_tl_new(&r.r_tl)))
+		return rc;
+	tr.t_tl = r.r_tl;
 	rc = rt_param_parse(&fs_param_table, &r.r_fsp, lab_ctx_params(c, "fs"), err,
 			    sizeof(err));
 	rs->fsp = r.r_fsp;
@@ -190,7 +220,7 @@ int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
 		rc = rt_param_parse(&lab_jbd_param_table, &rs->jopts, lab_ctx_params(c, "jbd"), err,
 				    sizeof(err));
 	if (!rc)
-		rc = rig_spec(c, rs, &sp, err, sizeof(err));
+		rc = rig_spec(c, rs, &tr, &sp, err, sizeof(err));
 	if (!rc)
 		rc = stack_new(&sp, &s, err, sizeof(err));
 	if (!rc) {
@@ -201,6 +231,9 @@ int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
 	if (rc && err[0])
 		lab_fail_why("%s", err);
 	stack_free(s);
+	if (!rc && r.r_tl)
+		rc = lab_tl_report(r.r_tl, rs->timeline);
+	lab_tl_free(r.r_tl);
 	return rc;
 }
 
@@ -295,13 +328,15 @@ int lab_tree_make(struct fs *fs, const struct lab_tree *t)
 	return rc;
 }
 
-int lab_tree_read(struct fs *fs, const struct lab_tree *t)
+int lab_tree_read(struct fs *fs, const struct lab_tree *t, struct lab_timeline *tl, unsigned kind)
 {
 	char path[96];
 	fs_ino_t ino;
 	int rc = 0;
 
 	for (unsigned i = 0; i < t->t_files && !rc; i++) {
+		uint64_t t0 = rt_now_ns();
+
 		lab_tree_path(t, NULL, i, path, sizeof(path));
 		rc = fs_lookup(fs, path, &ino);
 		for (uint64_t off = 0; !rc && off < t->t_size[i]; off += 64 * 1024) {
@@ -309,6 +344,8 @@ int lab_tree_read(struct fs *fs, const struct lab_tree *t)
 
 			rc = n < 0 ? (int)n : 0;
 		}
+		if (!rc)
+			lab_tl_op(tl, kind, t0);
 	}
 	return rc;
 }
@@ -462,8 +499,10 @@ void lab_reader_thread(void *arg)
 		before = acc;
 		rc = reader_op(rd, i);
 		double ms = (double)(rt_now_ns() - t0) / 1e6;
-		if (!rc)
+		if (!rc) {
 			rt_hist_add(&rd->lat, rt_now_ns() - t0);
+			lab_tl_op(rd->tl, 0, t0);
+		}
 		lab_fg_causes_add(&rd->causes, &before, &acc, ms);
 		next += rd->period_ns;
 		if (next > rt_now_ns())

@@ -44,6 +44,9 @@ struct lab_rig_spec {
 	blk_trace_fn trace_fn;       /* passed every event (q_lock held), NULL = none */
 	void *trace_arg;
 	unsigned ncpus;              /* 0 = rt's default */
+	/* Record a timeline of the run (timeline.c) into this result, as the
+	 * series tl_* that --out plots; NULL = none. */
+	struct lab_result *timeline;
 	struct ujbd_opts jopts;      /* from lab_rig_spec_init, then the scenario's */
 	struct fs_params fsp;    /* the era's: from lab_rig_spec_init, then the scenario's */
 };
@@ -63,6 +66,7 @@ struct lab_rig {
 	struct blk_queue *r_q;
 	struct fs *r_fs;
 	struct fs_params r_fsp;
+	struct lab_timeline *r_tl;   /* lab_rig_spec.timeline's recorder, or NULL */
 	int (*r_fn)(struct lab_rig *r, void *arg);
 	void *r_arg;
 };
@@ -79,6 +83,44 @@ int lab_rig_remount(struct lab_rig *r);
 /* Inside fn: commit and checkpoint what the setup wrote, keeping the
  * caches (the measurement starts from a quiet disk and a warm cache). */
 int lab_rig_settle(struct lab_rig *r);
+
+/* ---- the timeline (timeline.c) ------------------------------------------ */
+
+/*
+ * What the run did over virtual time, for a seekwatcher-like plot: per time
+ * bin the most requests queued or at the disk (from the queue's I and C
+ * events), the time the commit spent locked (waiting for handles), flushing
+ * (ordered data) and logging (from the journal's trace hook), and each kind
+ * of foreground operation's slowest one (lab_tl_op). At most LAB_TL_BINS
+ * bins: a longer run merges them pairwise (twice as wide), so its size is
+ * bounded. The rig makes one when lab_rig_spec.timeline is set, hooks it to
+ * the queue and the journal, stops it when the scenario's fn returns and
+ * puts it into the result as series:
+ *   tl_bins                       one point: the bins' width (s), their count
+ *   tl_queue                      (s, requests) where the most in a bin changes
+ *   tl_commit_{locked,flushing,logging}  (bin start s, share of the bin 0..1)
+ *   tl_op:LABEL                   (start s, ms): a kind's slowest operation of a bin
+ * Every call is a no-op on a NULL timeline; lab_tl_op before lab_tl_start
+ * (or after lab_tl_stop) records nothing.
+ */
+#define LAB_TL_BINS 512
+#define LAB_TL_KINDS 4
+#define LAB_TL_LABEL 40
+struct lab_timeline;
+int lab_tl_new(struct lab_timeline **out);
+void lab_tl_free(struct lab_timeline *tl);
+/* Times count from now (the measurement's start); before, nothing is binned. */
+void lab_tl_start(struct lab_timeline *tl);
+void lab_tl_stop(struct lab_timeline *tl);
+/* Kind k's label in the plot's legend (the series' name: letters, digits, _ . : + -). */
+void lab_tl_kind(struct lab_timeline *tl, unsigned kind, const char *label);
+/* One foreground operation of kind k, from t0_ns (rt_now_ns) to now. */
+void lab_tl_op(struct lab_timeline *tl, unsigned kind, uint64_t t0_ns);
+/* The hooks: a queue's trace event, a journal's trace event (ujbd_trace_fn). */
+void lab_tl_blk(struct lab_timeline *tl, const struct blk_trace_event *ev);
+void lab_tl_jbd(void *arg, const struct ujbd_trace_event *ev);
+/* The series above into out. 0 or -errno. */
+int lab_tl_report(const struct lab_timeline *tl, struct lab_result *out);
 
 /* ---- eras (era.c) -------------------------------------------------------- */
 
@@ -123,8 +165,9 @@ void lab_tree_release(struct lab_tree *t);
 void lab_tree_path(const struct lab_tree *t, const char *root, unsigned i, char *buf, size_t n);
 /* Create t on fs (directories and files, written buffered). */
 int lab_tree_make(struct fs *fs, const struct lab_tree *t);
-/* Read every file of t whole (cat > /dev/null: warms the page cache). */
-int lab_tree_read(struct fs *fs, const struct lab_tree *t);
+/* Read every file of t whole (cat > /dev/null: warms the page cache); each
+ * file an operation of kind on tl (NULL: none). */
+int lab_tree_read(struct fs *fs, const struct lab_tree *t, struct lab_timeline *tl, unsigned kind);
 /* rm -rf of a copy of t at root. Missing files are fine (-ENOENT ignored). */
 int lab_tree_remove(struct fs *fs, const struct lab_tree *t, const char *root);
 
@@ -163,6 +206,7 @@ struct lab_reader {
 	uint64_t read_bytes;      /* 4 KiB */
 	uint64_t until_ns;
 	uint16_t ioprio;          /* 0 = leave the thread's */
+	struct lab_timeline *tl;  /* each operation as kind 0, or NULL */
 	/* out */
 	struct rt_hist lat;       /* per operation (stat + open + read), ns */
 	struct lab_fg_causes causes;

@@ -73,9 +73,13 @@ struct aim7_task {
 	const struct lab_aim7_params *p;
 	unsigned id;
 	uint64_t until_ns, seed;
+	struct lab_timeline *tl;
 	uint64_t jobs;
 	int rc;
 };
+
+/* The timeline's kinds of operation: the jobs that touch the file system. */
+enum { AIM7_TL_META, AIM7_TL_SYNC };
 
 /* create, write 4 KiB, close, stat, unlink */
 static int job_meta(struct aim7_task *t, uint64_t n)
@@ -121,14 +125,19 @@ static void aim7_thread(void *arg)
 
 	rt_prng_init(&g, t->seed);
 	while (!t->rc && rt_now_ns() < t->until_ns) {
-		uint64_t x = rt_prng_below(&g, total);
+		uint64_t x = rt_prng_below(&g, total), t0 = rt_now_ns();
 
-		if (x < p->w_meta)
+		if (x < p->w_meta) {
 			t->rc = job_meta(t, t->jobs);
-		else if (x < p->w_meta + p->w_sync)
+			if (!t->rc)
+				lab_tl_op(t->tl, AIM7_TL_META, t0);
+		} else if (x < p->w_meta + p->w_sync) {
 			t->rc = job_sync(t, t->jobs);
-		else
+			if (!t->rc)
+				lab_tl_op(t->tl, AIM7_TL_SYNC, t0);
+		} else {
 			lab_cpu_work(p->cpu_job_ns);
+		}
 		t->jobs += !t->rc;
 	}
 }
@@ -181,7 +190,7 @@ static int aim7_tasks(struct lab_rig *r, struct aim7_run *a, uint64_t *jobs)
 	*jobs = 0;
 	for (unsigned i = 0; i < a->p.tasks && !rc; i++) {
 		t[i] = (struct aim7_task){ .fs = r->r_fs, .p = &a->p, .id = i, .until_ns = end,
-					   .seed = a->seed * 1000003 + i };
+					   .seed = a->seed * 1000003 + i, .tl = r->r_tl };
 		rc = rt_thread_create(&th[i], "reaim", aim7_thread, &t[i]);
 	}
 	for (unsigned i = 0; i < a->p.tasks; i++) {
@@ -208,7 +217,11 @@ static int aim7_fn(struct lab_rig *r, void *arg)
 	}
 	rc = rc ? rc : ujbd_stats(r->r_j, &before);
 	t0 = rt_now_ns();
+	lab_tl_kind(r->r_tl, AIM7_TL_META, "create+write+stat+unlink");
+	lab_tl_kind(r->r_tl, AIM7_TL_SYNC, "write+fsync+fsync");
+	lab_tl_start(r->r_tl);
 	rc = rc ? rc : aim7_tasks(r, a, &jobs);
+	lab_tl_stop(r->r_tl);
 	double min = (double)(rt_now_ns() - t0) / 60e9;
 	rc = rc ? rc : ujbd_stats(r->r_j, &after);
 	rc = rc ? rc : lab_result_metric(a->out, "jobs_per_min", (double)jobs / min);
@@ -217,6 +230,12 @@ static int aim7_fn(struct lab_rig *r, void *arg)
 }
 
 static const char *const aim7_variants[] = { "needed", "always", NULL };
+
+static const char *const aim7_plot[] = {
+	"jobs_per_min AIM7 jobs per minute",
+	"useless_wakeups wakeups that found no work",
+	NULL,
+};
 
 static int aim7_run(const struct lab_ctx *c, const char *variant, struct lab_result *out)
 {
@@ -245,6 +264,7 @@ static int aim7_run(const struct lab_ctx *c, const char *variant, struct lab_res
 	rs.jopts.wakeup_cpu_ns = a.p.wakeup_ns;
 	rs.ncpus = a.p.ncpus;
 	a.duration_ns = (lab_ctx_quick(c) ? 2 : 20) * RT_NS_PER_S;
+	rs.timeline = out;
 	lab_progress(c, "aim7 %s: %u tasks on %u CPUs, %.0f s", variant, a.p.tasks, a.p.ncpus,
 		     (double)a.duration_ns / 1e9);
 	return lab_rig_run(c, &rs, aim7_fn, &a);
@@ -340,5 +360,8 @@ const struct lab_scenario lab_scen_aim7 = {
 		  "what it costs here, and the aim7 group's ncpus and wakeup_us are sim only",
 	.s_run = aim7_run,
 	.s_summary = aim7_summary,
+	.s_plot = aim7_plot,
+	.s_plot_title = "aim7: jobs per minute when fsync wakes the commit thread always or only "
+			"when needed (the thread: about 10 % fewer with always)",
 	.s_table = aim7_table,
 };

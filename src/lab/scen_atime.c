@@ -108,7 +108,11 @@ static int atime_fn(struct lab_rig *r, void *arg)
 		rd.read_bytes = ATIME_READ_BYTES;
 		rd.until_ns = end;
 		rd.ioprio = a->o->fg_ioprio;
+		rd.tl = r->r_tl;
+		lab_tl_kind(r->r_tl, 0, "stat+open+read");
+		lab_tl_start(r->r_tl);
 		rc = atime_threads(r, a, &k, &rd);
+		lab_tl_stop(r->r_tl);
 	}
 	a->sum.fg_max = (double)rd.lat.h_max_ns / 1e6;
 	for (int cause = 0; cause < UJBD_LAT_NR; cause++)
@@ -151,6 +155,7 @@ static int atime_run(const struct lab_ctx *c, const char *variant, struct lab_re
 	if (rc)
 		return rc;
 	lab_atime_opts_init(&o, c);
+	rs.timeline = out;
 	lab_progress(c, "atime %s: copy %u files, build %u files, %.0f s", variant, o.copy_files,
 		     o.build_files, (double)o.duration_ns / 1e9);
 	return lab_atime_experiment(c, &rs, &o, out, NULL);

@@ -63,19 +63,25 @@ static int make_file(struct fs *fs, const char *path, uint64_t bytes)
 	return rc;
 }
 
-static int linear_read(struct fs *fs, uint64_t bytes, double *mb_s)
+/* The timeline's kinds of operation. */
+enum { MORTON_TL_LINEAR, MORTON_TL_TREE, MORTON_TL_ODIRECT };
+
+static int linear_read(struct fs *fs, uint64_t bytes, struct lab_timeline *tl, double *mb_s)
 {
 	uint64_t t0 = rt_now_ns(), got = 0;
 	fs_ino_t ino;
 	int rc = fs_lookup(fs, "/big", &ino);
 
 	while (!rc && got < bytes) {
+		uint64_t t1 = rt_now_ns();
 		int64_t n = fs_read(fs, ino, got, MORTON_CHUNK, 0);
 
-		if (n <= 0)
+		if (n <= 0) {
 			rc = n < 0 ? (int)n : -EIO;
-		else
+		} else {
 			got += (uint64_t)n;
+			lab_tl_op(tl, MORTON_TL_LINEAR, t1);
+		}
 	}
 	*mb_s = (double)got / 1e6 / ((double)(rt_now_ns() - t0) / 1e9);
 	return rc;
@@ -85,6 +91,7 @@ struct db_worker {
 	struct fs *fs;
 	fs_ino_t ino;
 	uint64_t blocks, until_ns, seed;
+	struct lab_timeline *tl;
 	uint64_t ops;
 	int rc;
 };
@@ -96,7 +103,7 @@ static void db_thread(void *arg)
 
 	rt_prng_init(&p, w->seed);
 	while (!w->rc && rt_now_ns() < w->until_ns) {
-		uint64_t off = rt_prng_below(&p, w->blocks) * MORTON_IO;
+		uint64_t off = rt_prng_below(&p, w->blocks) * MORTON_IO, t0 = rt_now_ns();
 
 		if (rt_prng_below(&p, 2)) {
 			int64_t n = fs_read(w->fs, w->ino, off, MORTON_IO, FS_IO_DIRECT);
@@ -106,10 +113,13 @@ static void db_thread(void *arg)
 			w->rc = fs_write(w->fs, w->ino, off, MORTON_IO, FS_IO_DIRECT);
 		}
 		w->ops += !w->rc;
+		if (!w->rc)
+			lab_tl_op(w->tl, MORTON_TL_ODIRECT, t0);
 	}
 }
 
-static int odirect(struct fs *fs, const struct morton_run *m, double *ops_s)
+static int odirect(struct fs *fs, const struct morton_run *m, struct lab_timeline *tl,
+		   double *ops_s)
 {
 	struct db_worker w[MORTON_DB_THREADS];
 	rt_thread *t[MORTON_DB_THREADS] = { 0 };
@@ -119,7 +129,8 @@ static int odirect(struct fs *fs, const struct morton_run *m, double *ops_s)
 
 	for (unsigned i = 0; i < MORTON_DB_THREADS && !rc; i++) {
 		w[i] = (struct db_worker){ .fs = fs, .ino = ino, .blocks = m->z.db_bytes / MORTON_IO,
-					   .until_ns = t0 + m->z.odirect_ns, .seed = m->seed * 31 + i };
+					   .until_ns = t0 + m->z.odirect_ns, .seed = m->seed * 31 + i,
+					   .tl = tl };
 		rc = rt_thread_create(&t[i], "dbio", db_thread, &w[i]);
 	}
 	for (unsigned i = 0; i < MORTON_DB_THREADS; i++) {
@@ -137,15 +148,15 @@ static int odirect(struct fs *fs, const struct morton_run *m, double *ops_s)
 static int morton_loads(struct lab_rig *r, struct morton_run *m, const struct lab_tree *other)
 {
 	double lin = 0, tree = 0, ops = 0;
-	int rc = linear_read(r->r_fs, m->z.big_bytes, &lin);
+	int rc = linear_read(r->r_fs, m->z.big_bytes, r->r_tl, &lin);
 
 	if (!rc) {
 		uint64_t t0 = rt_now_ns();
 
-		rc = lab_tree_read(r->r_fs, other);
+		rc = lab_tree_read(r->r_fs, other, r->r_tl, MORTON_TL_TREE);
 		tree = (double)(rt_now_ns() - t0) / 1e9;
 	}
-	rc = rc ? rc : odirect(r->r_fs, m, &ops);
+	rc = rc ? rc : odirect(r->r_fs, m, r->r_tl, &ops);
 	rc = rc ? rc : lab_result_metric(m->out, "linear_read_mb_s", lin);
 	rc = rc ? rc : lab_result_metric(m->out, "tree_read_s", tree);
 	rc = rc ? rc : lab_result_metric(m->out, "odirect_ops_s", ops);
@@ -164,7 +175,7 @@ static int morton_setup(struct lab_rig *r, struct morton_run *m, struct lab_tree
 	rc = rc ? rc : make_file(r->r_fs, "/big", m->z.big_bytes);
 	rc = rc ? rc : make_file(r->r_fs, "/db", m->z.db_bytes);
 	rc = rc ? rc : lab_rig_remount(r);  /* the big file and the other tree cold */
-	rc = rc ? rc : lab_tree_read(r->r_fs, src); /* the copy's source warm, as in a loop */
+	rc = rc ? rc : lab_tree_read(r->r_fs, src, NULL, 0); /* the copy's source warm, as in a loop */
 	return rc;
 }
 
@@ -185,6 +196,10 @@ static int morton_fn(struct lab_rig *r, void *arg)
 	}
 	t0 = rt_now_ns();
 	atomic_store(&m->sc->on, true);
+	lab_tl_kind(r->r_tl, MORTON_TL_LINEAR, "linear-read-1MB");
+	lab_tl_kind(r->r_tl, MORTON_TL_TREE, "tree-read-file");
+	lab_tl_kind(r->r_tl, MORTON_TL_ODIRECT, "O_DIRECT-4KiB");
+	lab_tl_start(r->r_tl);
 	if (!rc) {
 		rt_sleep_ns(RT_NS_PER_S); /* the copy is under way */
 		rc = morton_loads(r, m, &other);
@@ -193,6 +208,7 @@ static int morton_fn(struct lab_rig *r, void *arg)
 	if (tk)
 		rt_thread_join(tk);
 	atomic_store(&m->sc->on, false);
+	lab_tl_stop(r->r_tl);
 	double s = (double)(rt_now_ns() - t0) / 1e9;
 	rc = rc ? rc : k.rc;
 	rc = rc ? rc : lab_result_metric(m->out, "copy_mb_s", (double)k.bytes / 1e6 / s);
@@ -203,6 +219,14 @@ static int morton_fn(struct lab_rig *r, void *arg)
 }
 
 static const char *const morton_variants[] = { "be:4", "rt:4", "inherit", NULL };
+
+static const char *const morton_plot[] = {
+	"linear_read_mb_s linear read of a cold file (MB/s)",
+	"tree_read_s reading a cold tree (s, lower is better)",
+	"odirect_ops_s O_DIRECT reads and overwrites (ops/s)",
+	"copy_mb_s the copy loop beside them (MB/s)",
+	NULL,
+};
 
 static int morton_run(const struct lab_ctx *c, const char *variant, struct lab_result *out)
 {
@@ -217,6 +241,7 @@ static int morton_run(const struct lab_ctx *c, const char *variant, struct lab_r
 	morton_sizes(c, &m.z);
 	rs.trace_fn = lab_qwatch_fn;
 	rs.trace_arg = &sc;
+	rs.timeline = out;
 	lab_progress(c, "morton %s: copy loop beside a linear read, a tree read, O_DIRECT", variant);
 	return lab_rig_run(c, &rs, morton_fn, &m);
 }
@@ -268,4 +293,7 @@ const struct lab_scenario lab_scen_morton = {
 		  "dispatches (non-contiguous in the file), not the disk's",
 	.s_run = morton_run,
 	.s_summary = morton_summary,
+	.s_plot = morton_plot,
+	.s_plot_title = "morton: what a higher-priority commit costs the others, a bar per commit "
+			"priority (bars of one height: no cost)",
 };

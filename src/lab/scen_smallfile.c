@@ -46,6 +46,8 @@ struct sf_worker {
 	const char *dir;
 	unsigned files, record;
 	bool reuse;          /* iozone rewrites one file; fs_mark makes new ones */
+	struct lab_timeline *tl;
+	unsigned tl_kind;    /* each file an operation of this kind */
 	uint64_t ns;
 	int rc;
 };
@@ -57,8 +59,12 @@ static void sf_thread(void *arg)
 	char path[64];
 
 	for (unsigned i = 0; i < w->files && !w->rc; i++) {
+		uint64_t t1 = rt_now_ns();
+
 		snprintf(path, sizeof(path), "%s/f%05u", w->dir, w->reuse ? 0 : i);
 		w->rc = sf_file(w->fs, path, w->record);
+		if (!w->rc)
+			lab_tl_op(w->tl, w->tl_kind, t1);
 	}
 	w->ns = rt_now_ns() - t0;
 }
@@ -80,12 +86,17 @@ static int sf_fn(struct lab_rig *r, void *arg)
 {
 	struct sf_run *s = arg;
 	struct sf_worker io = { .fs = r->r_fs, .dir = "/iozone", .files = s->iozone_files,
-				.record = SF_IOZONE_RECORD, .reuse = true };
+				.record = SF_IOZONE_RECORD, .reuse = true, .tl = r->r_tl };
 	struct sf_worker fm = { .fs = r->r_fs, .dir = "/fsm", .files = s->fsmark_files,
-				.record = SF_FSMARK_WRITE };
-	int rc = sf_phase(r->r_fs, "iozone", &io);
+				.record = SF_FSMARK_WRITE, .tl = r->r_tl, .tl_kind = 1 };
+	int rc;
 
+	lab_tl_kind(r->r_tl, 0, "iozone-file");
+	lab_tl_kind(r->r_tl, 1, "fs_mark-file");
+	lab_tl_start(r->r_tl);
+	rc = sf_phase(r->r_fs, "iozone", &io);
 	rc = rc ? rc : sf_phase(r->r_fs, "fs_mark", &fm);
+	lab_tl_stop(r->r_tl);
 	rc = rc ? rc : lab_result_metric(s->out, "iozone_mb_s",
 					 (double)io.files * SF_FILE_BYTES / 1e6 / ((double)io.ns / 1e9));
 	rc = rc ? rc : lab_result_metric(s->out, "fsmark_files_s",
@@ -138,6 +149,13 @@ static int sf_variant(const char *v, struct lab_rig_spec *rs)
 
 static const char *const sf_variants[] = { "deadline", "cfq", "cfq+meta", "cfq+caller", NULL };
 
+static const char *const sf_plot[] = {
+	"iozone_mb_s iozone, 64 KiB files with fsync (MB/s)",
+	"fsmark_files_s fs_mark, files with fsync per second",
+	"cfq_idle_ms_total cfq's idle windows, in all (ms)",
+	NULL,
+};
+
 static int sf_run(const struct lab_ctx *c, const char *variant, struct lab_result *out)
 {
 	struct sf_run s = { .out = out };
@@ -148,6 +166,7 @@ static int sf_run(const struct lab_ctx *c, const char *variant, struct lab_resul
 	rc = sf_variant(variant, &rs);
 	if (rc)
 		return rc;
+	rs.timeline = out;
 	s.iozone_files = lab_ctx_quick(c) ? 20 : 200;
 	s.fsmark_files = lab_ctx_quick(c) ? 50 : 1000; /* fs_mark -n 1000 */
 	lab_progress(c, "smallfile %s: iozone %u x 64 KiB, fs_mark %u x 64 KiB", variant,
@@ -233,4 +252,7 @@ const struct lab_scenario lab_scen_smallfile = {
 		  "file's disk says it is rotational",
 	.s_run = sf_run,
 	.s_summary = sf_summary,
+	.s_plot = sf_plot,
+	.s_plot_title = "smallfile: small files with fsync per elevator, higher is faster (the thread: "
+			"cfq 7 MB/s against deadline's 35)",
 };

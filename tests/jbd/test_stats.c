@@ -527,7 +527,7 @@ static void test_trace_hook(void)
 	nseen = 0;
 	fire_all(&tr); /* no hook: nothing delivered */
 	T_EQ(nseen, 0);
-	jbd_tracer_set(&tr, hook, &calls);
+	jbd_tracer_set(&tr, hook, &calls, false);
 	fire_all(&tr);
 	T_EQ(calls, UJBD_TR_NR);
 	T_EQ(nseen, UJBD_TR_NR);
@@ -551,16 +551,21 @@ static void test_trace_hook(void)
 	T_EQ(jbd_trace_name(UJBD_TR_NR) == NULL, 1);
 	/* someone listens: the hook, or a USDT consumer's semaphore */
 	T_CHECK(JBD_TRACE_ON(&tr, jbd2_handle_stats));
-	jbd_tracer_set(&tr, NULL, NULL);
+	jbd_tracer_set(&tr, NULL, NULL, false);
 	T_CHECK(!JBD_TRACE_ON(&tr, jbd2_handle_stats));
 	ujbd_jbd2_handle_stats_semaphore++; /* what perf does on attach */
 	T_CHECK(JBD_TRACE_ON(&tr, jbd2_handle_stats));
 	T_CHECK(!JBD_TRACE_ON(&tr, jbd2_handle_start));
 	ujbd_jbd2_handle_stats_semaphore--;
 	T_CHECK(!JBD_TRACE_ON(&tr, jbd2_handle_stats));
-	jbd_tracer_set(&tr, NULL, NULL);
+	jbd_tracer_set(&tr, NULL, NULL, false);
 	fire_all(&tr);
 	T_EQ(calls, UJBD_TR_NR);
+	/* a commit-only hook (jbd_set_commit_hook's): all but the three handle events */
+	jbd_tracer_set(&tr, hook, &calls, true);
+	fire_all(&tr);
+	T_EQ(calls, 2 * UJBD_TR_NR - 3);
+	jbd_tracer_set(&tr, NULL, NULL, false);
 }
 
 /* ---- end to end: the runtime's events and its statistics agree --------- */
@@ -666,6 +671,32 @@ static void runtime_events_body(struct stack *stk)
 		 s.max_transaction_blocks);
 	T_CHECK(!strncmp(text, want, strlen(want)));
 	T_CHECK(strstr(text, "  1 handles per transaction\n  1 blocks per transaction\n"));
+	/* the lab's commit-only hook: every commit's phases, no handle event */
+	rt_mutex_lock(&rec.lock);
+	rec.n = 0;
+	rt_mutex_unlock(&rec.lock);
+	jbd_set_commit_hook(j, rec_hook, NULL);
+	for (uint64_t i = 0; i < 2; i++) {
+		struct ujbd_handle *h;
+		struct ujbd_buf *b;
+
+		T_EQ(ujbd_start(j, 2, &h), 0);
+		T_EQ(ujbd_get_write_access(h, 20 + i, &b), 0);
+		T_EQ(ujbd_dirty_metadata(h, b), 0);
+		ujbd_buf_put(b);
+		T_EQ(ujbd_stop(h), 0);
+		T_EQ(ujbd_sync(j), 0);
+	}
+	ujbd_set_trace_hook(j, NULL, NULL);
+	rt_mutex_lock(&rec.lock);
+	starts = 0;
+	for (unsigned i = 0; i < rec.n; i++)
+		starts += rec.ev[i].kind == UJBD_TR_HANDLE_START ||
+			  rec.ev[i].kind == UJBD_TR_HANDLE_STATS;
+	T_EQ(starts, 0);
+	T_EQ(commits_in_log(&s, &handles, &blocks), 2);
+	T_EQ_U64(handles, 2);
+	rt_mutex_unlock(&rec.lock);
 	T_EQ(stack_journal_close(stk, false), 0);
 	rt_mutex_release(&rec.lock);
 }

@@ -11,8 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lab/rig.h"
 #include "lab/runner.h"
 #include "t.h"
+#include "t_sim.h"
 
 static const char *const self_variants[] = { "base", "fast:2", "broken", "mute", NULL };
 static const char *const other_variants[] = { "one", NULL };
@@ -45,6 +47,21 @@ static int self_run(const struct lab_ctx *c, const char *variant, struct lab_res
 	rc |= lab_result_hist(out, "fg_latency_ms", &lat);
 	rc |= lab_result_series(out, "sector_vs_time", t, sec, 20);
 	rc |= lab_result_text(out, "blktrace", "  8,0    0        1     0.000000000  1  Q  WS 8 + 8 [kjournald]\n");
+	/* latencytop's view of the worst operation, and a timeline as the rig records it */
+	rc |= lab_result_metric(out, "fg_worst_ms", 10 * k);
+	rc |= lab_result_metric(out, "fg_worst_commit_ms", 7 * k);
+	rc |= lab_result_metric(out, "fg_worst_buffer_ms", 0);
+	rc |= lab_result_metric(out, "fg_worst_other_ms", 3 * k);
+	{
+		double bx = 0.25, by = 8, qx[3] = { 0, 1, 2 }, qy[3] = { 2, 5, 5 };
+		double px[2] = { 0.25, 0.5 }, py[2] = { 1, 0.5 }, ox[3] = { 0.1, 0.9, 1.7 };
+		double oy[3] = { 1, 40 * k, 2 };
+
+		rc |= lab_result_series(out, "tl_bins", &bx, &by, 1);
+		rc |= lab_result_series(out, "tl_queue", qx, qy, 3);
+		rc |= lab_result_series(out, "tl_commit_flushing", px, py, 2);
+		rc |= lab_result_series(out, "tl_op:read", ox, oy, 3);
+	}
 	return rc;
 }
 
@@ -68,9 +85,12 @@ static int other_run(const struct lab_ctx *c, const char *variant, struct lab_re
 static const struct lab_thread other_thread = {
 	"000", "A test thread", "test-list", "1 Jan 2000", "A. Tester", "a claim, 2x",
 };
+static const char *const self_plot[] = { "total_ms the whole run (ms)", "nosuch no variant has it",
+					 "copy_mb_s", NULL };
 static const struct lab_scenario self_scen = {
 	.s_name = "selftest", .s_help = "the runner's own test", .s_variants = self_variants,
 	.s_run = self_run, .s_summary = self_summary, .s_real = "the same numbers, no disk touched",
+	.s_plot = self_plot, .s_plot_title = "the test's \"finding\": a bar per variant",
 };
 static const struct lab_scenario other_scen = {
 	.s_name = "other", .s_thread = &other_thread, .s_help = "a second scenario",
@@ -221,7 +241,9 @@ static void t_json(void)
 	T_CHECK(strstr(a, "\"met\": true, \"verdict\": \"met\"") != NULL);
 	T_CHECK(strstr(a, "\"variants\": {\"base\": {\"total_ms\": 800, "
 			  "\"copy_mb_s\": 1.25, \"zero_count\": 0, \"flush_ms\": [0, 10, 20], "
-			  "\"fg_latency_ms_max\": [8, 16, 24]}") != NULL);
+			  "\"fg_latency_ms_max\": [8, 16, 24], \"fg_worst_ms\": 80, "
+			  "\"fg_worst_commit_ms\": 56, \"fg_worst_buffer_ms\": 0, "
+			  "\"fg_worst_other_ms\": 24}") != NULL);
 	T_CHECK(strstr(a, "\"failed\": {\"broken\": \"the disk \\\"x\\\" said no (Input/output error)\", "
 			  "\"mute\": \"No space left on device\"}") != NULL);
 	T_CHECK(strstr(a, "\"why\": \"because \\\"fast\\\" is faster & cheaper\"") != NULL);
@@ -329,6 +351,15 @@ static bool file_nonempty(const char *dir, const char *name)
 	return !stat(p, &st) && st.st_size > 0;
 }
 
+/* grep -q PATTERN dir/name: 0 when found. */
+static int grep_in(const char *dir, const char *name, const char *pattern)
+{
+	char cmd[1200];
+
+	snprintf(cmd, sizeof(cmd), "grep -q -- '%s' '%s/%s'", pattern, dir, name);
+	return system(cmd);
+}
+
 static void t_dir(void)
 {
 	char dir[] = "/tmp/test_lab.XXXXXX", err[256] = "", cmd[600];
@@ -358,15 +389,55 @@ static void t_dir(void)
 	snprintf(cmd, sizeof(cmd), "sort -n -c '%s/selftest_base_flush.dat'", dir);
 	T_EQ(system(cmd), 0);
 	/* the answer first: the overview table before the first section */
-	snprintf(cmd, sizeof(cmd), "awk '/<table class=ov>/ { t = NR } /<h2 id=/ && !h { h = NR } "
+	snprintf(cmd, sizeof(cmd), "awk '/<table class=ov>/ { t = NR } /<section id=/ && !h { h = NR } "
 		 "END { exit !(t && t < h) }' '%s/report.html' && grep -q 'A test thread&rdquo;, "
 		 "test-list, 1 Jan 2000, A. Tester' '%s/report.html'", dir, dir);
 	T_EQ(system(cmd), 0);
 	T_CHECK(file_nonempty(dir, "selftest_base_sector_vs_time.gp"));
+	/* every plot has a title and labelled axes (units in brackets where they have one) */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && for f in *.gp; do grep -q '^set multiplot.* title \"' $f "
+		 "|| grep -q '^set title \"' $f || exit 1; grep -q '^set xlabel \"..' $f || exit 1; "
+		 "grep -q '^set ylabel \"..' $f || exit 1; done", dir);
+	T_EQ(system(cmd), 0);
+	/* the finding first: a bar per variant for each s_plot metric some variant has, titled
+	   as the scenario says */
+	T_CHECK(file_nonempty(dir, "selftest_finding.gp") && file_nonempty(dir, "selftest_finding.dat"));
+	T_EQ(grep_in(dir, "selftest_finding.gp", "^set multiplot layout 1,2 title \"the test.s \\\\\"finding"), 0);
+	T_EQ(grep_in(dir, "selftest_finding.gp", "^set ylabel \"the whole run (ms)\""), 0);
+	T_EQ(grep_in(dir, "selftest_finding.dat", "^fast:2 300 3.33333333$"), 0);
+	/* latencytop's view: a segment per cause that some variant has, stacked */
+	T_EQ(grep_in(dir, "selftest_causes.gp", "^set style histogram rowstacked"), 0);
+	T_EQ(grep_in(dir, "selftest_causes.dat", "^# variant commit other$"), 0);
+	T_EQ(grep_in(dir, "selftest_causes.dat", "^base 14 6$"), 0);
+	/* the timeline: three panels on one time axis, from the tl_* series, which get no plot
+	   of their own */
+	T_CHECK(file_nonempty(dir, "selftest_base_timeline.gp"));
+	T_EQ(grep_in(dir, "selftest_base_timeline.gp", "^set ylabel \"operation (ms)\""), 0);
+	T_EQ(grep_in(dir, "selftest_base_timeline.gp", "^set ylabel \"commit (share)\""), 0);
+	T_EQ(grep_in(dir, "selftest_base_timeline.gp", "^set ylabel \"requests queued\""), 0);
+	T_EQ(grep_in(dir, "selftest_base_timeline.gp", "^set xlabel \"time since the measurement"), 0);
+	T_EQ(grep_in(dir, "selftest_base_timeline.dat", "^0.25 0 1 0$"), 0);
+	T_CHECK(!file_nonempty(dir, "selftest_base_tl_queue.gp"));
+	/* a caption with the numbers under every plot, the finding first in the section */
+	snprintf(cmd, sizeof(cmd), "test $(grep -c '<figure>' '%s/report.html') -gt 5 && "
+		 "test $(grep -c '<figure>' '%s/report.html') = $(grep -c '<figcaption>' '%s/report.html')",
+		 dir, dir, dir);
+	T_EQ(system(cmd), 0);
+	T_EQ(grep_in(dir, "report.html", "<figcaption>A bar per variant. total_ms: base 200, fast:2 300;"), 0);
+	T_EQ(grep_in(dir, "report.html", "base 20 ms = 14 commit + 6 other"), 0);
+	T_EQ(grep_in(dir, "report.html", "the slowest read 80 ms at 0.9 s;"), 0);
+	snprintf(cmd, sizeof(cmd), "awk '/<section id=\"selftest\">/ { s = 1 } s && /<img / { "
+		 "exit !/selftest_finding.png/ }' '%s/report.html'", dir);
+	if (gnuplot)
+		T_EQ(system(cmd), 0);
 	if (gnuplot) {
 		T_CHECK(file_nonempty(dir, "selftest_flush.png"));
 		T_CHECK(file_nonempty(dir, "selftest_fg_latency_ms_ccdf.png"));
 		T_CHECK(file_nonempty(dir, "selftest_fast_2_sector_vs_time.png"));
+		T_CHECK(file_nonempty(dir, "selftest_finding.png"));
+		T_CHECK(file_nonempty(dir, "selftest_causes.png"));
+		T_CHECK(file_nonempty(dir, "selftest_fast_2_timeline.png"));
+		T_CHECK(!file_nonempty(dir, "gnuplot.log")); /* no warning either */
 	} else {
 		printf("  (gnuplot missing: PNGs not checked)\n");
 	}
@@ -385,6 +456,119 @@ static void t_dir(void)
 	T_EQ(system(cmd), 0);
 }
 
+/* The same run written twice: every file the same, byte for byte (PNGs too). */
+static void t_dir_same(void)
+{
+	char a[] = "/tmp/test_lab.XXXXXX", b[] = "/tmp/test_lab.XXXXXX", err[256] = "", cmd[300];
+	struct lab_ctx *c;
+	struct lab_run *run = NULL;
+
+	T_CHECK(mkdtemp(a) != NULL && mkdtemp(b) != NULL);
+	T_EQ(lab_ctx_new(&c), 0);
+	T_EQ(lab_run_new_from(table, 2, c, NULL, NULL, &run, NULL, 0), 0);
+	lab_run_all(run);
+	T_EQ(lab_report_dir(run, a, err, sizeof(err)), 0);
+	lab_run_free(run);
+	T_EQ(lab_run_new_from(table, 2, c, NULL, NULL, &run, NULL, 0), 0);
+	lab_run_all(run);
+	T_EQ(lab_report_dir(run, b, err, sizeof(err)), 0);
+	snprintf(cmd, sizeof(cmd), "diff -r '%s' '%s' >/dev/null", a, b);
+	T_EQ(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", a, b);
+	T_EQ(system(cmd), 0);
+	lab_run_free(run);
+	lab_ctx_free(c);
+}
+
+/* The timeline's bins, in a sim world: what came before the start or after the stop is
+ * not binned (the queue's depth is still counted), a run longer than the bins merges them,
+ * and each bin keeps the most requests queued, the commit's time per phase and each
+ * kind's slowest operation. */
+struct tl_test {
+	struct lab_result *r;
+	int rc;
+};
+
+static void tl_body(void *arg)
+{
+	struct tl_test *t = arg;
+	struct lab_timeline *tl;
+	struct blk_trace_event in = { .action = 'I' }, done = { .action = 'C' };
+	struct ujbd_trace_event ev = { .kind = UJBD_TR_START_COMMIT };
+	uint64_t t0;
+
+	if ((t->rc = lab_tl_new(&tl)))
+		return;
+	lab_tl_kind(tl, 0, "op");
+	lab_tl_blk(tl, &in);                     /* one request in before the start */
+	lab_tl_op(tl, 0, rt_now_ns());           /* not recorded: not started */
+	rt_sleep_ns(10 * RT_NS_PER_MS);
+	lab_tl_start(tl);
+	t0 = rt_now_ns();
+	rt_sleep_ns(3 * RT_NS_PER_MS);
+	lab_tl_op(tl, 0, t0);                    /* 3 ms at 0 */
+	lab_tl_blk(tl, &in);
+	lab_tl_blk(tl, &in);                     /* 3 in at 3 ms */
+	lab_tl_jbd(tl, &ev);
+	ev.kind = UJBD_TR_COMMIT_LOCKING;
+	lab_tl_jbd(tl, &ev);                     /* locked from 3 ms */
+	rt_sleep_ns(2 * RT_NS_PER_MS);
+	ev.kind = UJBD_TR_COMMIT_FLUSHING;
+	lab_tl_jbd(tl, &ev);                     /* flushing from 5 ms */
+	for (int i = 0; i < 3; i++)
+		lab_tl_blk(tl, &done);           /* none in from 5 ms */
+	rt_sleep_ns(1000 * RT_NS_PER_MS);        /* past 512 bins of 1 ms: 4 ms bins */
+	ev.kind = UJBD_TR_END_COMMIT;
+	lab_tl_jbd(tl, &ev);                     /* done at 1005 ms */
+	t0 = rt_now_ns();
+	rt_sleep_ns(50 * RT_NS_PER_MS);
+	lab_tl_op(tl, 0, t0);                    /* 50 ms at 1005 ms */
+	lab_tl_stop(tl);                         /* at 1055 ms */
+	lab_tl_op(tl, 0, t0);                    /* not recorded: stopped */
+	t->rc = lab_tl_report(tl, t->r);
+	lab_tl_free(tl);
+}
+
+static double series_sum(const struct lab_item *it)
+{
+	double sum = 0;
+
+	for (size_t j = 0; it && j < it->i_n; j++)
+		sum += it->i_y[j];
+	return sum;
+}
+
+static void t_timeline(void)
+{
+	struct tl_test t = { NULL, 0 };
+	const struct lab_item *it[6] = { NULL };
+	static const char *const names[6] = { "tl_bins", "tl_queue", "tl_commit_locked",
+					      "tl_commit_flushing", "tl_commit_logging", "tl_op:op" };
+
+	T_EQ(lab_result_new(&t.r), 0);
+	T_EQ(t_sim_run(1, tl_body, &t), 0);
+	T_EQ(t.rc, 0);
+	for (size_t i = 0; i < lab_result_count(t.r); i++)
+		for (size_t n = 0; n < 6; n++)
+			if (!strcmp(lab_result_item(t.r, i)->i_name, names[n]))
+				it[n] = lab_result_item(t.r, i);
+	T_CHECK(it[0] && it[1] && it[2] && it[3] && !it[4] && it[5]);
+	if (!it[0] || !it[1] || !it[2] || !it[3] || !it[5])
+		return;
+	T_CHECK(fabs(it[0]->i_x[0] - 0.004) < 1e-12);       /* 1 ms bins, twice merged */
+	T_CHECK(it[0]->i_y[0] == 264);                      /* up to 1055 ms */
+	T_EQ(it[1]->i_n, 3);                                /* 3 in, then none, then the end */
+	T_CHECK(it[1]->i_x[0] == 0 && it[1]->i_y[0] == 3);
+	T_CHECK(fabs(it[1]->i_x[1] - 0.008) < 1e-12 && it[1]->i_y[1] == 0);
+	T_CHECK(fabs(it[1]->i_x[2] - 1.055) < 1e-12);
+	T_CHECK(fabs(series_sum(it[2]) * 0.004 - 0.002) < 1e-9);   /* locked 2 ms */
+	T_CHECK(fabs(series_sum(it[3]) * 0.004 - 1.000) < 1e-9);   /* flushing 1 s */
+	T_EQ(it[5]->i_n, 2);
+	T_CHECK(it[5]->i_x[0] == 0 && fabs(it[5]->i_y[0] - 3) < 1e-9);
+	T_CHECK(fabs(it[5]->i_x[1] - 1.005) < 1e-9 && fabs(it[5]->i_y[1] - 50) < 1e-9);
+	lab_result_free(t.r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -396,5 +580,7 @@ int main(int argc, char **argv)
 	T_RUN(t_text_terminal);
 	T_RUN(t_real);
 	T_RUN(t_dir);
+	T_RUN(t_dir_same);
+	T_RUN(t_timeline);
 	return t_done(argv[0]);
 }
