@@ -280,25 +280,32 @@ static void bl_access(void *arg)
 	b->rc = rc;
 }
 
-/* contend: a be:4 reader keeping the data disk busy with far-apart sync
- * reads (away from BL_BLOCK), until told to stop. */
-static void bl_reader(void *arg)
+/* A be:4 reader keeping q's disk busy with far-apart sync reads from
+ * 64 MiB on (away from the blocks the tests write), until *stop. */
+static void busy_reader(struct blk_queue *q, const bool *stop)
 {
-	struct bl *b = arg;
 	uint8_t *buf = malloc(BS);
 	struct blk_bio bio;
 
 	rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4));
-	for (unsigned i = 0; !__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) && i < 100000; i++) {
+	for (unsigned i = 0; !__atomic_load_n(stop, __ATOMIC_ACQUIRE) && i < 100000; i++) {
 		memset(&bio, 0, sizeof(bio));
 		bio.b_op = BLK_OP_READ;
 		bio.b_sector = (64ull << 20) / 512 + (uint64_t)((i * 2654435761u) % 200000u) * 8;
 		bio.b_nr_sectors = BS / 512;
 		bio.b_buf = buf;
-		if (blk_submit_wait(b->dq, &bio))
+		if (blk_submit_wait(q, &bio))
 			break;
 	}
 	free(buf);
+}
+
+/* contend: the busy reader on the data disk */
+static void bl_reader(void *arg)
+{
+	struct bl *b = arg;
+
+	busy_reader(b->dq, &b->stop);
 }
 
 static int bl_main(struct stack *st, void *arg)
@@ -454,20 +461,8 @@ struct ls {
 static void ls_reader(void *arg)
 {
 	struct ls *l = arg;
-	uint8_t *buf = malloc(BS);
-	struct blk_bio bio;
 
-	rt_ioprio_set(RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4));
-	for (unsigned i = 0; !__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE) && i < 100000; i++) {
-		memset(&bio, 0, sizeof(bio));
-		bio.b_op = BLK_OP_READ;
-		bio.b_sector = (64ull << 20) / 512 + (uint64_t)((i * 2654435761u) % 200000u) * 8;
-		bio.b_nr_sectors = BS / 512;
-		bio.b_buf = buf;
-		if (blk_submit_wait(l->dq, &bio))
-			break;
-	}
-	free(buf);
+	busy_reader(l->dq, &l->stop);
 }
 
 /* An rt:4 writer committing 32-block transactions one after the other
