@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dev/sim_int.h"
+#include "priv/param.h"
 
 /* ---- the queues ------------------------------------------------------- */
 
@@ -172,8 +173,10 @@ static const struct dev_ops dev_sim_ops = {
 	.o_power_cut = sim_power_cut,
 };
 
-int dev_sim_alloc(const struct dev_sim_model *model, const struct dev_sim_geometry *g,
-		  size_t priv_size, struct dev_sim **out)
+/* The checks every model makes of its geometry, then a device of model
+ * with it and the model's state zeroed. */
+static int sim_alloc(const struct dev_sim_model *model, const struct dev_sim_geometry *g,
+		     struct dev_sim **out)
 {
 	uint32_t bs = g->block_size;
 	struct dev_sim *s;
@@ -185,7 +188,7 @@ int dev_sim_alloc(const struct dev_sim_model *model, const struct dev_sim_geomet
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->s_priv = calloc(1, priv_size);
+	s->s_priv = calloc(1, model->m_state_size);
 	if (!s->s_priv) {
 		free(s);
 		return -ENOMEM;
@@ -201,7 +204,9 @@ int dev_sim_alloc(const struct dev_sim_model *model, const struct dev_sim_geomet
 	return 0;
 }
 
-int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes)
+/* Start s: its cache, media, worker and completion threads; on failure
+ * everything is freed. */
+static int sim_start(struct dev_sim *s, const struct dev_sim_geometry *g)
 {
 	char worker[32], done[32];
 	int rc;
@@ -212,7 +217,8 @@ int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes)
 	s->s_dev.d_stamps = true;
 	rt_list_init(&s->s_queue);
 	rt_list_init(&s->s_svc);
-	dev_cache_init(&s->s_cache, cache_bytes);
+	dev_cache_init(&s->s_cache, g->cache_bytes);
+	s->s_cache.c_merge_max = g->cache_merge_bytes;
 	rc = dev_sparse_new(s->s_dev.d_size, &s->s_media);
 	if (rc < 0)
 		goto out_free;
@@ -241,5 +247,35 @@ out_lock:
 	rt_mutex_release(&s->s_lock);
 out_free:
 	sim_free(s);
+	return rc;
+}
+
+int dev_sim_new(const struct dev_sim_model *model, const void *params, struct dev **out)
+{
+	struct dev_sim_geometry g = { 0 };
+	struct dev_sim *s = NULL;
+	void *dflt = NULL;
+	int rc = 0;
+
+	if (!params) {
+		dflt = calloc(1, model->m_params->t_size);
+		if (!dflt)
+			return -ENOMEM;
+		rt_param_defaults(model->m_params, dflt);
+		params = dflt;
+	}
+	if (model->m_check)
+		rc = model->m_check(params);
+	if (rc == 0) {
+		model->m_geometry(params, &g);
+		rc = sim_alloc(model, &g, &s);
+	}
+	if (rc == 0) {
+		model->m_setup(s, params);
+		rc = sim_start(s, &g);
+	}
+	free(dflt);
+	if (rc == 0)
+		*out = &s->s_dev;
 	return rc;
 }

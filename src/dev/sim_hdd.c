@@ -467,11 +467,6 @@ static void hdd_power_cut(struct dev_sim *s, uint64_t now)
 	h->gen++;
 }
 
-static const struct dev_sim_model hdd_model = {
-	.m_step = hdd_step,
-	.m_power_cut = hdd_power_cut,
-};
-
 /* ---- parameters ------------------------------------------------------- */
 
 /*
@@ -546,9 +541,18 @@ void dev_hdd_defaults(struct dev_hdd_params *p)
 	rt_param_defaults(&hdd_table, p);
 }
 
-/* What only this model checks (dev_sim_alloc checks the geometry). */
-static int hdd_check(const struct dev_hdd_params *p)
+/* ---- construction ------------------------------------------------------ */
+
+static void hdd_model_defaults(void *p)
 {
+	dev_hdd_defaults(p);
+}
+
+/* What only this model checks (dev_sim_new checks the geometry). */
+static int hdd_check(const void *params)
+{
+	const struct dev_hdd_params *p = params;
+
 	if (!(p->rpm > 0) || p->cylinders < 2 || !(p->rate_outer_mb_s > 0) ||
 	    !(p->rate_inner_mb_s > 0) || p->rate_inner_mb_s > p->rate_outer_mb_s ||
 	    !(p->interface_mb_s > 0) || p->seek_dc < 2)
@@ -562,54 +566,53 @@ static int hdd_check(const struct dev_hdd_params *p)
 	return 0;
 }
 
-int dev_sim_hdd_new(const struct dev_hdd_params *params, struct dev **out)
+static void hdd_geometry(const void *params, struct dev_sim_geometry *g)
 {
-	struct dev_hdd_params p;
-	struct dev_sim *s;
-	struct sim_hdd *h;
-	int rc;
+	const struct dev_hdd_params *p = params;
 
-	if (params)
-		p = *params;
-	else
-		dev_hdd_defaults(&p);
-	rc = hdd_check(&p);
-	if (rc < 0)
-		return rc;
-	rc = dev_sim_alloc(&hdd_model, &(struct dev_sim_geometry){
-		.name = "hdd", .size = p.size, .block_size = p.block_size,
-		.queue_depth = p.queue_depth, .max_queue_depth = HDD_MAX_QD,
-		.rotational = true, .volatile_cache = p.cache_bytes > 0 }, sizeof(*h), &s);
-	if (rc < 0)
-		return rc;
-	p.size = s->s_dev.d_size;
-	h = s->s_priv;
-	h->p = p;
-	h->t_rev = 60e9 / p.rpm;
-	h->seek_scale = p.seek_avg_ms / p.seek_fit_avg_ms;
-	h->rho = p.rate_inner_mb_s / p.rate_outer_mb_s;
+	*g = (struct dev_sim_geometry){ .name = "hdd", .size = p->size,
+		.block_size = p->block_size, .queue_depth = p->queue_depth,
+		.max_queue_depth = HDD_MAX_QD, .rotational = true,
+		.volatile_cache = p->cache_bytes > 0, .cache_bytes = p->cache_bytes,
+		.cache_merge_bytes = p->cache_merge_bytes };
+}
+
+static void hdd_setup(struct dev_sim *s, const void *params)
+{
+	struct sim_hdd *h = s->s_priv;
+	const struct dev_hdd_params *p = &h->p;
+
+	h->p = *(const struct dev_hdd_params *)params;
+	h->p.size = s->s_dev.d_size;
+	h->t_rev = 60e9 / p->rpm;
+	h->seek_scale = p->seek_avg_ms / p->seek_fit_avg_ms;
+	h->rho = p->rate_inner_mb_s / p->rate_outer_mb_s;
 	h->beta = 1.0 - h->rho * h->rho;
 	/* ns to stream the whole disk: S / R_out for flat zoning, else the
 	 * closed form's constant K = 2S / (beta R_out) */
-	h->k_media = (double)p.size * 1e3 / p.rate_outer_mb_s;
+	h->k_media = (double)p->size * 1e3 / p->rate_outer_mb_s;
 	if (h->beta > 0)
 		h->k_media *= 2.0 / h->beta;
-	rc = dev_sim_init(s, p.cache_bytes);
-	if (rc < 0)
-		return rc;
-	s->s_cache.c_merge_max = p.cache_merge_bytes;
-	*out = &s->s_dev;
-	return 0;
 }
 
-static void hdd_model_defaults(void *p)
+static const struct dev_sim_model hdd_model = {
+	.m_step = hdd_step,
+	.m_power_cut = hdd_power_cut,
+	.m_params = &hdd_table,
+	.m_check = hdd_check,
+	.m_geometry = hdd_geometry,
+	.m_state_size = sizeof(struct sim_hdd),
+	.m_setup = hdd_setup,
+};
+
+int dev_sim_hdd_new(const struct dev_hdd_params *p, struct dev **out)
 {
-	dev_hdd_defaults(p);
+	return dev_sim_new(&hdd_model, p, out);
 }
 
 static int hdd_model_new(const void *p, struct dev **out)
 {
-	return dev_sim_hdd_new(p, out);
+	return dev_sim_new(&hdd_model, p, out);
 }
 
 const struct dev_model dev_model_hdd = {

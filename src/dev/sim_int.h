@@ -24,6 +24,20 @@
 
 struct dev_sim;
 
+/* A sim disk's geometry, as its model's parameters ask for it. */
+struct dev_sim_geometry {
+	const char *name;          /* the model's: the device's name; its threads
+				    * are "NAME-sim" and "NAME-done" */
+	uint64_t size;             /* bytes, at least one block (rounded down to blocks) */
+	uint32_t block_size;       /* a power of two, 512..65536 */
+	unsigned queue_depth;      /* 1..max_queue_depth */
+	unsigned max_queue_depth;
+	bool rotational;
+	bool volatile_cache;
+	uint64_t cache_bytes;      /* the volatile cache, 0 = none */
+	uint64_t cache_merge_bytes; /* its coalescing (dev_cache.c_merge_max) */
+};
+
 struct dev_sim_model {
 	/* Start what can start at now (sim_start); return the time of the
 	 * next internal event (UINT64_MAX: none). [s_lock] */
@@ -31,8 +45,20 @@ struct dev_sim_model {
 	/* Drop the volatile cache; now = the time of the cut. [s_lock] */
 	void (*m_power_cut)(struct dev_sim *s, uint64_t now);
 	/* Optional: free what the model's state holds; the state itself
-	 * (s_priv, from dev_sim_alloc) is freed with the device. */
+	 * (s_priv) is freed with the device. */
 	void (*m_free)(struct dev_sim *s);
+
+	/* Construction (dev_sim_new): the parameters' table (their struct's
+	 * size, the defaults), the checks only this model makes of them
+	 * (NULL: none; 0 or -EINVAL), the geometry they ask for, and the
+	 * model's state (m_state_size zeroed bytes at s_priv) filled from
+	 * them before the device starts; s_dev.d_size is then the size in
+	 * whole blocks. */
+	const struct rt_param_table *m_params;
+	int (*m_check)(const void *params);
+	void (*m_geometry)(const void *params, struct dev_sim_geometry *g);
+	size_t m_state_size;
+	void (*m_setup)(struct dev_sim *s, const void *params);
 };
 
 struct dev_sim {
@@ -56,30 +82,14 @@ struct dev_sim {
 #define SIM_END(r) ((r)->r_dev_time[0])
 #define SIM_ARRIVAL(r) ((r)->r_dev_time[1])
 
-/* A sim disk's geometry, from its model's parameters. */
-struct dev_sim_geometry {
-	const char *name;          /* the model's: the device's name; its threads
-				    * are "NAME-sim" and "NAME-done" */
-	uint64_t size;             /* bytes, at least one block (rounded down to blocks) */
-	uint32_t block_size;       /* a power of two, 512..65536 */
-	unsigned queue_depth;      /* 1..max_queue_depth */
-	unsigned max_queue_depth;
-	bool rotational;
-	bool volatile_cache;
-};
-
 /*
- * A model's constructor, in two steps. dev_sim_alloc makes the checks
- * every model makes of its geometry (-EINVAL) and allocates a device of
- * model with that geometry (d_size rounded down to whole blocks) and
- * priv_size zeroed bytes of the model's state at s_priv (-ENOMEM; nothing
- * to free on an error). The model fills its state, then dev_sim_init
- * starts the device with a cache of cache_bytes; on failure it frees
- * everything, the model's state too (m_free first, if any).
+ * Every model's constructor: a sim disk of model from params (NULL: its
+ * table's defaults). The model's own checks, then those every model makes of its
+ * geometry (block size a power of two 512..65536, at least one block,
+ * queue depth 1..max_queue_depth), then the device with the model's state
+ * set up, started. 0, -EINVAL or -ENOMEM (nothing left to free).
  */
-int dev_sim_alloc(const struct dev_sim_model *model, const struct dev_sim_geometry *g,
-		  size_t priv_size, struct dev_sim **out);
-int dev_sim_init(struct dev_sim *s, uint64_t cache_bytes);
+int dev_sim_new(const struct dev_sim_model *model, const void *params, struct dev **out);
 /* The oldest waiting request, or NULL; the waiting ones in arrival order:
  * RT_LIST_FOR_EACH(r, &s->s_queue, struct dev_req, r_link). [s_lock] */
 static inline struct dev_req *dev_sim_oldest(struct dev_sim *s)

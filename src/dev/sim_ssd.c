@@ -203,11 +203,6 @@ static void ssd_power_cut(struct dev_sim *s, uint64_t now)
 	dev_cache_drop(&s->s_cache);
 }
 
-static const struct dev_sim_model ssd_model = {
-	.m_step = ssd_step,
-	.m_power_cut = ssd_power_cut,
-};
-
 /* ---- parameters ------------------------------------------------------- */
 
 /*
@@ -252,9 +247,18 @@ void dev_ssd_defaults(struct dev_ssd_params *p)
 	rt_param_defaults(&ssd_table, p);
 }
 
-/* What only this model checks (dev_sim_alloc checks the geometry). */
-static int ssd_check(const struct dev_ssd_params *p)
+/* ---- construction ------------------------------------------------------ */
+
+static void ssd_model_defaults(void *p)
 {
+	dev_ssd_defaults(p);
+}
+
+/* What only this model checks (dev_sim_new checks the geometry). */
+static int ssd_check(const void *params)
+{
+	const struct dev_ssd_params *p = params;
+
 	if (p->channels < 1 || p->channels > SSD_MAX_CHANNELS || p->page_bytes < 512 ||
 	    !(p->interface_mb_s > 0) || p->cmd_us < 0 || p->page_read_us < 0 ||
 	    p->bus_us_per_page < 0 || p->program_us < 0 || p->flush_us < 0)
@@ -262,45 +266,43 @@ static int ssd_check(const struct dev_ssd_params *p)
 	return 0;
 }
 
-int dev_sim_ssd_new(const struct dev_ssd_params *params, struct dev **out)
+static void ssd_geometry(const void *params, struct dev_sim_geometry *g)
 {
-	struct dev_ssd_params p;
-	struct dev_sim *s;
-	struct sim_ssd *d;
-	int rc;
+	const struct dev_ssd_params *p = params;
 
-	if (params)
-		p = *params;
-	else
-		dev_ssd_defaults(&p);
-	rc = ssd_check(&p);
-	if (rc < 0)
-		return rc;
-	rc = dev_sim_alloc(&ssd_model, &(struct dev_sim_geometry){
-		.name = "ssd", .size = p.size, .block_size = p.block_size,
-		.queue_depth = p.queue_depth, .max_queue_depth = SSD_MAX_QD,
-		.rotational = false,
-		.volatile_cache = p.cache_bytes > 0 && !p.power_loss_protection }, sizeof(*d), &s);
-	if (rc < 0)
-		return rc;
-	p.size = s->s_dev.d_size;
-	d = s->s_priv;
-	d->p = p;
-	rc = dev_sim_init(s, p.cache_bytes);
-	if (rc < 0)
-		return rc;
-	*out = &s->s_dev;
-	return 0;
+	*g = (struct dev_sim_geometry){ .name = "ssd", .size = p->size,
+		.block_size = p->block_size, .queue_depth = p->queue_depth,
+		.max_queue_depth = SSD_MAX_QD, .rotational = false,
+		.volatile_cache = p->cache_bytes > 0 && !p->power_loss_protection,
+		.cache_bytes = p->cache_bytes };
 }
 
-static void ssd_model_defaults(void *p)
+static void ssd_setup(struct dev_sim *s, const void *params)
 {
-	dev_ssd_defaults(p);
+	struct sim_ssd *d = s->s_priv;
+
+	d->p = *(const struct dev_ssd_params *)params;
+	d->p.size = s->s_dev.d_size;
+}
+
+static const struct dev_sim_model ssd_model = {
+	.m_step = ssd_step,
+	.m_power_cut = ssd_power_cut,
+	.m_params = &ssd_table,
+	.m_check = ssd_check,
+	.m_geometry = ssd_geometry,
+	.m_state_size = sizeof(struct sim_ssd),
+	.m_setup = ssd_setup,
+};
+
+int dev_sim_ssd_new(const struct dev_ssd_params *p, struct dev **out)
+{
+	return dev_sim_new(&ssd_model, p, out);
 }
 
 static int ssd_model_new(const void *p, struct dev **out)
 {
-	return dev_sim_ssd_new(p, out);
+	return dev_sim_new(&ssd_model, p, out);
 }
 
 const struct dev_model dev_model_ssd = {
