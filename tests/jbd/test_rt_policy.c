@@ -280,6 +280,22 @@ static void bl_access(void *arg)
 	b->rc = rc;
 }
 
+/* The home-write tests' stack: the journal (jblocks) on RAM, the data on
+ * an HDD without a cache (a home write takes the media's time), its queue
+ * traced from qo (which must outlive the stack). */
+static void home_stack_spec(struct stack_spec *sp, struct blk_queue_opts *qo, uint64_t seed,
+			    uint32_t jblocks)
+{
+	rig_stack_spec(sp, seed, "mem", (uint64_t)jblocks * BS, BS, jblocks);
+	sp->ndisks = 2;
+	sp->disks[1] = (struct stack_disk_spec){ "hdd", "cache_mib=0", 1ull << 30 };
+	sp->data_disk = 1;
+	blk_queue_opts_default(qo);
+	qo->trace = true;
+	qo->trace_max_events = MAXEV;
+	sp->queues[1].base = qo;
+}
+
 /* A be:4 reader keeping q's disk busy with far-apart sync reads from
  * 64 MiB on (away from the blocks the tests write), until *stop. */
 static void busy_reader(struct blk_queue *q, const bool *stop)
@@ -348,16 +364,7 @@ static struct bl *bl_run_as(bool lock, bool contend, bool inherit)
 	b->lock = lock;
 	b->contend = contend;
 	b->inherit = inherit;
-	/* the journal on RAM, the data on an HDD without a cache (a home
-	 * write takes the media's time), its queue traced */
-	rig_stack_spec(&sp, 7, "mem", (uint64_t)JBLOCKS * BS, BS, JBLOCKS);
-	sp.ndisks = 2;
-	sp.disks[1] = (struct stack_disk_spec){ "hdd", "cache_mib=0", 1ull << 30 };
-	sp.data_disk = 1;
-	blk_queue_opts_default(&qo);
-	qo.trace = true;
-	qo.trace_max_events = MAXEV;
-	sp.queues[1].base = &qo;
+	home_stack_spec(&sp, &qo, 7, JBLOCKS);
 	if (contend)
 		sp.queues[1].elevator = "cfq";
 	rig_opts_jbd2(&sp.jopts, true);
@@ -520,14 +527,7 @@ static struct ls *ls_run(bool inherit)
 	struct stack_spec sp;
 
 	l->inherit = inherit;
-	rig_stack_spec(&sp, 9, "mem", (uint64_t)LS_JBLOCKS * BS, BS, LS_JBLOCKS);
-	sp.ndisks = 2;
-	sp.disks[1] = (struct stack_disk_spec){ "hdd", "cache_mib=0", 1ull << 30 };
-	sp.data_disk = 1;
-	blk_queue_opts_default(&qo);
-	qo.trace = true;
-	qo.trace_max_events = MAXEV;
-	sp.queues[1].base = &qo;
+	home_stack_spec(&sp, &qo, 9, LS_JBLOCKS);
 	sp.queues[1].elevator = "cfq";
 	rig_opts_jbd2(&sp.jopts, true);
 	sp.jopts.commit_ioprio = inherit ? UJBD_IOPRIO_INHERIT : RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
