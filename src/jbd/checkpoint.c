@@ -37,45 +37,33 @@ void __jbd_cp_append(struct ujbd *j, struct jbd_txn *t)
 {
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(t->t_state == T_FINISHED && t->t_updates == 0);
-	ASSERT(!t->t_buffers && j->j_committing != t && j->j_running != t);
-	ASSERT(!j->j_cp_last || ujbd_tid_gt(t->t_tid, j->j_cp_last->t_tid));
-	t->t_cpnext = NULL;
-	t->t_cpprev = j->j_cp_last;
-	if (j->j_cp_last)
-		j->j_cp_last->t_cpnext = t;
-	else
-		j->j_cp_first = t;
-	j->j_cp_last = t;
-	ASSERT(j->j_cp_first && !j->j_cp_first->t_cpprev);
+	ASSERT(rt_list_empty(&t->t_buffers) && j->j_committing != t && j->j_running != t);
+	ASSERT(rt_list_empty(&t->t_cplink)); /* on no checkpoint list yet */
+	const struct jbd_txn *last = RT_LIST_LAST(&j->j_cp, struct jbd_txn, t_cplink);
+	ASSERT(!last || ujbd_tid_gt(t->t_tid, last->t_tid));
+	rt_list_add_tail(&j->j_cp, &t->t_cplink);
+	ASSERT(RT_LIST_LAST(&j->j_cp, struct jbd_txn, t_cplink) == t);
 }
 
-static void __cp_unlink(struct ujbd *j, struct jbd_txn *t)
+static void __cp_unlink(struct jbd_txn *t)
 {
-	ASSERT(t->t_cpprev ? t->t_cpprev->t_cpnext == t : j->j_cp_first == t);
-	ASSERT(t->t_cpnext ? t->t_cpnext->t_cpprev == t : j->j_cp_last == t);
-	if (t->t_cpprev)
-		t->t_cpprev->t_cpnext = t->t_cpnext;
-	else
-		j->j_cp_first = t->t_cpnext;
-	if (t->t_cpnext)
-		t->t_cpnext->t_cpprev = t->t_cpprev;
-	else
-		j->j_cp_last = t->t_cpprev;
+	ASSERT(!rt_list_empty(&t->t_cplink));
+	ASSERT(t->t_cplink.prev->next == &t->t_cplink && t->t_cplink.next->prev == &t->t_cplink);
+	rt_list_del(&t->t_cplink);
 }
 
 /* Free the committed transactions with nothing left to write home. Their
  * home writes were flushed before their last buffer left the list. */
 void __jbd_cp_drop_empty(struct ujbd *j)
 {
-	struct jbd_txn *t = j->j_cp_first, *next;
+	struct jbd_txn *t, *next;
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
-	for (; t; t = next) {
-		next = t->t_cpnext;
+	RT_LIST_FOR_EACH_SAFE(t, next, &j->j_cp, struct jbd_txn, t_cplink) {
 		if (t->t_nr_ckpt)
 			continue;
-		ASSERT(!t->t_ckpt && t->t_state == T_FINISHED);
-		__cp_unlink(j, t);
+		ASSERT(rt_list_empty(&t->t_ckpt) && t->t_state == T_FINISHED);
+		__cp_unlink(t);
 		jbd_stats_checkpoint(&j->j_stats, t->t_ckpt_written, t->t_ckpt_dropped);
 		JBD_TRACE(&j->j_tracer, jbd2_checkpoint_stats, t->t_tid,
 			  t->t_ckpt_first_ns ? rt_now_ns() - t->t_ckpt_first_ns : 0, 0,
@@ -84,7 +72,6 @@ void __jbd_cp_drop_empty(struct ujbd *j)
 			  0, 0, 0, 0, 0);
 		free(t);
 	}
-	ASSERT(!j->j_cp_first == !j->j_cp_last);
 }
 
 void __jbd_wait_ckpt_io(struct ujbd *j, struct jbd_jh *jh)
@@ -127,15 +114,21 @@ static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold, uint8
 {
 	uint64_t now = rt_now_ns();
 	uint32_t n = 0;
+	struct jbd_txn *t;
+	struct jbd_jh *jh;
 
 	ASSERT(rt_mutex_held(&j->j_state_lock) && rt_mutex_held(&j->j_checkpoint_mutex));
 	ASSERT(kind == JBD_HOME_WRITEBACK || kind == JBD_HOME_CHECKPOINT);
-	for (struct jbd_txn *t = j->j_cp_first; t && n < j->j_ckpt_n; t = t->t_cpnext) {
+	RT_LIST_FOR_EACH(t, &j->j_cp, struct jbd_txn, t_cplink) {
+		if (n >= j->j_ckpt_n)
+			break;
 		if (kind == JBD_HOME_WRITEBACK && t->t_committed_ns > expired)
 			break; /* tid order is commit order */
 		if (!t->t_ckpt_first_ns)
 			t->t_ckpt_first_ns = now;
-		for (struct jbd_jh *jh = t->t_ckpt; jh && n < j->j_ckpt_n; jh = jh->b_cpnext) {
+		RT_LIST_FOR_EACH(jh, &t->t_ckpt, struct jbd_jh, b_cplink) {
+			if (n >= j->j_ckpt_n)
+				break;
 			const struct jbd_txn *ht = __cp_holder(j, jh);
 			ASSERT(jh->b_cp_transaction == t);
 			/* Passes are serialised and each ends its batch. */
@@ -299,7 +292,7 @@ static int cp_pass(struct ujbd *j, bool force, uint8_t kind, uint64_t expired)
 	}
 	n = __cp_collect(j, &held, &hold, kind, expired);
 	ASSERT(n <= j->j_ckpt_n);
-	JBD_TRACE(&j->j_tracer, jbd2_checkpoint, j->j_cp_first ? j->j_cp_first->t_tid : 0,
+	JBD_TRACE(&j->j_tracer, jbd2_checkpoint, JBD_CP_FIRST(j) ? JBD_CP_FIRST(j)->t_tid : 0,
 		  n ? (int64_t)n : held ? 0 : -1, 0, 0, 0, 0, 0);
 	if (!n && held && force) {
 		/* Only a commit can free these buffers. */
@@ -378,7 +371,8 @@ int ujbd_checkpoint(struct ujbd *j)
 		if (rc <= 0)
 			break;
 		rt_mutex_lock(&j->j_state_lock);
-		bool done = !j->j_cp_first || ujbd_tid_gt(j->j_cp_first->t_tid, last);
+		const struct jbd_txn *first = JBD_CP_FIRST(j);
+		bool done = !first || ujbd_tid_gt(first->t_tid, last);
 		rt_mutex_unlock(&j->j_state_lock);
 		if (done)
 			break;
@@ -393,7 +387,7 @@ static bool __cp_wanted(const struct ujbd *j)
 {
 	if (j->j_ckpt_want || j->j_space_waiters)
 		return true;
-	return j->j_cp_first &&
+	return !rt_list_empty(&j->j_cp) &&
 	       jbd_log_distance(&j->j_jnl, j->j_tail, j->j_head) > jbd_log_size(j) / 2;
 }
 
@@ -427,7 +421,7 @@ void jbd_checkpointd(void *arg)
 				break;
 			if (wb && rt_now_ns() >= wb_next)
 				continue;
-			if (w == -ETIMEDOUT && !j->j_cp_first)
+			if (w == -ETIMEDOUT && rt_list_empty(&j->j_cp))
 				continue;
 		}
 		bool force = j->j_space_waiters > 0;

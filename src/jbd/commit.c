@@ -469,7 +469,9 @@ static uint32_t __count_dirty(const struct jbd_txn *t)
 {
 	uint32_t n = 0;
 
-	for (const struct jbd_jh *jh = t->t_buffers; jh; jh = jh->b_tnext)
+	const struct jbd_jh *jh;
+
+	RT_LIST_FOR_EACH(jh, &t->t_buffers, const struct jbd_jh, b_tlink)
 		n += jh->b_dirty && !jh->b_forget;
 	return n;
 }
@@ -563,7 +565,7 @@ static int data_last_batch(struct ujbd *j, struct commit_ctx *c)
 {
 	int rc;
 
-	if (!c->t->t_data && !c->data_blocks)
+	if (rt_list_empty(&c->t->t_data) && !c->data_blocks)
 		return 0;
 	if (j->j_opts.data_mode == UJBD_DATA_WRITEBACK) {
 		c->ring_base = c->ring_used;
@@ -604,7 +606,7 @@ static int data_hook(struct ujbd *j, struct commit_ctx *c)
 static int phase_data(struct ujbd *j, struct commit_ctx *c)
 {
 	struct jbd_txn *t = c->t;
-	struct jbd_jh *jh = t->t_data;
+	struct jbd_jh *jh = RT_LIST_FIRST(&t->t_data, struct jbd_jh, b_dlink);
 	uint32_t nsec = j->j_blocksize >> BLK_SECTOR_SHIFT;
 	uint32_t dflags = c->jflags & BLK_SYNC;
 	int rc = data_hook(j, c);
@@ -618,14 +620,14 @@ static int phase_data(struct ujbd *j, struct commit_ctx *c)
 		uint32_t n = 0;
 		struct jbd_jh *first = jh;
 		rt_mutex_lock(&j->j_state_lock);
-		for (; jh && n < j->j_ring_n; jh = jh->b_dnext, n++) {
+		for (; jh && n < j->j_ring_n; jh = RT_LIST_NEXT(&t->t_data, jh, struct jbd_jh, b_dlink), n++) {
 			__jbd_wait_ckpt_io(j, jh);
 			memcpy(j->j_ring[n].io_data, jh->jh_buf->b_data, j->j_blocksize);
 		}
 		rt_mutex_unlock(&j->j_state_lock);
 		ring_plug(c);
 		jh = first;
-		for (uint32_t i = 0; i < n && !rc; i++, jh = jh->b_dnext) {
+		for (uint32_t i = 0; i < n && !rc; i++, jh = RT_LIST_NEXT(&t->t_data, jh, struct jbd_jh, b_dlink)) {
 			struct jbd_iobuf *io = ring_slot(j, c);
 			rc = io_submit(j->j_dq, io, jh->jh_buf->b_blocknr * nsec, nsec, dflags,
 				       commit_prio(j, c), c->tag);
@@ -674,7 +676,7 @@ static uint32_t log_copy(struct ujbd *j, struct commit_ctx *c, struct jbd_jh **p
 	uint32_t n = 0;
 
 	rt_mutex_lock(&j->j_state_lock);
-	for (; jh && n < j->j_dcap; jh = jh->b_tnext) {
+	for (; jh && n < j->j_dcap; jh = RT_LIST_NEXT(&c->t->t_buffers, jh, struct jbd_jh, b_tlink)) {
 		ASSERT(jh->b_transaction == c->t && !jh->b_logged);
 		if (!jh->b_dirty || jh->b_forget)
 			continue;
@@ -718,7 +720,7 @@ static int log_chunk(struct ujbd *j, struct commit_ctx *c, struct jbd_iobuf *des
 
 static int log_buffers(struct ujbd *j, struct commit_ctx *c)
 {
-	struct jbd_jh *pos = c->t->t_buffers;
+	struct jbd_jh *pos = RT_LIST_FIRST(&c->t->t_buffers, struct jbd_jh, b_tlink);
 	struct jbd_iobuf **slots = c->slots;
 	int rc = 0;
 
@@ -785,7 +787,7 @@ static bool commit_async(const struct ujbd *j, const struct commit_ctx *c)
 	bool ordered = j->j_opts.data_mode == UJBD_DATA_ORDERED;
 
 	return j->j_async && j->j_jnl.j_fmt.f_csum_v23 &&
-	       (!c->t->t_data || j->j_opts.data_mode == UJBD_DATA_WRITEBACK) &&
+	       (rt_list_empty(&c->t->t_data) || j->j_opts.data_mode == UJBD_DATA_WRITEBACK) &&
 	       !(ordered && c->data_fn);
 }
 
@@ -802,7 +804,7 @@ static int commit_async_end(struct ujbd *j, struct commit_ctx *c)
 {
 	int rc, w;
 
-	if (c->runs == 0 && !c->t->t_data)
+	if (c->runs == 0 && rt_list_empty(&c->t->t_data))
 		return run_submit_last(j, c, c->jflags | jbd_barrier_flags(j, BLK_FUA));
 	rc = run_submit(j, c, c->jflags);
 	w = ring_wait_all(j, c);       /* writeback data too */
@@ -952,8 +954,7 @@ static void __refile_one(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 		JH_SET(jh->b_forget, jh->b_next_forget);
 		jh->b_next_dirty = jh->b_next_forget = false;
 		JH_SET(jh->b_transaction, nt);
-		__jbd_list_add_t(&nt->t_buffers, jh);
-		nt->t_nr_buffers++;
+		__jbd_list_add_t(nt, jh);
 		ASSERT(nt->t_state <= T_LOCKED && nt != t);
 	} else {
 		jh->jh_buf->b_jstate &= ~BUF_J_JOURNALED;
@@ -965,19 +966,16 @@ static void __refile_one(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 
 static void __refile(struct ujbd *j, struct jbd_txn *t)
 {
-	struct jbd_jh *jh, *next;
+	struct jbd_jh *jh;
 	struct ujbd_buf *put;
 
 	ASSERT(j->j_committing == t && t->t_state == T_COMMIT);
-	for (jh = t->t_buffers; jh; jh = next) {
-		next = jh->b_tnext;
-		jh->b_tnext = jh->b_tprev = NULL;
+	while ((jh = RT_LIST_FIRST(&t->t_buffers, struct jbd_jh, b_tlink))) {
+		__jbd_list_del_t(t, jh);
 		__refile_one(j, t, jh);
 	}
-	t->t_buffers = NULL;
-	t->t_nr_buffers = 0;
 	__jbd_free_retired(t);
-	while ((jh = t->t_data)) {
+	while ((jh = RT_LIST_FIRST(&t->t_data, struct jbd_jh, b_dlink))) {
 		struct jbd_txn *nt = jh->b_data_next;
 		__jbd_list_del_d(t, jh);
 		jh->b_data_next = NULL;
@@ -988,7 +986,8 @@ static void __refile(struct ujbd *j, struct jbd_txn *t)
 		if (put)
 			buf_put(put);
 	}
-	ASSERT(!t->t_buffers && !t->t_data && !t->t_retired && t->t_nr_data == 0);
+	ASSERT(rt_list_empty(&t->t_buffers) && rt_list_empty(&t->t_data));
+	ASSERT(rt_list_empty(&t->t_retired) && t->t_nr_data == 0 && t->t_nr_buffers == 0);
 }
 
 static void __report(struct ujbd *j, struct commit_ctx *c)
@@ -1040,7 +1039,7 @@ static void __phase_done(struct ujbd *j, struct commit_ctx *c)
 	t->t_committed_ns = c->end_ns;
 	j->j_committing = NULL;
 	__jbd_cp_append(j, t);
-	ASSERT(j->j_cp_last == t && ujbd_tid_geq(j->j_commit_sequence, t->t_tid));
+	ASSERT(RT_LIST_LAST(&j->j_cp, struct jbd_txn, t_cplink) == t && ujbd_tid_geq(j->j_commit_sequence, t->t_tid));
 	__report(j, c);
 	/* the fsyncs woken now will likely be back: the next batch */
 	j->j_batch_target = jbd_txn_fsyncs(t) + (j->j_running ? jbd_txn_fsyncs(j->j_running) : 0);

@@ -43,6 +43,9 @@ struct jbd_jh *__jbd_jh_get(struct ujbd *j, struct ujbd_buf *b)
 	if (!jh)
 		return NULL;
 	jh->jh_buf = b;
+	rt_list_init(&jh->b_tlink);
+	rt_list_init(&jh->b_cplink);
+	rt_list_init(&jh->b_dlink);
 	b->b_jh = jh;
 	buf_hold(b);
 	head = __jh_bucket(j, b->b_blocknr);
@@ -65,8 +68,8 @@ void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **pu
 	if (jh->b_transaction || jh->b_next_transaction || jh->b_cp_transaction ||
 	    jh->b_data_transaction || jh->b_data_next || jh->b_ckpt_busy)
 		return;
-	ASSERT(!jh->b_tnext && !jh->b_cpnext && !jh->b_dnext);
-	ASSERT(!jh->b_tprev && !jh->b_cpprev && !jh->b_dprev);
+	ASSERT(rt_list_empty(&jh->b_tlink) && rt_list_empty(&jh->b_cplink));
+	ASSERT(rt_list_empty(&jh->b_dlink));
 	__jbd_jh_unhash(j, jh, put);
 	jh_free(jh);
 }
@@ -93,95 +96,71 @@ void __jbd_free_retired(struct jbd_txn *t)
 	struct jbd_jh *jh;
 
 	ASSERT(t->t_updates == 0);
-	while ((jh = t->t_retired)) {
+	while ((jh = RT_LIST_POP(&t->t_retired, struct jbd_jh, b_tlink))) {
 		ASSERT(!jh->b_transaction && !jh->b_hnext);
-		t->t_retired = jh->b_tnext;
+		ASSERT(rt_list_empty(&jh->b_cplink) && rt_list_empty(&jh->b_dlink));
 		jh_free(jh);
 	}
 }
 
-void __jbd_list_add_t(struct jbd_jh **head, struct jbd_jh *jh)
+/* Link l (a head's) onto the front of list head, counted in *nr. */
+static void __jh_list_add(struct rt_link *head, uint32_t *nr, struct rt_link *l)
 {
-	ASSERT(!jh->b_tnext && !jh->b_tprev && *head != jh);
-	ASSERT(!*head || !(*head)->b_tprev);
-	jh->b_tprev = NULL;
-	jh->b_tnext = *head;
-	if (*head)
-		(*head)->b_tprev = jh;
-	*head = jh;
+	ASSERT(rt_list_empty(l) && l != head); /* on no list yet */
+	ASSERT(rt_list_empty(head) == (*nr == 0));
+	rt_list_add_head(head, l);
+	(*nr)++;
 }
 
-void __jbd_list_del_t(struct jbd_jh **head, struct jbd_jh *jh)
+/* Link l off list head, counted in *nr; l points at itself again. */
+static void __jh_list_del(struct rt_link *head, uint32_t *nr, struct rt_link *l)
 {
-	ASSERT(jh->b_tprev ? jh->b_tprev->b_tnext == jh : *head == jh);
-	ASSERT(!jh->b_tnext || jh->b_tnext->b_tprev == jh);
-	if (jh->b_tprev)
-		jh->b_tprev->b_tnext = jh->b_tnext;
-	else
-		*head = jh->b_tnext;
-	if (jh->b_tnext)
-		jh->b_tnext->b_tprev = jh->b_tprev;
-	jh->b_tnext = jh->b_tprev = NULL;
+	ASSERT(!rt_list_empty(l) && *nr > 0);
+	ASSERT(l->prev->next == l && l->next->prev == l);
+	rt_list_del(l);
+	(*nr)--;
+	ASSERT(rt_list_empty(head) == (*nr == 0));
+}
+
+void __jbd_list_add_t(struct jbd_txn *t, struct jbd_jh *jh)
+{
+	ASSERT(jh->b_transaction == t);
+	__jh_list_add(&t->t_buffers, &t->t_nr_buffers, &jh->b_tlink);
+}
+
+void __jbd_list_del_t(struct jbd_txn *t, struct jbd_jh *jh)
+{
+	__jh_list_del(&t->t_buffers, &t->t_nr_buffers, &jh->b_tlink);
 }
 
 void __jbd_list_add_cp(struct jbd_txn *t, struct jbd_jh *jh)
 {
-	ASSERT(!jh->b_cp_transaction && !jh->b_cpnext && !jh->b_cpprev);
-	ASSERT((t->t_ckpt == NULL) == (t->t_nr_ckpt == 0));
+	ASSERT(!jh->b_cp_transaction);
+	__jh_list_add(&t->t_ckpt, &t->t_nr_ckpt, &jh->b_cplink);
 	jh->b_cp_transaction = t;
-	jh->b_cpprev = NULL;
-	jh->b_cpnext = t->t_ckpt;
-	if (t->t_ckpt)
-		t->t_ckpt->b_cpprev = jh;
-	t->t_ckpt = jh;
-	t->t_nr_ckpt++;
 	jh->jh_buf->b_jstate |= BUF_J_DIRTY;
 }
 
 void __jbd_list_del_cp(struct jbd_txn *t, struct jbd_jh *jh)
 {
-	ASSERT(jh->b_cp_transaction == t && t->t_nr_ckpt > 0);
-	ASSERT(jh->b_cpprev ? jh->b_cpprev->b_cpnext == jh : t->t_ckpt == jh);
-	if (jh->b_cpprev)
-		jh->b_cpprev->b_cpnext = jh->b_cpnext;
-	else
-		t->t_ckpt = jh->b_cpnext;
-	if (jh->b_cpnext)
-		jh->b_cpnext->b_cpprev = jh->b_cpprev;
-	jh->b_cpnext = jh->b_cpprev = NULL;
+	ASSERT(jh->b_cp_transaction == t);
+	__jh_list_del(&t->t_ckpt, &t->t_nr_ckpt, &jh->b_cplink);
 	jh->b_cp_transaction = NULL;
-	t->t_nr_ckpt--;
 	jh->jh_buf->b_jstate &= ~BUF_J_DIRTY;
-	ASSERT((t->t_ckpt == NULL) == (t->t_nr_ckpt == 0));
 }
 
 void __jbd_list_add_d(struct jbd_txn *t, struct jbd_jh *jh)
 {
-	ASSERT(!jh->b_data_transaction && !jh->b_dnext && !jh->b_dprev);
-	ASSERT((t->t_data == NULL) == (t->t_nr_data == 0));
+	ASSERT(!jh->b_data_transaction);
+	__jh_list_add(&t->t_data, &t->t_nr_data, &jh->b_dlink);
 	jh->b_data_transaction = t;
-	jh->b_dprev = NULL;
-	jh->b_dnext = t->t_data;
-	if (t->t_data)
-		t->t_data->b_dprev = jh;
-	t->t_data = jh;
-	t->t_nr_data++;
 	jh->jh_buf->b_jstate |= BUF_J_DATA;
 }
 
 void __jbd_list_del_d(struct jbd_txn *t, struct jbd_jh *jh)
 {
-	ASSERT(jh->b_data_transaction == t && t->t_nr_data > 0);
-	ASSERT(jh->b_dprev ? jh->b_dprev->b_dnext == jh : t->t_data == jh);
-	if (jh->b_dprev)
-		jh->b_dprev->b_dnext = jh->b_dnext;
-	else
-		t->t_data = jh->b_dnext;
-	if (jh->b_dnext)
-		jh->b_dnext->b_dprev = jh->b_dprev;
-	jh->b_dnext = jh->b_dprev = NULL;
+	ASSERT(jh->b_data_transaction == t);
+	__jh_list_del(&t->t_data, &t->t_nr_data, &jh->b_dlink);
 	jh->b_data_transaction = NULL;
-	t->t_nr_data--;
 	jh->jh_buf->b_jstate &= ~BUF_J_DATA;
-	ASSERT((t->t_data == NULL) == (t->t_nr_data == 0));
 }

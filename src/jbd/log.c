@@ -106,12 +106,13 @@ static void __sb_fill(struct ujbd *j, uint32_t start, ujbd_tid_t seq)
 static void __tail_target(const struct ujbd *j, uint32_t *start, ujbd_tid_t *seq)
 {
 	const struct jbd_txn *c = j->j_committing;
+	const struct jbd_txn *first = JBD_CP_FIRST(j);
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
-	ASSERT(!j->j_cp_first || j->j_cp_first->t_state == T_FINISHED);
-	if (j->j_cp_first) {
-		*start = j->j_cp_first->t_log_start;
-		*seq = j->j_cp_first->t_tid;
+	ASSERT(!first || first->t_state == T_FINISHED);
+	if (first) {
+		*start = first->t_log_start;
+		*seq = first->t_tid;
 	} else if (c && c->t_state >= T_COMMIT) {
 		*start = c->t_log_start;
 		*seq = c->t_tid;
@@ -134,7 +135,7 @@ int jbd_update_tail(struct ujbd *j, bool empty)
 	rt_mutex_lock(&j->j_state_lock);
 	__jbd_cp_drop_empty(j);
 	__tail_target(j, &start, &seq);
-	if (empty && !j->j_cp_first && !j->j_committing && !j->j_running)
+	if (empty && rt_list_empty(&j->j_cp) && !j->j_committing && !j->j_running)
 		start = 0;
 	if (j->j_flags & JBD_F_ABORTED) {
 		rc = j->j_errno;

@@ -435,6 +435,7 @@ static int open_alloc(struct ujbd *j)
 static void open_sync_init(struct ujbd *j)
 {
 	rt_mutex_init(&j->j_state_lock, "j_state_lock");
+	rt_list_init(&j->j_cp);
 	rt_mutex_init(&j->j_checkpoint_mutex, "j_checkpoint_mutex");
 	rt_mutex_init(&j->j_sb_mutex, "j_sb_mutex");
 	rt_cond_init(&j->j_wait_commit, "j_wait_commit");
@@ -664,16 +665,15 @@ void jbd_close_free(struct ujbd *j)
 		if (!t)
 			continue;
 		__jbd_free_retired(t);
-		while (t->t_buffers) {
-			struct jbd_jh *jh = t->t_buffers;
-			__jbd_list_del_t(&t->t_buffers, jh);
+		struct jbd_jh *jh;
+		while ((jh = RT_LIST_FIRST(&t->t_buffers, struct jbd_jh, b_tlink))) {
+			__jbd_list_del_t(t, jh);
 			jh->b_transaction = jh->b_next_transaction = NULL;
 			put = NULL;
 			__jbd_jh_maybe_free(j, jh, &put);
 			buf_put(put);
 		}
-		while (t->t_data) {
-			struct jbd_jh *jh = t->t_data;
+		while ((jh = RT_LIST_FIRST(&t->t_data, struct jbd_jh, b_dlink))) {
 			__jbd_list_del_d(t, jh);
 			jh->b_data_next = NULL;
 			put = NULL;
@@ -681,15 +681,14 @@ void jbd_close_free(struct ujbd *j)
 			buf_put(put);
 		}
 	}
-	while ((t = j->j_cp_first)) {
-		while (t->t_ckpt) {
-			struct jbd_jh *jh = t->t_ckpt;
+	while ((t = RT_LIST_POP(&j->j_cp, struct jbd_txn, t_cplink))) {
+		struct jbd_jh *jh;
+		while ((jh = RT_LIST_FIRST(&t->t_ckpt, struct jbd_jh, b_cplink))) {
 			__jbd_list_del_cp(t, jh);
 			put = NULL;
 			__jbd_jh_maybe_free(j, jh, &put);
 			buf_put(put);
 		}
-		j->j_cp_first = t->t_cpnext;
 		free(t);
 	}
 	/* Buffers of a running transaction may still be joined to both. */

@@ -100,6 +100,7 @@
 #include "jbd/jtrace.h"
 #include "priv/blk.h"
 #include "priv/dev_req.h"
+#include "priv/list.h"
 #include "ujbd/jbd_log.h"
 #include "priv/rt.h"
 #include "ujbd/ujbd.h"
@@ -174,9 +175,10 @@ struct jbd_jh {
 	struct jbd_txn *b_data_next; /* data of the running txn while the
 				      * committing one holds it on t_data */
 	struct jbd_jh *b_hnext;             /* j_jh_hash chain */
-	struct jbd_jh *b_tnext, *b_tprev;   /* b_transaction's t_buffers */
-	struct jbd_jh *b_cpnext, *b_cpprev; /* b_cp_transaction's t_ckpt */
-	struct jbd_jh *b_dnext, *b_dprev;   /* b_data_transaction's t_data */
+	/* Each link points at itself while off its list (__jbd_jh_get). */
+	struct rt_link b_tlink;  /* b_transaction's t_buffers, or t_retired */
+	struct rt_link b_cplink; /* b_cp_transaction's t_ckpt */
+	struct rt_link b_dlink;  /* b_data_transaction's t_data */
 };
 
 /* ---- block-keyed hash tables ----------------------------------------- */
@@ -254,10 +256,10 @@ struct jbd_txn {
 	int t_updates;                    /* [j_state_lock] open handles */
 	uint32_t t_outstanding;           /* [j_state_lock] credits reserved or used */
 	uint32_t t_nr_buffers;            /* [j_state_lock] on t_buffers */
-	struct jbd_jh *t_buffers;         /* [j_state_lock] */
-	struct jbd_jh *t_retired;         /* [j_state_lock] forgotten heads kept
-					   * until the commit (b_tnext chain) */
-	struct jbd_jh *t_data;            /* [j_state_lock] ordered/writeback data */
+	struct rt_link t_buffers;         /* [j_state_lock] jh's b_tlink */
+	struct rt_link t_retired;         /* [j_state_lock] forgotten heads kept
+					   * until the commit (b_tlink) */
+	struct rt_link t_data;            /* [j_state_lock] ordered/writeback data (b_dlink) */
 	uint32_t t_nr_data;               /* [j_state_lock] */
 	/* ordered_journal_bytes: data blocks the data path journaled into
 	 * this transaction, and whether one went home (the rest go too) */
@@ -274,12 +276,12 @@ struct jbd_txn {
 	uint32_t t_log_start, t_log_end;  /* [j_state_lock] */
 	uint32_t t_log_need;              /* [j_state_lock] exact blocks, from T_FLUSH */
 	/* checkpoint */
-	struct jbd_jh *t_ckpt;            /* [j_state_lock] */
+	struct rt_link t_ckpt;            /* [j_state_lock] jh's b_cplink */
 	uint32_t t_nr_ckpt;               /* [j_state_lock] */
 	uint64_t t_ckpt_written, t_ckpt_dropped; /* [j_state_lock] */
 	uint64_t t_ckpt_first_ns;         /* [j_state_lock] first active pass */
 	uint64_t t_committed_ns;          /* [j_state_lock] its commit ended */
-	struct jbd_txn *t_cpnext, *t_cpprev; /* [j_state_lock] j_cp list, tid order */
+	struct rt_link t_cplink;          /* [j_state_lock] on j_cp, tid order */
 
 	/* kjournald's batch window (kjournald.c): the fsyncs of this
 	 * transaction, counted as commit requests (ujbd_commit_tid) and as
@@ -342,7 +344,7 @@ struct ujbd {
 	bool j_abort_recorded;            /* [j_state_lock] its s_errno write was tried */
 	struct jbd_txn *j_running;        /* [j_state_lock] */
 	struct jbd_txn *j_committing;     /* [j_state_lock] */
-	struct jbd_txn *j_cp_first, *j_cp_last; /* [j_state_lock] checkpoint list */
+	struct rt_link j_cp;              /* [j_state_lock] checkpoint list (t_cplink) */
 	ujbd_tid_t j_transaction_sequence;/* [j_state_lock] next tid to hand out */
 	ujbd_tid_t j_commit_sequence;     /* [j_state_lock] last tid committed */
 	ujbd_tid_t j_commit_request;      /* [j_state_lock] highest tid asked for */
@@ -617,12 +619,25 @@ void __jbd_jh_maybe_free(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **pu
 void __jbd_jh_unhash(struct ujbd *j, struct jbd_jh *jh, struct ujbd_buf **put);
 /* Free t's retired heads (t drained or being freed). */
 void __jbd_free_retired(struct jbd_txn *t);
-void __jbd_list_del_t(struct jbd_jh **head, struct jbd_jh *jh);
-void __jbd_list_add_t(struct jbd_jh **head, struct jbd_jh *jh);
+void __jbd_list_del_t(struct jbd_txn *t, struct jbd_jh *jh);
+void __jbd_list_add_t(struct jbd_txn *t, struct jbd_jh *jh);
 void __jbd_list_del_cp(struct jbd_txn *t, struct jbd_jh *jh);
 void __jbd_list_add_cp(struct jbd_txn *t, struct jbd_jh *jh);
 void __jbd_list_del_d(struct jbd_txn *t, struct jbd_jh *jh);
 void __jbd_list_add_d(struct jbd_txn *t, struct jbd_jh *jh);
+
+/* A transaction's lists, empty (after its memset). */
+static inline void jbd_txn_lists_init(struct jbd_txn *t)
+{
+	rt_list_init(&t->t_buffers);
+	rt_list_init(&t->t_retired);
+	rt_list_init(&t->t_data);
+	rt_list_init(&t->t_ckpt);
+	rt_list_init(&t->t_cplink);
+}
+
+/* The first transaction on the checkpoint list (the oldest), or NULL. */
+#define JBD_CP_FIRST(j) RT_LIST_FIRST(&(j)->j_cp, struct jbd_txn, t_cplink)
 
 /* ---- transaction.c ------------------------------------------------------ */
 

@@ -114,6 +114,7 @@ static void __txn_start(struct ujbd *j, struct jbd_txn *t)
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(j->j_running == NULL && t != j->j_committing);
 	memset(t, 0, sizeof(*t));
+	jbd_txn_lists_init(t);
 	t->t_tid = j->j_transaction_sequence++;
 	t->t_seq = ++j->j_txn_seq;
 	t->t_state = T_RUNNING;
@@ -175,7 +176,7 @@ static void __wait_space(struct ujbd *j)
 	j->j_ckpt_want++;
 	rt_cond_signal(&j->j_wait_checkpoint);
 	/* With nothing to checkpoint, only a commit frees space. */
-	if (!j->j_cp_first && j->j_running && j->j_running->t_outstanding)
+	if (rt_list_empty(&j->j_cp) && j->j_running && j->j_running->t_outstanding)
 		__jbd_request_commit(j, j->j_running->t_tid);
 	rt_cond_wait(&j->j_wait_space, &j->j_state_lock);
 	ASSERT(j->j_space_waiters > 0);
@@ -589,8 +590,7 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 		JH_SET(jh->b_dirty, false);
 		JH_SET(jh->b_forget, false);
 		JH_SET(jh->b_transaction, t);
-		__jbd_list_add_t(&t->t_buffers, jh);
-		t->t_nr_buffers++;
+		__jbd_list_add_t(t, jh);
 	} else {
 		ASSERT(jh->b_transaction == j->j_committing && !jh->b_next_transaction);
 		if (jh->b_shadow)
@@ -733,12 +733,10 @@ static void __retire(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 
 	ASSERT(jh->b_transaction == t && t->t_nr_buffers > 0);
 	ASSERT(!jh->b_cp_transaction && !jh->b_data_transaction && !jh->b_ckpt_busy);
-	__jbd_list_del_t(&t->t_buffers, jh);
-	t->t_nr_buffers--;
+	__jbd_list_del_t(t, jh);
 	JH_SET(jh->b_transaction, NULL);
 	__jbd_jh_unhash(j, jh, &put);
-	jh->b_tnext = t->t_retired;
-	t->t_retired = jh;
+	rt_list_add_head(&t->t_retired, &jh->b_tlink);
 	buf_put(put);
 }
 
@@ -772,8 +770,7 @@ static void __forget(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh)
 		JH_SET(jh->b_dirty, false);
 		JH_SET(jh->b_forget, true);
 		JH_SET(jh->b_transaction, t);
-		__jbd_list_add_t(&t->t_buffers, jh);
-		t->t_nr_buffers++;
+		__jbd_list_add_t(t, jh);
 	} else if (jh->b_transaction && jh->b_transaction == j->j_committing &&
 		   !jh->b_next_transaction) {
 		/* Its commit files it for checkpoint; this commit drops it. */
