@@ -13,12 +13,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "rt/assert.h"
 #include "ujbd/format.h"
 
 int jbd_err_set(struct jbd_err *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
+	ASSERT(code < 0 && fmt); /* an error is a negative errno */
 	if (err) {
 		err->code = code;
 		va_start(ap, fmt);
@@ -39,6 +41,7 @@ int jbd_loc_run(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off, uint64_
 {
 	size_t lo = 0, hi = loc->j_nmap;
 
+	ASSERT(loc->j_blocksize && (loc->j_map || !loc->j_nmap));
 	if (lblk >= loc->j_len)
 		return -EINVAL;
 	/* Binary search for the last extent starting at or before lblk. */
@@ -49,15 +52,18 @@ int jbd_loc_run(const struct jbd_loc *loc, uint64_t lblk, uint64_t *off, uint64_
 		else
 			hi = mid;
 	}
+	ASSERT(lo == hi && lo <= loc->j_nmap);
 	if (lo == 0)
 		return -EINVAL;
 	const struct jbd_extent *e = &loc->j_map[lo - 1];
+	ASSERT(e->lblk <= lblk);
 	if (lblk - e->lblk >= e->len)
 		return -EINVAL;
 	*off = (e->pblk + (lblk - e->lblk)) * (uint64_t)loc->j_blocksize;
 	*run = e->len - (lblk - e->lblk);
 	if (*run > loc->j_len - lblk)
 		*run = loc->j_len - lblk;
+	ASSERT(*run >= 1 && *run <= e->len);
 	return 0;
 }
 
@@ -65,6 +71,7 @@ bool jbd_loc_on_journal(const struct jbd_loc *loc, uint64_t block)
 {
 	uint64_t lo = block * loc->j_blocksize, hi = lo + loc->j_blocksize;
 
+	ASSERT(loc->j_map || !loc->j_nmap);
 	if (loc->j_data != loc->j_dev)
 		return false;
 	for (size_t i = 0; i < loc->j_nmap; i++) {

@@ -67,9 +67,11 @@ static int revoke_build(const struct jbd_scan *sc, struct revoke_table *rt,
 		for (size_t r = 0; r < t->nrevoked; r++)
 			rt->e[k++] = (struct revoke_ent){ t->revoked[r], t->tid };
 	}
+	ASSERT(k == total);
 	*nrecords = total;
 	qsort(rt->e, k, sizeof(*rt->e), revoke_cmp);
 	for (size_t i = 0; i < k; i++) {
+		ASSERT(!rt->n || rt->e[rt->n - 1].block <= rt->e[i].block); /* sorted */
 		if (rt->n && rt->e[rt->n - 1].block == rt->e[i].block) {
 			if (jbd_tid_gt(rt->e[i].tid, rt->e[rt->n - 1].tid))
 				rt->e[rt->n - 1].tid = rt->e[i].tid;
@@ -77,6 +79,7 @@ static int revoke_build(const struct jbd_scan *sc, struct revoke_table *rt,
 		}
 		rt->e[rt->n++] = rt->e[i];
 	}
+	ASSERT(rt->n <= k);
 	return 0;
 }
 
@@ -84,7 +87,10 @@ static int revoke_build(const struct jbd_scan *sc, struct revoke_table *rt,
 static bool revoked(const struct revoke_table *rt, uint64_t block, uint32_t tid)
 {
 	struct revoke_ent key = { block, 0 };
-	const struct revoke_ent *e = bsearch(&key, rt->e, rt->n, sizeof(*rt->e), revoke_cmp);
+	const struct revoke_ent *e;
+
+	ASSERT(rt->e || rt->n == 0);
+	e = bsearch(&key, rt->e, rt->n, sizeof(*rt->e), revoke_cmp);
 
 	return e && jbd_tid_geq(e->tid, tid);
 }
@@ -152,6 +158,9 @@ static size_t cut_torn_async(const struct jbd_journal *j, struct jbd_scan *sc,
 			cut++;
 		}
 	}
+	ASSERT(cut <= sc->sc_ntrans);
+	/* a cut is a suffix: nothing after the first cut replays */
+	ASSERT(!cut || !sc->sc_trans[sc->sc_ntrans - 1].replay);
 	return cut;
 }
 
@@ -159,6 +168,9 @@ static size_t cut_torn_async(const struct jbd_journal *j, struct jbd_scan *sc,
 static void plan(const struct jbd_scan *sc, const struct revoke_table *rt,
 		 struct jbd_recover_result *r)
 {
+	uint64_t tags = 0;
+
+	ASSERT(!r->replayed_transactions && !r->replayed_blocks && !r->revoked_blocks);
 	for (size_t i = 0; i < sc->sc_ntrans; i++) {
 		const struct jbd_scan_trans *t = &sc->sc_trans[i];
 		if (!t->replay)
@@ -166,6 +178,7 @@ static void plan(const struct jbd_scan *sc, const struct revoke_table *rt,
 		if (!r->replayed_transactions)
 			r->first_tid = t->tid;
 		r->replayed_transactions++;
+		tags += t->ntags;
 		for (size_t k = 0; k < t->ntags; k++) {
 			if (revoked(rt, t->tags[k].target, t->tid))
 				r->revoked_blocks++;
@@ -175,6 +188,8 @@ static void plan(const struct jbd_scan *sc, const struct revoke_table *rt,
 				r->replayed_blocks++;
 		}
 	}
+	/* every tag of a replayed transaction is counted once */
+	ASSERT(r->replayed_blocks + r->revoked_blocks + r->bad_csum_blocks == tags);
 }
 
 static int home_cmp(const void *a, const void *b)
@@ -217,13 +232,16 @@ static int homes_build(const struct jbd_scan *sc, const struct revoke_table *rt,
 			h[k++] = (struct jbd_home){ tag->target, t->tid, order++, tag };
 		}
 	}
+	ASSERT(k <= n);
 	qsort(h, k, sizeof(*h), home_cmp);
 	n = 0;
 	for (size_t i = 0; i < k; i++) {
+		ASSERT(!n || h[n - 1].h_target <= h[i].h_target); /* sorted */
 		if (n && h[n - 1].h_target == h[i].h_target)
 			n--; /* a later copy of the same block wins */
 		h[n++] = h[i];
 	}
+	ASSERT(n <= k);
 	*out = h;
 	*nout = n;
 	return 0;
@@ -241,6 +259,8 @@ static int replay(const struct jbd_journal *j, const struct jbd_scan *sc,
 
 	if (rc)
 		return jbd_err_set(err, rc, "out of memory");
+	/* one write per block plan() counted replayed, at most */
+	ASSERT(n <= r->replayed_blocks && (homes || !n));
 	r->written_blocks = n;
 	rc = jbd_replay_write(j, lr, homes, n, o, err);
 	free(homes);
@@ -253,6 +273,8 @@ static int mark_empty(struct jbd_journal *j, const struct jbd_recover_result *r,
 {
 	struct jbd2_sb *sb = &j->j_sb;
 
+	ASSERT(jbd_get_be32(sb->s_start) != 0); /* jbd_recover returned early */
+	ASSERT(r->next_tid == r->end_tid + 1);
 	jbd_put_be32(&sb->s_start, 0);
 	jbd_put_be32(&sb->s_sequence, r->next_tid);
 	if (jbd_sb_is_v2(sb))
@@ -279,6 +301,7 @@ static uint64_t hold_budget(const struct jbd_journal *j, const struct jbd_recove
 		return 0;
 	if (o && o->hold_max)
 		return o->hold_max;
+	ASSERT(j->j_last > j->j_first);
 	return (uint64_t)(j->j_last - j->j_first) * j->j_loc.j_blocksize;
 }
 
@@ -309,7 +332,9 @@ static int recover_decide(struct jbd_journal *j, struct jbd_logread *lr, struct 
 	}
 	if (rc)
 		return rc;
+	ASSERT(r->torn_transactions <= sc->sc_ntrans);
 	plan(sc, rt, r);
+	ASSERT(r->replayed_transactions + r->torn_transactions <= sc->sc_ntrans);
 	r->end_tid = sc->sc_end_tid;
 	r->next_tid = sc->sc_end_tid + 1;
 	r->head_block = sc->sc_end_block;

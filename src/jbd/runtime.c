@@ -291,6 +291,9 @@ static int geom_compute(const struct jbd_fmt *fmt, uint32_t L, uint32_t bs, uint
 		return jbd_err_set(err, -EINVAL,
 				   "the log (%u blocks) cannot hold two transactions of %u blocks",
 				   L, max_opt);
+	/* a descriptor and its tags fit the ring; two transactions fit the log */
+	ASSERT(g->ring >= 4 && g->dcap >= 1 && g->dcap < g->ring);
+	ASSERT(g->slack >= 1 && 2 * (geom_log_res(g, g->max_txn) + g->slack) < L);
 	return 0;
 }
 
@@ -347,6 +350,8 @@ static int open_geometry(struct ujbd *j, struct jbd_err *err)
 	j->j_head = head >= j->j_jnl.j_first && head < j->j_jnl.j_last ? head : j->j_jnl.j_first;
 	j->j_tail = j->j_head;
 	j->j_sb_empty = true;
+	ASSERT(j->j_head >= j->j_jnl.j_first && j->j_head < j->j_jnl.j_last);
+	ASSERT(j->j_pool_chunk <= j->j_max_txn && j->j_jdata_max <= j->j_max_txn / 4);
 	return 0;
 }
 
@@ -377,6 +382,8 @@ static int open_queues(struct ujbd *j, const struct ujbd_opts *o)
 			j->j_own_dq = true;
 		}
 	}
+	ASSERT(j->j_jq && j->j_dq);
+	ASSERT(!(j->j_own_jq && j->j_own_dq && j->j_jq == j->j_dq)); /* freed once */
 	return 0;
 }
 
@@ -411,6 +418,8 @@ static int open_alloc(struct ujbd *j)
 	 * other in the ring and in the log go out as one bio (commit.c). */
 	if (posix_memalign((void **)&j->j_ring_mem, 4096, (size_t)j->j_ring_n * bs))
 		return -ENOMEM;
+	ASSERT(((j->j_jh_mask + 1) & j->j_jh_mask) == 0); /* a power of two */
+	ASSERT(j->j_ring_n > j->j_dcap && j->j_ckpt_n >= 1);
 	for (uint32_t i = 0; i < j->j_ring_n; i++)
 		j->j_ring[i].io_data = j->j_ring_mem + (size_t)i * bs;
 	for (uint32_t i = 0; i < nckpt; i++)
@@ -434,6 +443,7 @@ static int open_alloc(struct ujbd *j)
 
 static void open_sync_init(struct ujbd *j)
 {
+	ASSERT(!j->j_sync_init && j->j_max_txn);
 	rt_mutex_init(&j->j_state_lock, "j_state_lock");
 	rt_list_init(&j->j_cp);
 	rt_mutex_init(&j->j_checkpoint_mutex, "j_checkpoint_mutex");
@@ -454,6 +464,7 @@ static void open_sync_init(struct ujbd *j)
 
 static void jbd_free(struct ujbd *j)
 {
+	ASSERT(!j->j_task && !j->j_ckpt_task); /* the threads are gone */
 	if (j->j_cache)
 		buf_cache_free(j->j_cache);
 	if (j->j_own_dq && j->j_dq)
@@ -510,6 +521,8 @@ static int open_threads(struct ujbd *j)
 
 static void stop_threads(struct ujbd *j, uint32_t flags)
 {
+	ASSERT(flags & (JBD_F_STOPPING | JBD_F_STOP_CKPT));
+	ASSERT(!(flags & JBD_F_HARD) || (flags & JBD_F_STOPPING)); /* a hard stop stops both */
 	rt_mutex_lock(&j->j_state_lock);
 	__atomic_or_fetch(&j->j_flags, flags, __ATOMIC_RELEASE); /* hard_stop reads it unlocked */
 	/* Everyone re-checks the flags: a forced checkpoint waiting for a
@@ -533,6 +546,8 @@ static void stop_threads(struct ujbd *j, uint32_t flags)
 		rt_thread_join(j->j_task);
 		j->j_task = NULL;
 	}
+	ASSERT(!(flags & JBD_F_STOP_CKPT) || !j->j_ckpt_task);
+	ASSERT(!(flags & JBD_F_STOPPING) || !j->j_task);
 }
 
 int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
@@ -589,6 +604,8 @@ int ujbd_open(const struct jbd_loc *loc, const struct ujbd_opts *opts,
 		stop_threads(j, JBD_F_STOPPING | JBD_F_STOP_CKPT);
 		goto fail;
 	}
+	ASSERT(j->j_jq && j->j_dq && j->j_cache && j->j_task && j->j_ckpt_task);
+	ASSERT(j->j_running == NULL && rt_list_empty(&j->j_cp));
 	*out = j;
 	return 0;
 fail:
@@ -624,6 +641,7 @@ int ujbd_close(struct ujbd *j)
 	if (r < 0 && !rc)
 		rc = r;
 	stop_threads(j, JBD_F_STOPPING | JBD_F_CLOSING);
+	ASSERT(!j->j_task && !j->j_ckpt_task);
 	r = jbd_update_tail(j, true);
 	rt_mutex_unlock(&j->j_checkpoint_mutex);
 	if (r && !rc)
@@ -658,6 +676,7 @@ void jbd_close_free(struct ujbd *j)
 	struct ujbd_buf *put;
 	struct jbd_txn *t;
 
+	ASSERT(!j->j_task && !j->j_ckpt_task); /* nothing else runs */
 	rt_mutex_lock(&j->j_state_lock);
 	struct jbd_txn *all[2] = { j->j_committing, j->j_running };
 	for (int i = 0; i < 2; i++) {
@@ -680,6 +699,7 @@ void jbd_close_free(struct ujbd *j)
 			__jbd_jh_maybe_free(j, jh, &put);
 			buf_put(put);
 		}
+		ASSERT(t->t_nr_buffers == 0 && t->t_nr_data == 0);
 	}
 	while ((t = RT_LIST_POP(&j->j_cp, struct jbd_txn, t_cplink))) {
 		struct jbd_jh *jh;
@@ -689,6 +709,7 @@ void jbd_close_free(struct ujbd *j)
 			__jbd_jh_maybe_free(j, jh, &put);
 			buf_put(put);
 		}
+		ASSERT(t->t_nr_ckpt == 0 && t != all[0] && t != all[1]);
 		free(t);
 	}
 	/* Buffers of a running transaction may still be joined to both. */
@@ -759,6 +780,7 @@ ujbd_tid_t ujbd_committed_tid(struct ujbd *j)
 
 	rt_mutex_lock(&j->j_state_lock);
 	tid = j->j_commit_sequence;
+	ASSERT(ujbd_tid_gt(j->j_transaction_sequence, tid)); /* nothing committed ahead */
 	rt_mutex_unlock(&j->j_state_lock);
 	return tid;
 }
@@ -768,6 +790,8 @@ ujbd_tid_t ujbd_running_tid(struct ujbd *j)
 	ujbd_tid_t tid;
 
 	rt_mutex_lock(&j->j_state_lock);
+	ASSERT(!j->j_running || !j->j_committing ||
+	       ujbd_tid_gt(j->j_running->t_tid, j->j_committing->t_tid));
 	if (j->j_running)
 		tid = j->j_running->t_tid;
 	else if (j->j_committing)
