@@ -74,6 +74,16 @@ int cmd_mount(int argc, char **argv)
 #endif
 
 #define TID_SLOTS 4096
+/* Fewer allocatable blocks than this (free but for the busy ones) and an
+ * operation first waits for the commits that free the busy ones. */
+#define BUSY_LOW_WATER 256
+
+/* Blocks a transaction not yet committed freed: [blk, blk + n) by tid. */
+struct busy {
+	blk64_t blk;
+	blk_t n;
+	ujbd_tid_t tid;
+};
 
 static struct mnt {
 	ext2_filsys fs;
@@ -96,6 +106,20 @@ static struct mnt {
 	struct { ext2_ino_t ino; ujbd_tid_t tid; } tids[TID_SLOTS];
 	ujbd_tid_t last_tid;
 	bool any_tid;
+	/* Busy blocks (ext4's free-after-commit): freed by a transaction not
+	 * yet committed. libext2fs clears them in its block map; our
+	 * callbacks set them again there (no allocator hands them out: a
+	 * crash before that commit would leave the freeing file holding the
+	 * new owner's bytes) and in busy, whose bits sync_bitmaps clears in
+	 * what it journals (the freeing transaction records the free, the
+	 * counts in the descriptors and the superblock too). Queued in the
+	 * order freed (tids never go down: operations run one at a time),
+	 * released once ujbd_committed_tid has passed their tid. */
+	ext2fs_block_bitmap busy;
+	struct busy *bq;
+	size_t bq_head, bq_n, bq_cap;
+	blk64_t busy_count;        /* bits set in busy */
+	unsigned char *tmp2;       /* scratch: a group's busy bits */
 } M;
 
 /* ---- errors ------------------------------------------------------------ */
@@ -178,14 +202,119 @@ static void ino_dirty(ext2_ino_t ino)
 		M.ib_dirty[(ino - 1) / M.fs->super->s_inodes_per_group] = 1;
 }
 
+/* ---- busy blocks: freed, not reusable before the free commits ----------- */
+
+/* [blk, blk + n) was freed by the calling thread's transaction. */
+static void busy_add(blk64_t blk, blk_t n)
+{
+	struct ujbd_handle *h = mount_io_handle();
+	ujbd_tid_t tid = h ? ujbd_handle_tid(h) : ujbd_running_tid(M.j);
+	struct busy *t = M.bq_n > M.bq_head ? &M.bq[M.bq_n - 1] : NULL;
+
+	ext2fs_mark_block_bitmap_range2(M.fs->block_map, blk, n);
+	ext2fs_mark_block_bitmap_range2(M.busy, blk, n);
+	M.busy_count += n;
+	if (t && t->tid == tid && t->blk + t->n == blk && t->n + n > t->n) {
+		t->n += n;
+		return;
+	}
+	if (M.bq_n == M.bq_cap && M.bq_head) {
+		memmove(M.bq, M.bq + M.bq_head, (M.bq_n - M.bq_head) * sizeof(*M.bq));
+		M.bq_n -= M.bq_head;
+		M.bq_head = 0;
+	}
+	if (M.bq_n == M.bq_cap) {
+		size_t cap = M.bq_cap ? M.bq_cap * 2 : 256;
+		struct busy *q = realloc(M.bq, cap * sizeof(*q));
+		/* No memory: the blocks stay busy until the next mount (they
+		 * are free on disk): lost space, never a reuse too early. */
+		if (!q)
+			return;
+		M.bq = q;
+		M.bq_cap = cap;
+	}
+	M.bq[M.bq_n++] = (struct busy){ blk, n, tid };
+}
+
+/* [blk, blk + n) was allocated: any of it busy is no longer (no allocator
+ * picks a busy block; a caller naming one itself would). */
+static void busy_drop(blk64_t blk, blk_t n)
+{
+	for (blk64_t b = blk; M.busy_count && b < blk + n; b++) {
+		if (ext2fs_test_block_bitmap2(M.busy, b)) {
+			ext2fs_unmark_block_bitmap2(M.busy, b);
+			M.busy_count--;
+		}
+	}
+}
+
+/* Release the busy blocks whose freeing transaction has committed. */
+static void busy_release(void)
+{
+	ujbd_tid_t done;
+
+	if (M.bq_head == M.bq_n)
+		return;
+	done = ujbd_committed_tid(M.j);
+	while (M.bq_head < M.bq_n && ujbd_tid_geq(done, M.bq[M.bq_head].tid)) {
+		struct busy *q = &M.bq[M.bq_head++];
+
+		for (blk64_t b = q->blk; b < q->blk + q->n; b++) {
+			if (ext2fs_test_block_bitmap2(M.busy, b)) {
+				ext2fs_unmark_block_bitmap2(M.busy, b);
+				ext2fs_unmark_block_bitmap2(M.fs->block_map, b);
+				M.busy_count--;
+			}
+		}
+	}
+	if (M.bq_head == M.bq_n)
+		M.bq_head = M.bq_n = 0;
+}
+
+/* Few blocks left but busy ones? */
+static bool busy_low(void)
+{
+	return M.busy_count &&
+	       ext2fs_free_blocks_count(M.fs->super) < M.busy_count + BUSY_LOW_WATER;
+}
+
+/* Commit the transactions that freed the busy blocks, wait, release them:
+ * for an allocation that found no other free block. The lock is held, and
+ * no handle (its transaction could not commit). */
+static int busy_drain(void)
+{
+	ujbd_tid_t tid;
+	int rc;
+
+	if (M.bq_head == M.bq_n)
+		return 0;
+	tid = M.bq[M.bq_n - 1].tid;
+	rc = ujbd_commit_tid(M.j, tid);
+	if (!rc)
+		rc = ujbd_wait_tid(M.j, tid);
+	if (rc)
+		return rc == -EROFS ? -EROFS : -EIO;
+	busy_release();
+	return 0;
+}
+
+/* libext2fs's block accounting, after it changed its block map. */
 static void cb_block(ext2_filsys fs, blk64_t blk, int inuse)
 {
 	block_dirty(blk, 1);
+	if (inuse < 0)
+		busy_add(blk, 1);
+	else if (inuse > 0)
+		busy_drop(blk, 1);
 }
 
 static void cb_range(ext2_filsys fs, blk64_t blk, blk_t num, int inuse)
 {
 	block_dirty(blk, num);
+	if (inuse < 0)
+		busy_add(blk, num);
+	else if (inuse > 0)
+		busy_drop(blk, num);
 }
 
 static errcode_t sync_bitmaps(void)
@@ -201,8 +330,13 @@ static errcode_t sync_bitmaps(void)
 			sh = M.bb_shadow + (size_t)g * M.bb_bytes;
 			e = ext2fs_get_block_bitmap_range2(fs->block_map, group_first_block(g),
 							   M.bb_bytes * 8, M.tmp);
+			if (!e && M.busy_count) /* the journal gets busy blocks free */
+				e = ext2fs_get_block_bitmap_range2(M.busy, group_first_block(g),
+								   M.bb_bytes * 8, M.tmp2);
 			if (e)
 				return e;
+			for (size_t k = 0; M.busy_count && k < M.bb_bytes; k++)
+				M.tmp[k] &= (unsigned char)~M.tmp2[k];
 			if (!M.bb_init[g] || memcmp(sh, M.tmp, M.bb_bytes)) {
 				if ((e = put_bitmap(g, false)))
 					return e;
@@ -291,20 +425,34 @@ static void tid_note(ext2_ino_t ino, ujbd_tid_t tid)
 	M.tids[ino % TID_SLOTS].tid = tid;
 }
 
-/* Lock, then a handle for the calling thread. */
-static int op_begin(void)
+/* A handle for the calling thread, which holds the lock; busy blocks
+ * whose free has committed are released first, and when the rest of the
+ * free space runs low, the busy ones are waited for. */
+static int op_start(void)
 {
 	struct ujbd_handle *h;
 	int rc;
 
-	rt_mutex_lock(&M.lock);
+	busy_release();
+	if (busy_low() && (rc = busy_drain()))
+		return rc;
 	rc = ujbd_start(M.j, MOUNT_CREDITS, &h);
-	if (rc) {
-		rt_mutex_unlock(&M.lock);
+	if (rc)
 		return rc == -EROFS ? -EROFS : -EIO;
-	}
 	mount_io_set_handle(h);
 	return 0;
+}
+
+/* Lock, then a handle for the calling thread. */
+static int op_begin(void)
+{
+	int rc;
+
+	rt_mutex_lock(&M.lock);
+	rc = op_start();
+	if (rc)
+		rt_mutex_unlock(&M.lock);
+	return rc;
 }
 
 /* The metadata libext2fs keeps in memory joins the handle, which stops;
@@ -313,10 +461,18 @@ static int op_begin(void)
 static int op_end(int rc, ext2_ino_t a, ext2_ino_t b, ext2_ino_t c, ext2_ino_t d)
 {
 	struct ujbd_handle *h = mount_io_handle();
-	errcode_t e = sync_meta();
-	int ioerr = mount_io_error();
-	ujbd_tid_t tid = ujbd_handle_tid(h);
-	int src = ujbd_stop(h);
+	errcode_t e;
+	int ioerr, src;
+	ujbd_tid_t tid;
+
+	if (!h) { /* op_cycle stopped it and could not start another */
+		rt_mutex_unlock(&M.lock);
+		return rc ? rc : -EIO;
+	}
+	e = sync_meta();
+	ioerr = mount_io_error();
+	tid = ujbd_handle_tid(h);
+	src = ujbd_stop(h);
 
 	mount_io_set_handle(NULL);
 	tid_note(a, tid);
@@ -333,8 +489,10 @@ static int op_end(int rc, ext2_ino_t a, ext2_ino_t b, ext2_ino_t c, ext2_ino_t d
 	return rc;
 }
 
-/* A long operation (a large write) hands its handle over to a new one. */
-static int op_cycle(void)
+/* A long operation (a large write) hands its handle over to a new one;
+ * with drain, after the commits that free the busy blocks (an allocation
+ * found no other free block). */
+static int op_cycle(bool drain)
 {
 	struct ujbd_handle *h = mount_io_handle();
 	errcode_t e = sync_meta();
@@ -348,11 +506,9 @@ static int op_cycle(void)
 		return e2err(e);
 	if (rc)
 		return -EIO;
-	rc = ujbd_start(M.j, MOUNT_CREDITS, &h);
-	if (rc)
-		return rc == -EROFS ? -EROFS : -EIO;
-	mount_io_set_handle(h);
-	return 0;
+	if (drain && (rc = busy_drain()))
+		return rc;
+	return op_start();
 }
 
 static void rd_begin(void)
@@ -1401,7 +1557,7 @@ static int write_block(ext2_ino_t ino, struct ext2_inode_large *in, uint64_t lbl
 		rc = ujbd_write_data(mount_io_handle(), pblk, data);
 		if (rc != -UJBD_ETOOBIG || tries)
 			break;
-		if ((rc = op_cycle())) /* no room for a revoke record: a new transaction */
+		if ((rc = op_cycle(false))) /* no room for a revoke record: a new transaction */
 			return rc;
 	}
 	if (rc)
@@ -1412,13 +1568,27 @@ static int write_block(ext2_ino_t ino, struct ext2_inode_large *in, uint64_t lbl
 	return rc;
 }
 
+/* What a write did so far: the size past the bytes written, the times. */
+static int write_note(ext2_ino_t ino, struct ext2_inode_large *in, off_t off, size_t done)
+{
+	struct timespec t = now();
+
+	if (done) {
+		if ((uint64_t)off + done > EXT2_I_SIZE(in))
+			ext2fs_inode_size_set(M.fs, (struct ext2_inode *)in, (ext2_off64_t)off + done);
+		T_SET(in, mtime, t);
+		T_SET(in, ctime, t);
+	}
+	return iput(ino, in);
+}
+
 static int op_write(const char *path, const char *buf, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct ext2_inode_large in;
-	struct timespec t;
 	ext2_ino_t ino;
 	size_t done = 0;
+	bool drained = false;
 	int rc;
 
 	if (off < 0)
@@ -1435,17 +1605,22 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
 		size_t at = pos % M.bs, n = M.bs - at < size - done ? M.bs - at : size - done;
 
 		rc = write_block(ino, &in, pos / M.bs, at, buf + done, n);
+		if (rc == -ENOSPC && M.busy_count && !drained) {
+			/* The free blocks left are busy: what was written so
+			 * far is recorded, the frees committed, then again. */
+			drained = true;
+			rc = write_note(ino, &in, off, done);
+			if (!rc)
+				rc = op_cycle(true);
+			if (!rc)
+				rc = iget(ino, &in);
+			continue;
+		}
 		if (!rc)
 			done += n;
 	}
 	if (done) {
-		int rc2;
-		t = now();
-		if ((uint64_t)off + done > EXT2_I_SIZE(&in))
-			ext2fs_inode_size_set(M.fs, (struct ext2_inode *)&in, (ext2_off64_t)off + done);
-		T_SET(&in, mtime, t);
-		T_SET(&in, ctime, t);
-		rc2 = iput(ino, &in);
+		int rc2 = write_note(ino, &in, off, done);
 		if (rc2)
 			rc = rc2;
 		else if (rc && rc != -EIO && rc != -EROFS)
@@ -1536,12 +1711,20 @@ static int op_fallocate(const char *path, int mode, off_t off, off_t len,
 		rc = -ENODEV;
 	if (!rc && !(in.i_flags & EXT4_EXTENTS_FL))
 		rc = -EOPNOTSUPP;
-	if (!rc) {
+	for (bool drained = false; !rc;) {
 		blk64_t first = (uint64_t)off / M.bs;
 		blk64_t last = ((uint64_t)off + (uint64_t)len - 1) / M.bs;
 		rc = e2err(ext2fs_fallocate(M.fs, EXT2_FALLOCATE_FORCE_UNINIT, ino,
 					    (struct ext2_inode *)&in, ~0ULL, first,
 					    last - first + 1));
+		if (rc != -ENOSPC || !M.busy_count || drained)
+			break;
+		/* The free blocks left are busy: what was allocated so far is
+		 * recorded, the frees committed, then the rest. */
+		drained = true;
+		rc = iput(ino, &in);
+		if (!rc)
+			rc = op_cycle(true);
 	}
 	if (!rc) {
 		struct timespec t = now();
@@ -1887,6 +2070,7 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 	M.ib_bytes = fs->super->s_inodes_per_group / 8;
 	n = M.bb_bytes > M.ib_bytes ? M.bb_bytes : M.ib_bytes;
 	M.tmp = malloc(n > M.bs ? n : M.bs);
+	M.tmp2 = malloc(M.bb_bytes);
 	M.blk = malloc(M.bs);
 	M.bb_shadow = calloc(M.groups, M.bb_bytes);
 	M.ib_shadow = calloc(M.groups, M.ib_bytes);
@@ -1895,7 +2079,9 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 	M.gd_shadow = malloc((size_t)fs->desc_blocks * M.bs);
 	M.bb_dirty = calloc(M.groups, 1);
 	M.ib_dirty = calloc(M.groups, 1);
-	if (!M.tmp || !M.blk || !M.bb_shadow || !M.ib_shadow || !M.bb_init || !M.ib_init ||
+	if (ext2fs_allocate_block_bitmap(fs, "busy blocks", &M.busy))
+		M.busy = NULL;
+	if (!M.tmp || !M.tmp2 || !M.busy || !M.blk || !M.bb_shadow || !M.ib_shadow || !M.bb_init || !M.ib_init ||
 	    !M.gd_shadow || !M.bb_dirty || !M.ib_dirty) {
 		cli_err(verb, "out of memory");
 		return EXIT_IO;
