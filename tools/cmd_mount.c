@@ -2047,6 +2047,19 @@ static int mount_check(const char *verb, const struct mount_args *a, bool *recov
 	return 0;
 }
 
+/* Is the libext2fs we run with one whose punch refuses a range that ends
+ * at the file system's last block (1.46.6 to 1.47.3)? */
+static bool punch_misses_last(void)
+{
+	const char *v = NULL;
+	int a = 0, b = 0, c = 0;
+
+	ext2fs_get_library_version(&v, NULL);
+	if (!v || sscanf(v, "%d.%d.%d", &a, &b, &c) < 2)
+		return true;
+	return a == 1 && (b < 47 || (b == 47 && c < 4));
+}
+
 /* libext2fs over the journal, its bitmaps read, the shadows taken. */
 static int fs_open(const char *verb, const char *image, const char *dir)
 {
@@ -2096,6 +2109,18 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 					       M.ib_shadow + (size_t)g * M.ib_bytes);
 	}
 	memcpy(M.gd_shadow, fs->group_desc, (size_t)fs->desc_blocks * M.bs);
+	/* libext2fs 1.46.6 to 1.47.3 cannot punch a file whose blocks reach
+	 * the file system's last block (EXT2_ET_BAD_BLOCK_NUM, an off-by-one
+	 * fixed in 1.47.4): such a file could never be deleted. That block is
+	 * kept busy for good (free on disk, never handed out). */
+	if (punch_misses_last()) {
+		blk64_t last = ext2fs_blocks_count(fs->super) - 1;
+		if (!ext2fs_test_block_bitmap2(fs->block_map, last)) {
+			ext2fs_mark_block_bitmap2(fs->block_map, last);
+			ext2fs_mark_block_bitmap2(M.busy, last);
+			M.busy_count++;
+		}
+	}
 	memcpy(&M.sb_shadow, fs->super, SUPERBLOCK_SIZE);
 	ext2fs_set_block_alloc_stats_callback(fs, cb_block, NULL);
 	ext2fs_set_block_alloc_stats_range_callback(fs, cb_range, NULL);
