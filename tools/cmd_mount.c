@@ -78,6 +78,25 @@ int cmd_mount(int argc, char **argv)
  * operation first waits for the commits that free the busy ones. */
 #define BUSY_LOW_WATER 256
 
+#define OPEN_SLOTS 1024
+
+/* An inode with open files: how many, and whether its last name is gone
+ * (it is on the orphan list, freed at its last release). */
+struct opened {
+	ext2_ino_t ino;
+	unsigned n;
+	bool orphan;
+	struct opened *next;
+};
+
+/* A name libfuse gave an open file it was told to unlink (.fuse_hiddenN,
+ * unlinked in turn at the last release): only here, never on disk. */
+struct hidden {
+	ext2_ino_t dir, ino;
+	char name[32];
+	struct hidden *next;
+};
+
 /* Blocks a transaction not yet committed freed: [blk, blk + n) by tid. */
 struct busy {
 	blk64_t blk;
@@ -120,6 +139,8 @@ static struct mnt {
 	size_t bq_head, bq_n, bq_cap;
 	blk64_t busy_count;        /* bits set in busy */
 	unsigned char *tmp2;       /* scratch: a group's busy bits */
+	struct opened *open_tab[OPEN_SLOTS];
+	struct hidden *hidden;
 } M;
 
 /* ---- errors ------------------------------------------------------------ */
@@ -610,8 +631,115 @@ static int ftype(mode_t mode)
 
 /* ---- paths ------------------------------------------------------------- */
 
+static int split(const char *path, char *buf, size_t len, ext2_ino_t *parent, const char **name);
+
+/* ---- open files, libfuse's hidden names, the orphan list ---------------- */
+
+static struct opened *opened_find(ext2_ino_t ino)
+{
+	struct opened *o = M.open_tab[ino % OPEN_SLOTS];
+
+	while (o && o->ino != ino)
+		o = o->next;
+	return o;
+}
+
+/* One more open file of ino; false when out of memory. */
+static bool opened_add(ext2_ino_t ino)
+{
+	struct opened *o = opened_find(ino);
+
+	if (!o) {
+		o = calloc(1, sizeof(*o));
+		if (!o)
+			return false;
+		o->ino = ino;
+		o->next = M.open_tab[ino % OPEN_SLOTS];
+		M.open_tab[ino % OPEN_SLOTS] = o;
+	}
+	o->n++;
+	return true;
+}
+
+static void opened_remove(struct opened *o)
+{
+	struct opened **pp = &M.open_tab[o->ino % OPEN_SLOTS];
+
+	while (*pp != o)
+		pp = &(*pp)->next;
+	*pp = o->next;
+	free(o);
+}
+
+/* libfuse's name for an unlinked open file: ".fuse_hidden" and 16 hex
+ * digits (its node id, a counter). */
+static bool hidden_name(const char *name)
+{
+	if (strncmp(name, ".fuse_hidden", 12) || strlen(name) != 28)
+		return false;
+	for (int i = 12; i < 28; i++)
+		if (!strchr("0123456789abcdef", name[i]))
+			return false;
+	return true;
+}
+
+static struct hidden *hidden_find(ext2_ino_t dir, const char *name)
+{
+	struct hidden *h = M.hidden;
+
+	while (h && (h->dir != dir || strcmp(h->name, name)))
+		h = h->next;
+	return h;
+}
+
+/* The hidden name path stands for, if any. */
+static struct hidden *hidden_path(const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+	char buf[PATH_MAX];
+	const char *name;
+	ext2_ino_t dir;
+
+	if (!M.hidden || !base || !hidden_name(base + 1) ||
+	    split(path, buf, sizeof(buf), &dir, &name))
+		return NULL;
+	return hidden_find(dir, name);
+}
+
+static void hidden_drop(struct hidden *h)
+{
+	struct hidden **pp = &M.hidden;
+
+	while (*pp != h)
+		pp = &(*pp)->next;
+	*pp = h->next;
+	free(h);
+}
+
+/* Every hidden name of ino goes (it is freed). */
+static void hidden_forget(ext2_ino_t ino)
+{
+	for (struct hidden **pp = &M.hidden; *pp;) {
+		struct hidden *h = *pp;
+		if (h->ino == ino) {
+			*pp = h->next;
+			free(h);
+		} else {
+			pp = &h->next;
+		}
+	}
+}
+
 static int lookup(const char *path, ext2_ino_t *ino)
 {
+	struct hidden *h = hidden_path(path);
+
+	if (!path)
+		return -ENOENT;
+	if (h) {
+		*ino = h->ino;
+		return 0;
+	}
 	return e2err(ext2fs_namei(M.fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, ino));
 }
 
@@ -728,6 +856,127 @@ static int free_inode(ext2_ino_t ino)
 	return 0;
 }
 
+/*
+ * ext4's orphan list: the superblock's s_last_orphan names the first inode,
+ * each inode's i_dtime the next (0 ends it). An inode on it has lost its
+ * last name while open (links 0): a crash leaves it there, and whoever
+ * mounts next (the kernel, e2fsck, ujbd mount) frees it. Its last release
+ * frees it and takes it off, in one handle.
+ */
+static bool orphan_ino_ok(ext2_ino_t ino)
+{
+	return ino >= EXT2_FIRST_INO(M.fs->super) && ino <= M.fs->super->s_inodes_count;
+}
+
+/* Take ino, whose i_dtime is next, off the list. */
+static int orphan_del(ext2_ino_t ino, ext2_ino_t next)
+{
+	struct ext2_inode_large in;
+	ext2_ino_t cur = M.fs->super->s_last_orphan;
+	int rc;
+
+	if (cur == ino) {
+		M.fs->super->s_last_orphan = next;
+		return 0;
+	}
+	for (ext2_ino_t k = 0; orphan_ino_ok(cur) && k < M.fs->super->s_inodes_count; k++) {
+		if ((rc = iget(cur, &in)))
+			return rc;
+		if (in.i_dtime == ino) {
+			in.i_dtime = next;
+			return iput(cur, &in);
+		}
+		cur = in.i_dtime;
+	}
+	return 0; /* not on it (a broken list): nothing to undo */
+}
+
+/* The last name of ino went (in: its inode, links at 0): freed, or while
+ * it is open, put on the orphan list (freed at its last release). */
+static int drop_inode(ext2_ino_t ino, struct ext2_inode_large *in)
+{
+	struct opened *o = opened_find(ino);
+	int rc;
+
+	if (!o || !o->n || LINUX_S_ISDIR(in->i_mode))
+		return free_inode(ino);
+	in->i_links_count = 0;
+	in->i_dtime = M.fs->super->s_last_orphan;
+	T_SET(in, ctime, now());
+	if ((rc = iput(ino, in)))
+		return rc;
+	M.fs->super->s_last_orphan = ino;
+	o->orphan = true;
+	return 0;
+}
+
+/* An orphan's last release: off the list and freed. */
+static int orphan_free(ext2_ino_t ino)
+{
+	struct ext2_inode_large in;
+	int rc = iget(ino, &in);
+
+	if (!rc)
+		rc = orphan_del(ino, in.i_dtime);
+	if (!rc)
+		rc = free_inode(ino);
+	return rc;
+}
+
+/*
+ * The orphan list an unclean stop left (or a daemon stopped with files
+ * still open, or the kernel's): each inode freed (links 0) or cut to its
+ * size (an ext4 truncate in progress), one handle each, as the kernel's
+ * mount does. With say, one line on stderr tells how many.
+ */
+static int orphan_cleanup(const char *verb, const char *image, bool say)
+{
+	unsigned freed = 0, cut = 0;
+	int rc = 0;
+
+	while (!rc && M.fs->super->s_last_orphan) {
+		ext2_ino_t ino = M.fs->super->s_last_orphan;
+		struct ext2_inode_large in;
+
+		if ((rc = op_begin()))
+			break;
+		if (!orphan_ino_ok(ino) || !ext2fs_test_inode_bitmap2(M.fs->inode_map, ino) ||
+		    (rc = iget(ino, &in))) {
+			/* not an inode in use: the list ends here (e2fsck -f
+			 * finds what it may have held) */
+			M.fs->super->s_last_orphan = 0;
+			if (say)
+				fprintf(stderr, "ujbd %s: '%s': orphan list: inode %u is not one: "
+						"list dropped\n", verb, image, ino);
+			op_end(rc, 0, 0, 0, 0);
+			break;
+		}
+		M.fs->super->s_last_orphan = in.i_dtime;
+		if (!in.i_links_count) {
+			rc = free_inode(ino);
+			freed++;
+		} else {
+			in.i_dtime = 0;
+			if (LINUX_S_ISREG(in.i_mode) &&
+			    ext2fs_inode_has_valid_blocks2(M.fs, (struct ext2_inode *)&in))
+				rc = e2err(ext2fs_punch(M.fs, ino, (struct ext2_inode *)&in, NULL,
+							(EXT2_I_SIZE(&in) + M.bs - 1) / M.bs, ~0ULL));
+			if (!rc)
+				rc = iput(ino, &in);
+			cut++;
+		}
+		rc = op_end(rc, ino, 0, 0, 0);
+		if (freed + cut > M.fs->super->s_inodes_count)
+			break; /* a loop */
+	}
+	if (say && (freed || cut))
+		fprintf(stderr, "ujbd %s: '%s': orphan list processed (files unlinked while open): "
+				"%u freed, %u truncated\n", verb, image, freed, cut);
+	if (rc && say)
+		fprintf(stderr, "ujbd %s: '%s': orphan list: %s\n", verb, image, strerror(-rc));
+	return rc;
+}
+
 /* A new inode of mode in dir under name: allocated, linked, written. */
 static int new_node(ext2_ino_t dir, const char *name, mode_t mode, dev_t rdev, ext2_ino_t *out)
 {
@@ -816,6 +1065,8 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		rc = iget(ino, &in);
 	if (!rc)
 		to_stat(ino, &in, st);
+	if (!rc && hidden_path(path))
+		st->st_nlink++; /* libfuse takes one off for its hidden name */
 	rd_end();
 	return rc;
 }
@@ -885,15 +1136,41 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 
 	rd_begin();
 	rc = lookup(path, &ino);
+	if (!rc && !opened_add(ino))
+		rc = -ENOMEM;
 	if (!rc)
 		fi->fh = ino;
 	rd_end();
 	return rc;
 }
 
+/* The last release of an orphan frees it. */
 static int op_release(const char *path, struct fuse_file_info *fi)
 {
-	return 0;
+	ext2_ino_t ino = (ext2_ino_t)fi->fh;
+	struct opened *o;
+	int rc;
+
+	rd_begin();
+	o = opened_find(ino);
+	if (o && o->n)
+		o->n--;
+	if (!o || o->n) {
+		rd_end();
+		return 0;
+	}
+	if (!o->orphan) {
+		opened_remove(o);
+		rd_end();
+		return 0;
+	}
+	opened_remove(o);
+	hidden_forget(ino);
+	if ((rc = op_start())) { /* it stays on the list: the next mount frees it */
+		rd_end();
+		return rc;
+	}
+	return op_end(orphan_free(ino), ino, 0, 0, 0);
 }
 
 static int op_mknod(const char *path, mode_t mode, dev_t rdev)
@@ -925,6 +1202,8 @@ static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	rc = split(path, buf, sizeof(buf), &dir, &name);
 	if (!rc)
 		rc = new_node(dir, name, (mode & 07777) | S_IFREG, 0, &ino);
+	if (!rc && !opened_add(ino))
+		rc = -ENOMEM;
 	if (!rc)
 		fi->fh = ino;
 	return op_end(rc, dir, ino, 0, 0);
@@ -1005,6 +1284,28 @@ static int dir_empty(ext2_ino_t dir)
 	return rc ? rc : c.names ? -ENOTEMPTY : 0;
 }
 
+/* name (of ino, whose inode is in) goes from dir; the inode with its last
+ * name (dropped: freed, or an orphan while open). */
+static int remove_name(ext2_ino_t dir, const char *name, ext2_ino_t ino,
+		       struct ext2_inode_large *in)
+{
+	int rc = e2err(ext2fs_unlink(M.fs, dir, name, ino, 0));
+
+	if (rc)
+		return rc;
+	if (in->i_links_count > 0)
+		in->i_links_count--;
+	if (in->i_links_count == 0) {
+		rc = drop_inode(ino, in);
+	} else {
+		T_SET(in, ctime, now());
+		rc = iput(ino, in);
+	}
+	if (!rc)
+		rc = touch_dir(dir, 0);
+	return rc;
+}
+
 static int op_unlink(const char *path)
 {
 	struct ext2_inode_large in;
@@ -1016,6 +1317,12 @@ static int op_unlink(const char *path)
 	if ((rc = op_begin()))
 		return rc;
 	rc = split(path, buf, sizeof(buf), &dir, &name);
+	if (!rc && M.hidden && hidden_find(dir, name)) {
+		/* libfuse's hidden name, unlinked at the last release (which
+		 * freed the file) or by hand: only the name goes */
+		hidden_drop(hidden_find(dir, name));
+		return op_end(0, 0, 0, 0, 0);
+	}
 	if (!rc)
 		rc = child(dir, name, &ino);
 	if (!rc)
@@ -1023,19 +1330,7 @@ static int op_unlink(const char *path)
 	if (!rc && LINUX_S_ISDIR(in.i_mode))
 		rc = -EISDIR;
 	if (!rc)
-		rc = e2err(ext2fs_unlink(M.fs, dir, name, ino, 0));
-	if (!rc) {
-		if (in.i_links_count > 0)
-			in.i_links_count--;
-		if (in.i_links_count == 0) {
-			rc = free_inode(ino);
-		} else {
-			T_SET(&in, ctime, now());
-			rc = iput(ino, &in);
-		}
-	}
-	if (!rc)
-		rc = touch_dir(dir, 0);
+		rc = remove_name(dir, name, ino, &in);
 	return op_end(rc, dir, ino, 0, 0);
 }
 
@@ -1125,6 +1420,38 @@ static int is_ancestor(ext2_ino_t a, ext2_ino_t b, bool *out)
 	return -ELOOP;
 }
 
+/*
+ * libfuse (high-level API, hard_remove off) does not pass on the unlink of
+ * an open file, nor a rename over one: it renames the file .fuse_hiddenN
+ * and unlinks that name at the last release, so a crash would leave the
+ * name on disk. (hard_remove would pass the unlink on, but leave the
+ * file's node without a path: fstat, which reaches the daemon without a
+ * file handle, would fail with ESTALE.) That rename is taken for what it
+ * stands for: the name goes from disk as an unlink (the inode, with its
+ * last name, on the orphan list) and the hidden name is kept in memory
+ * only, for libfuse's later calls through it.
+ */
+static int hide(ext2_ino_t sdir, const char *sname, ext2_ino_t ino, struct ext2_inode_large *in,
+		ext2_ino_t ddir, const char *dname)
+{
+	struct hidden *h = calloc(1, sizeof(*h));
+	int rc;
+
+	if (!h)
+		return -ENOMEM;
+	rc = remove_name(sdir, sname, ino, in);
+	if (rc) {
+		free(h);
+		return rc;
+	}
+	h->dir = ddir;
+	h->ino = ino;
+	snprintf(h->name, sizeof(h->name), "%s", dname);
+	h->next = M.hidden;
+	M.hidden = h;
+	return 0;
+}
+
 static int op_rename(const char *from, const char *to, unsigned int flags)
 {
 	struct ext2_inode_large sin, din;
@@ -1151,6 +1478,9 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 	if (rc)
 		return op_end(rc, 0, 0, 0, 0);
 	sdir_is = LINUX_S_ISDIR(sin.i_mode);
+	if (!flags && !sdir_is && hidden_name(dname) && opened_find(sino) &&
+	    !hidden_find(ddir, dname) && child(ddir, dname, &dino) == -ENOENT)
+		return op_end(hide(sdir, sname, sino, &sin, ddir, dname), sdir, sino, 0, 0);
 	rc = child(ddir, dname, &dino);
 	if (rc == -ENOENT) {
 		dino = 0;
@@ -1212,10 +1542,13 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 				goto out;
 			rc = set_entry(ddir, dname, sino, ftype(sin.i_mode));
 			if (!rc) {
-				if (ddir_is || din.i_links_count <= 1) {
+				if (ddir_is) {
 					rc = free_inode(dino);
-					if (!rc && ddir_is)
+					if (!rc)
 						rc = touch_dir(ddir, -1);
+				} else if (din.i_links_count <= 1) {
+					din.i_links_count = 0;
+					rc = drop_inode(dino, &din);
 				} else {
 					din.i_links_count--;
 					T_SET(&din, ctime, t);
@@ -1262,6 +1595,8 @@ static int op_link(const char *from, const char *to)
 		rc = iget(ino, &in);
 	if (!rc && LINUX_S_ISDIR(in.i_mode))
 		rc = -EPERM;
+	if (!rc && in.i_links_count == 0)
+		rc = -ENOENT; /* an orphan (through libfuse's hidden name) */
 	if (!rc && in.i_links_count >= EXT2_LINK_MAX)
 		rc = -EMLINK;
 	if (!rc)
@@ -2134,6 +2469,8 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 		if (op_end(0, 0, 0, 0, 0))
 			return EXIT_IO;
 	}
+	if (fs->super->s_last_orphan && orphan_cleanup(verb, image, true))
+		return EXIT_IO;
 	return 0;
 }
 
@@ -2286,6 +2623,9 @@ int cmd_mount(int argc, char **argv)
 		fuse_loop(f);
 	}
 	fuse_remove_signal_handlers(fuse_get_session(f));
+	/* files still open when the loop ended (a signal): their orphans */
+	if (M.j && M.fs && M.fs->super->s_last_orphan)
+		orphan_cleanup(verb, image, false);
 out_unmount:
 	fuse_unmount(f);
 out:
