@@ -74,6 +74,35 @@ int cmd_mount(int argc, char **argv)
 #endif
 
 #define TID_SLOTS 4096
+/* Fewer allocatable blocks than this (free but for the busy ones) and an
+ * operation first waits for the commits that free the busy ones. */
+#define BUSY_LOW_WATER 256
+
+#define OPEN_SLOTS 1024
+
+/* An inode with open files: how many, and whether its last name is gone
+ * (it is on the orphan list, freed at its last release). */
+struct opened {
+	ext2_ino_t ino;
+	unsigned n;
+	bool orphan;
+	struct opened *next;
+};
+
+/* A name libfuse gave an open file it was told to unlink (.fuse_hiddenN,
+ * unlinked in turn at the last release): only here, never on disk. */
+struct hidden {
+	ext2_ino_t dir, ino;
+	char name[32];
+	struct hidden *next;
+};
+
+/* Blocks a transaction not yet committed freed: [blk, blk + n) by tid. */
+struct busy {
+	blk64_t blk;
+	blk_t n;
+	ujbd_tid_t tid;
+};
 
 static struct mnt {
 	ext2_filsys fs;
@@ -96,6 +125,22 @@ static struct mnt {
 	struct { ext2_ino_t ino; ujbd_tid_t tid; } tids[TID_SLOTS];
 	ujbd_tid_t last_tid;
 	bool any_tid;
+	/* Busy blocks (ext4's free-after-commit): freed by a transaction not
+	 * yet committed. libext2fs clears them in its block map; our
+	 * callbacks set them again there (no allocator hands them out: a
+	 * crash before that commit would leave the freeing file holding the
+	 * new owner's bytes) and in busy, whose bits sync_bitmaps clears in
+	 * what it journals (the freeing transaction records the free, the
+	 * counts in the descriptors and the superblock too). Queued in the
+	 * order freed (tids never go down: operations run one at a time),
+	 * released once ujbd_committed_tid has passed their tid. */
+	ext2fs_block_bitmap busy;
+	struct busy *bq;
+	size_t bq_head, bq_n, bq_cap;
+	blk64_t busy_count;        /* bits set in busy */
+	unsigned char *tmp2;       /* scratch: a group's busy bits */
+	struct opened *open_tab[OPEN_SLOTS];
+	struct hidden *hidden;
 } M;
 
 /* ---- errors ------------------------------------------------------------ */
@@ -178,14 +223,119 @@ static void ino_dirty(ext2_ino_t ino)
 		M.ib_dirty[(ino - 1) / M.fs->super->s_inodes_per_group] = 1;
 }
 
+/* ---- busy blocks: freed, not reusable before the free commits ----------- */
+
+/* [blk, blk + n) was freed by the calling thread's transaction. */
+static void busy_add(blk64_t blk, blk_t n)
+{
+	struct ujbd_handle *h = mount_io_handle();
+	ujbd_tid_t tid = h ? ujbd_handle_tid(h) : ujbd_running_tid(M.j);
+	struct busy *t = M.bq_n > M.bq_head ? &M.bq[M.bq_n - 1] : NULL;
+
+	ext2fs_mark_block_bitmap_range2(M.fs->block_map, blk, n);
+	ext2fs_mark_block_bitmap_range2(M.busy, blk, n);
+	M.busy_count += n;
+	if (t && t->tid == tid && t->blk + t->n == blk && t->n + n > t->n) {
+		t->n += n;
+		return;
+	}
+	if (M.bq_n == M.bq_cap && M.bq_head) {
+		memmove(M.bq, M.bq + M.bq_head, (M.bq_n - M.bq_head) * sizeof(*M.bq));
+		M.bq_n -= M.bq_head;
+		M.bq_head = 0;
+	}
+	if (M.bq_n == M.bq_cap) {
+		size_t cap = M.bq_cap ? M.bq_cap * 2 : 256;
+		struct busy *q = realloc(M.bq, cap * sizeof(*q));
+		/* No memory: the blocks stay busy until the next mount (they
+		 * are free on disk): lost space, never a reuse too early. */
+		if (!q)
+			return;
+		M.bq = q;
+		M.bq_cap = cap;
+	}
+	M.bq[M.bq_n++] = (struct busy){ blk, n, tid };
+}
+
+/* [blk, blk + n) was allocated: any of it busy is no longer (no allocator
+ * picks a busy block; a caller naming one itself would). */
+static void busy_drop(blk64_t blk, blk_t n)
+{
+	for (blk64_t b = blk; M.busy_count && b < blk + n; b++) {
+		if (ext2fs_test_block_bitmap2(M.busy, b)) {
+			ext2fs_unmark_block_bitmap2(M.busy, b);
+			M.busy_count--;
+		}
+	}
+}
+
+/* Release the busy blocks whose freeing transaction has committed. */
+static void busy_release(void)
+{
+	ujbd_tid_t done;
+
+	if (M.bq_head == M.bq_n)
+		return;
+	done = ujbd_committed_tid(M.j);
+	while (M.bq_head < M.bq_n && ujbd_tid_geq(done, M.bq[M.bq_head].tid)) {
+		struct busy *q = &M.bq[M.bq_head++];
+
+		for (blk64_t b = q->blk; b < q->blk + q->n; b++) {
+			if (ext2fs_test_block_bitmap2(M.busy, b)) {
+				ext2fs_unmark_block_bitmap2(M.busy, b);
+				ext2fs_unmark_block_bitmap2(M.fs->block_map, b);
+				M.busy_count--;
+			}
+		}
+	}
+	if (M.bq_head == M.bq_n)
+		M.bq_head = M.bq_n = 0;
+}
+
+/* Few blocks left but busy ones? */
+static bool busy_low(void)
+{
+	return M.busy_count &&
+	       ext2fs_free_blocks_count(M.fs->super) < M.busy_count + BUSY_LOW_WATER;
+}
+
+/* Commit the transactions that freed the busy blocks, wait, release them:
+ * for an allocation that found no other free block. The lock is held, and
+ * no handle (its transaction could not commit). */
+static int busy_drain(void)
+{
+	ujbd_tid_t tid;
+	int rc;
+
+	if (M.bq_head == M.bq_n)
+		return 0;
+	tid = M.bq[M.bq_n - 1].tid;
+	rc = ujbd_commit_tid(M.j, tid);
+	if (!rc)
+		rc = ujbd_wait_tid(M.j, tid);
+	if (rc)
+		return rc == -EROFS ? -EROFS : -EIO;
+	busy_release();
+	return 0;
+}
+
+/* libext2fs's block accounting, after it changed its block map. */
 static void cb_block(ext2_filsys fs, blk64_t blk, int inuse)
 {
 	block_dirty(blk, 1);
+	if (inuse < 0)
+		busy_add(blk, 1);
+	else if (inuse > 0)
+		busy_drop(blk, 1);
 }
 
 static void cb_range(ext2_filsys fs, blk64_t blk, blk_t num, int inuse)
 {
 	block_dirty(blk, num);
+	if (inuse < 0)
+		busy_add(blk, num);
+	else if (inuse > 0)
+		busy_drop(blk, num);
 }
 
 static errcode_t sync_bitmaps(void)
@@ -201,8 +351,13 @@ static errcode_t sync_bitmaps(void)
 			sh = M.bb_shadow + (size_t)g * M.bb_bytes;
 			e = ext2fs_get_block_bitmap_range2(fs->block_map, group_first_block(g),
 							   M.bb_bytes * 8, M.tmp);
+			if (!e && M.busy_count) /* the journal gets busy blocks free */
+				e = ext2fs_get_block_bitmap_range2(M.busy, group_first_block(g),
+								   M.bb_bytes * 8, M.tmp2);
 			if (e)
 				return e;
+			for (size_t k = 0; M.busy_count && k < M.bb_bytes; k++)
+				M.tmp[k] &= (unsigned char)~M.tmp2[k];
 			if (!M.bb_init[g] || memcmp(sh, M.tmp, M.bb_bytes)) {
 				if ((e = put_bitmap(g, false)))
 					return e;
@@ -291,20 +446,34 @@ static void tid_note(ext2_ino_t ino, ujbd_tid_t tid)
 	M.tids[ino % TID_SLOTS].tid = tid;
 }
 
-/* Lock, then a handle for the calling thread. */
-static int op_begin(void)
+/* A handle for the calling thread, which holds the lock; busy blocks
+ * whose free has committed are released first, and when the rest of the
+ * free space runs low, the busy ones are waited for. */
+static int op_start(void)
 {
 	struct ujbd_handle *h;
 	int rc;
 
-	rt_mutex_lock(&M.lock);
+	busy_release();
+	if (busy_low() && (rc = busy_drain()))
+		return rc;
 	rc = ujbd_start(M.j, MOUNT_CREDITS, &h);
-	if (rc) {
-		rt_mutex_unlock(&M.lock);
+	if (rc)
 		return rc == -EROFS ? -EROFS : -EIO;
-	}
 	mount_io_set_handle(h);
 	return 0;
+}
+
+/* Lock, then a handle for the calling thread. */
+static int op_begin(void)
+{
+	int rc;
+
+	rt_mutex_lock(&M.lock);
+	rc = op_start();
+	if (rc)
+		rt_mutex_unlock(&M.lock);
+	return rc;
 }
 
 /* The metadata libext2fs keeps in memory joins the handle, which stops;
@@ -313,10 +482,18 @@ static int op_begin(void)
 static int op_end(int rc, ext2_ino_t a, ext2_ino_t b, ext2_ino_t c, ext2_ino_t d)
 {
 	struct ujbd_handle *h = mount_io_handle();
-	errcode_t e = sync_meta();
-	int ioerr = mount_io_error();
-	ujbd_tid_t tid = ujbd_handle_tid(h);
-	int src = ujbd_stop(h);
+	errcode_t e;
+	int ioerr, src;
+	ujbd_tid_t tid;
+
+	if (!h) { /* op_cycle stopped it and could not start another */
+		rt_mutex_unlock(&M.lock);
+		return rc ? rc : -EIO;
+	}
+	e = sync_meta();
+	ioerr = mount_io_error();
+	tid = ujbd_handle_tid(h);
+	src = ujbd_stop(h);
 
 	mount_io_set_handle(NULL);
 	tid_note(a, tid);
@@ -333,8 +510,10 @@ static int op_end(int rc, ext2_ino_t a, ext2_ino_t b, ext2_ino_t c, ext2_ino_t d
 	return rc;
 }
 
-/* A long operation (a large write) hands its handle over to a new one. */
-static int op_cycle(void)
+/* A long operation (a large write) hands its handle over to a new one;
+ * with drain, after the commits that free the busy blocks (an allocation
+ * found no other free block). */
+static int op_cycle(bool drain)
 {
 	struct ujbd_handle *h = mount_io_handle();
 	errcode_t e = sync_meta();
@@ -348,11 +527,9 @@ static int op_cycle(void)
 		return e2err(e);
 	if (rc)
 		return -EIO;
-	rc = ujbd_start(M.j, MOUNT_CREDITS, &h);
-	if (rc)
-		return rc == -EROFS ? -EROFS : -EIO;
-	mount_io_set_handle(h);
-	return 0;
+	if (drain && (rc = busy_drain()))
+		return rc;
+	return op_start();
 }
 
 static void rd_begin(void)
@@ -454,8 +631,115 @@ static int ftype(mode_t mode)
 
 /* ---- paths ------------------------------------------------------------- */
 
+static int split(const char *path, char *buf, size_t len, ext2_ino_t *parent, const char **name);
+
+/* ---- open files, libfuse's hidden names, the orphan list ---------------- */
+
+static struct opened *opened_find(ext2_ino_t ino)
+{
+	struct opened *o = M.open_tab[ino % OPEN_SLOTS];
+
+	while (o && o->ino != ino)
+		o = o->next;
+	return o;
+}
+
+/* One more open file of ino; false when out of memory. */
+static bool opened_add(ext2_ino_t ino)
+{
+	struct opened *o = opened_find(ino);
+
+	if (!o) {
+		o = calloc(1, sizeof(*o));
+		if (!o)
+			return false;
+		o->ino = ino;
+		o->next = M.open_tab[ino % OPEN_SLOTS];
+		M.open_tab[ino % OPEN_SLOTS] = o;
+	}
+	o->n++;
+	return true;
+}
+
+static void opened_remove(struct opened *o)
+{
+	struct opened **pp = &M.open_tab[o->ino % OPEN_SLOTS];
+
+	while (*pp != o)
+		pp = &(*pp)->next;
+	*pp = o->next;
+	free(o);
+}
+
+/* libfuse's name for an unlinked open file: ".fuse_hidden" and 16 hex
+ * digits (its node id, a counter). */
+static bool hidden_name(const char *name)
+{
+	if (strncmp(name, ".fuse_hidden", 12) || strlen(name) != 28)
+		return false;
+	for (int i = 12; i < 28; i++)
+		if (!strchr("0123456789abcdef", name[i]))
+			return false;
+	return true;
+}
+
+static struct hidden *hidden_find(ext2_ino_t dir, const char *name)
+{
+	struct hidden *h = M.hidden;
+
+	while (h && (h->dir != dir || strcmp(h->name, name)))
+		h = h->next;
+	return h;
+}
+
+/* The hidden name path stands for, if any. */
+static struct hidden *hidden_path(const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+	char buf[PATH_MAX];
+	const char *name;
+	ext2_ino_t dir;
+
+	if (!M.hidden || !base || !hidden_name(base + 1) ||
+	    split(path, buf, sizeof(buf), &dir, &name))
+		return NULL;
+	return hidden_find(dir, name);
+}
+
+static void hidden_drop(struct hidden *h)
+{
+	struct hidden **pp = &M.hidden;
+
+	while (*pp != h)
+		pp = &(*pp)->next;
+	*pp = h->next;
+	free(h);
+}
+
+/* Every hidden name of ino goes (it is freed). */
+static void hidden_forget(ext2_ino_t ino)
+{
+	for (struct hidden **pp = &M.hidden; *pp;) {
+		struct hidden *h = *pp;
+		if (h->ino == ino) {
+			*pp = h->next;
+			free(h);
+		} else {
+			pp = &h->next;
+		}
+	}
+}
+
 static int lookup(const char *path, ext2_ino_t *ino)
 {
+	struct hidden *h = hidden_path(path);
+
+	if (!path)
+		return -ENOENT;
+	if (h) {
+		*ino = h->ino;
+		return 0;
+	}
 	return e2err(ext2fs_namei(M.fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, ino));
 }
 
@@ -572,6 +856,127 @@ static int free_inode(ext2_ino_t ino)
 	return 0;
 }
 
+/*
+ * ext4's orphan list: the superblock's s_last_orphan names the first inode,
+ * each inode's i_dtime the next (0 ends it). An inode on it has lost its
+ * last name while open (links 0): a crash leaves it there, and whoever
+ * mounts next (the kernel, e2fsck, ujbd mount) frees it. Its last release
+ * frees it and takes it off, in one handle.
+ */
+static bool orphan_ino_ok(ext2_ino_t ino)
+{
+	return ino >= EXT2_FIRST_INO(M.fs->super) && ino <= M.fs->super->s_inodes_count;
+}
+
+/* Take ino, whose i_dtime is next, off the list. */
+static int orphan_del(ext2_ino_t ino, ext2_ino_t next)
+{
+	struct ext2_inode_large in;
+	ext2_ino_t cur = M.fs->super->s_last_orphan;
+	int rc;
+
+	if (cur == ino) {
+		M.fs->super->s_last_orphan = next;
+		return 0;
+	}
+	for (ext2_ino_t k = 0; orphan_ino_ok(cur) && k < M.fs->super->s_inodes_count; k++) {
+		if ((rc = iget(cur, &in)))
+			return rc;
+		if (in.i_dtime == ino) {
+			in.i_dtime = next;
+			return iput(cur, &in);
+		}
+		cur = in.i_dtime;
+	}
+	return 0; /* not on it (a broken list): nothing to undo */
+}
+
+/* The last name of ino went (in: its inode, links at 0): freed, or while
+ * it is open, put on the orphan list (freed at its last release). */
+static int drop_inode(ext2_ino_t ino, struct ext2_inode_large *in)
+{
+	struct opened *o = opened_find(ino);
+	int rc;
+
+	if (!o || !o->n || LINUX_S_ISDIR(in->i_mode))
+		return free_inode(ino);
+	in->i_links_count = 0;
+	in->i_dtime = M.fs->super->s_last_orphan;
+	T_SET(in, ctime, now());
+	if ((rc = iput(ino, in)))
+		return rc;
+	M.fs->super->s_last_orphan = ino;
+	o->orphan = true;
+	return 0;
+}
+
+/* An orphan's last release: off the list and freed. */
+static int orphan_free(ext2_ino_t ino)
+{
+	struct ext2_inode_large in;
+	int rc = iget(ino, &in);
+
+	if (!rc)
+		rc = orphan_del(ino, in.i_dtime);
+	if (!rc)
+		rc = free_inode(ino);
+	return rc;
+}
+
+/*
+ * The orphan list an unclean stop left (or a daemon stopped with files
+ * still open, or the kernel's): each inode freed (links 0) or cut to its
+ * size (an ext4 truncate in progress), one handle each, as the kernel's
+ * mount does. With say, one line on stderr tells how many.
+ */
+static int orphan_cleanup(const char *verb, const char *image, bool say)
+{
+	unsigned freed = 0, cut = 0;
+	int rc = 0;
+
+	while (!rc && M.fs->super->s_last_orphan) {
+		ext2_ino_t ino = M.fs->super->s_last_orphan;
+		struct ext2_inode_large in;
+
+		if ((rc = op_begin()))
+			break;
+		if (!orphan_ino_ok(ino) || !ext2fs_test_inode_bitmap2(M.fs->inode_map, ino) ||
+		    (rc = iget(ino, &in))) {
+			/* not an inode in use: the list ends here (e2fsck -f
+			 * finds what it may have held) */
+			M.fs->super->s_last_orphan = 0;
+			if (say)
+				fprintf(stderr, "ujbd %s: '%s': orphan list: inode %u is not one: "
+						"list dropped\n", verb, image, ino);
+			op_end(rc, 0, 0, 0, 0);
+			break;
+		}
+		M.fs->super->s_last_orphan = in.i_dtime;
+		if (!in.i_links_count) {
+			rc = free_inode(ino);
+			freed++;
+		} else {
+			in.i_dtime = 0;
+			if (LINUX_S_ISREG(in.i_mode) &&
+			    ext2fs_inode_has_valid_blocks2(M.fs, (struct ext2_inode *)&in))
+				rc = e2err(ext2fs_punch(M.fs, ino, (struct ext2_inode *)&in, NULL,
+							(EXT2_I_SIZE(&in) + M.bs - 1) / M.bs, ~0ULL));
+			if (!rc)
+				rc = iput(ino, &in);
+			cut++;
+		}
+		rc = op_end(rc, ino, 0, 0, 0);
+		if (freed + cut > M.fs->super->s_inodes_count)
+			break; /* a loop */
+	}
+	if (say && (freed || cut))
+		fprintf(stderr, "ujbd %s: '%s': orphan list processed (files unlinked while open): "
+				"%u freed, %u truncated\n", verb, image, freed, cut);
+	if (rc && say)
+		fprintf(stderr, "ujbd %s: '%s': orphan list: %s\n", verb, image, strerror(-rc));
+	return rc;
+}
+
 /* A new inode of mode in dir under name: allocated, linked, written. */
 static int new_node(ext2_ino_t dir, const char *name, mode_t mode, dev_t rdev, ext2_ino_t *out)
 {
@@ -660,6 +1065,8 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		rc = iget(ino, &in);
 	if (!rc)
 		to_stat(ino, &in, st);
+	if (!rc && hidden_path(path))
+		st->st_nlink++; /* libfuse takes one off for its hidden name */
 	rd_end();
 	return rc;
 }
@@ -729,15 +1136,41 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 
 	rd_begin();
 	rc = lookup(path, &ino);
+	if (!rc && !opened_add(ino))
+		rc = -ENOMEM;
 	if (!rc)
 		fi->fh = ino;
 	rd_end();
 	return rc;
 }
 
+/* The last release of an orphan frees it. */
 static int op_release(const char *path, struct fuse_file_info *fi)
 {
-	return 0;
+	ext2_ino_t ino = (ext2_ino_t)fi->fh;
+	struct opened *o;
+	int rc;
+
+	rd_begin();
+	o = opened_find(ino);
+	if (o && o->n)
+		o->n--;
+	if (!o || o->n) {
+		rd_end();
+		return 0;
+	}
+	if (!o->orphan) {
+		opened_remove(o);
+		rd_end();
+		return 0;
+	}
+	opened_remove(o);
+	hidden_forget(ino);
+	if ((rc = op_start())) { /* it stays on the list: the next mount frees it */
+		rd_end();
+		return rc;
+	}
+	return op_end(orphan_free(ino), ino, 0, 0, 0);
 }
 
 static int op_mknod(const char *path, mode_t mode, dev_t rdev)
@@ -769,6 +1202,8 @@ static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	rc = split(path, buf, sizeof(buf), &dir, &name);
 	if (!rc)
 		rc = new_node(dir, name, (mode & 07777) | S_IFREG, 0, &ino);
+	if (!rc && !opened_add(ino))
+		rc = -ENOMEM;
 	if (!rc)
 		fi->fh = ino;
 	return op_end(rc, dir, ino, 0, 0);
@@ -849,6 +1284,28 @@ static int dir_empty(ext2_ino_t dir)
 	return rc ? rc : c.names ? -ENOTEMPTY : 0;
 }
 
+/* name (of ino, whose inode is in) goes from dir; the inode with its last
+ * name (dropped: freed, or an orphan while open). */
+static int remove_name(ext2_ino_t dir, const char *name, ext2_ino_t ino,
+		       struct ext2_inode_large *in)
+{
+	int rc = e2err(ext2fs_unlink(M.fs, dir, name, ino, 0));
+
+	if (rc)
+		return rc;
+	if (in->i_links_count > 0)
+		in->i_links_count--;
+	if (in->i_links_count == 0) {
+		rc = drop_inode(ino, in);
+	} else {
+		T_SET(in, ctime, now());
+		rc = iput(ino, in);
+	}
+	if (!rc)
+		rc = touch_dir(dir, 0);
+	return rc;
+}
+
 static int op_unlink(const char *path)
 {
 	struct ext2_inode_large in;
@@ -860,6 +1317,12 @@ static int op_unlink(const char *path)
 	if ((rc = op_begin()))
 		return rc;
 	rc = split(path, buf, sizeof(buf), &dir, &name);
+	if (!rc && M.hidden && hidden_find(dir, name)) {
+		/* libfuse's hidden name, unlinked at the last release (which
+		 * freed the file) or by hand: only the name goes */
+		hidden_drop(hidden_find(dir, name));
+		return op_end(0, 0, 0, 0, 0);
+	}
 	if (!rc)
 		rc = child(dir, name, &ino);
 	if (!rc)
@@ -867,19 +1330,7 @@ static int op_unlink(const char *path)
 	if (!rc && LINUX_S_ISDIR(in.i_mode))
 		rc = -EISDIR;
 	if (!rc)
-		rc = e2err(ext2fs_unlink(M.fs, dir, name, ino, 0));
-	if (!rc) {
-		if (in.i_links_count > 0)
-			in.i_links_count--;
-		if (in.i_links_count == 0) {
-			rc = free_inode(ino);
-		} else {
-			T_SET(&in, ctime, now());
-			rc = iput(ino, &in);
-		}
-	}
-	if (!rc)
-		rc = touch_dir(dir, 0);
+		rc = remove_name(dir, name, ino, &in);
 	return op_end(rc, dir, ino, 0, 0);
 }
 
@@ -969,6 +1420,38 @@ static int is_ancestor(ext2_ino_t a, ext2_ino_t b, bool *out)
 	return -ELOOP;
 }
 
+/*
+ * libfuse (high-level API, hard_remove off) does not pass on the unlink of
+ * an open file, nor a rename over one: it renames the file .fuse_hiddenN
+ * and unlinks that name at the last release, so a crash would leave the
+ * name on disk. (hard_remove would pass the unlink on, but leave the
+ * file's node without a path: fstat, which reaches the daemon without a
+ * file handle, would fail with ESTALE.) That rename is taken for what it
+ * stands for: the name goes from disk as an unlink (the inode, with its
+ * last name, on the orphan list) and the hidden name is kept in memory
+ * only, for libfuse's later calls through it.
+ */
+static int hide(ext2_ino_t sdir, const char *sname, ext2_ino_t ino, struct ext2_inode_large *in,
+		ext2_ino_t ddir, const char *dname)
+{
+	struct hidden *h = calloc(1, sizeof(*h));
+	int rc;
+
+	if (!h)
+		return -ENOMEM;
+	rc = remove_name(sdir, sname, ino, in);
+	if (rc) {
+		free(h);
+		return rc;
+	}
+	h->dir = ddir;
+	h->ino = ino;
+	snprintf(h->name, sizeof(h->name), "%s", dname);
+	h->next = M.hidden;
+	M.hidden = h;
+	return 0;
+}
+
 static int op_rename(const char *from, const char *to, unsigned int flags)
 {
 	struct ext2_inode_large sin, din;
@@ -995,6 +1478,9 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 	if (rc)
 		return op_end(rc, 0, 0, 0, 0);
 	sdir_is = LINUX_S_ISDIR(sin.i_mode);
+	if (!flags && !sdir_is && hidden_name(dname) && opened_find(sino) &&
+	    !hidden_find(ddir, dname) && child(ddir, dname, &dino) == -ENOENT)
+		return op_end(hide(sdir, sname, sino, &sin, ddir, dname), sdir, sino, 0, 0);
 	rc = child(ddir, dname, &dino);
 	if (rc == -ENOENT) {
 		dino = 0;
@@ -1056,10 +1542,13 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 				goto out;
 			rc = set_entry(ddir, dname, sino, ftype(sin.i_mode));
 			if (!rc) {
-				if (ddir_is || din.i_links_count <= 1) {
+				if (ddir_is) {
 					rc = free_inode(dino);
-					if (!rc && ddir_is)
+					if (!rc)
 						rc = touch_dir(ddir, -1);
+				} else if (din.i_links_count <= 1) {
+					din.i_links_count = 0;
+					rc = drop_inode(dino, &din);
 				} else {
 					din.i_links_count--;
 					T_SET(&din, ctime, t);
@@ -1106,6 +1595,8 @@ static int op_link(const char *from, const char *to)
 		rc = iget(ino, &in);
 	if (!rc && LINUX_S_ISDIR(in.i_mode))
 		rc = -EPERM;
+	if (!rc && in.i_links_count == 0)
+		rc = -ENOENT; /* an orphan (through libfuse's hidden name) */
 	if (!rc && in.i_links_count >= EXT2_LINK_MAX)
 		rc = -EMLINK;
 	if (!rc)
@@ -1401,7 +1892,7 @@ static int write_block(ext2_ino_t ino, struct ext2_inode_large *in, uint64_t lbl
 		rc = ujbd_write_data(mount_io_handle(), pblk, data);
 		if (rc != -UJBD_ETOOBIG || tries)
 			break;
-		if ((rc = op_cycle())) /* no room for a revoke record: a new transaction */
+		if ((rc = op_cycle(false))) /* no room for a revoke record: a new transaction */
 			return rc;
 	}
 	if (rc)
@@ -1412,13 +1903,27 @@ static int write_block(ext2_ino_t ino, struct ext2_inode_large *in, uint64_t lbl
 	return rc;
 }
 
+/* What a write did so far: the size past the bytes written, the times. */
+static int write_note(ext2_ino_t ino, struct ext2_inode_large *in, off_t off, size_t done)
+{
+	struct timespec t = now();
+
+	if (done) {
+		if ((uint64_t)off + done > EXT2_I_SIZE(in))
+			ext2fs_inode_size_set(M.fs, (struct ext2_inode *)in, (ext2_off64_t)off + done);
+		T_SET(in, mtime, t);
+		T_SET(in, ctime, t);
+	}
+	return iput(ino, in);
+}
+
 static int op_write(const char *path, const char *buf, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct ext2_inode_large in;
-	struct timespec t;
 	ext2_ino_t ino;
 	size_t done = 0;
+	bool drained = false;
 	int rc;
 
 	if (off < 0)
@@ -1435,17 +1940,22 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
 		size_t at = pos % M.bs, n = M.bs - at < size - done ? M.bs - at : size - done;
 
 		rc = write_block(ino, &in, pos / M.bs, at, buf + done, n);
+		if (rc == -ENOSPC && M.busy_count && !drained) {
+			/* The free blocks left are busy: what was written so
+			 * far is recorded, the frees committed, then again. */
+			drained = true;
+			rc = write_note(ino, &in, off, done);
+			if (!rc)
+				rc = op_cycle(true);
+			if (!rc)
+				rc = iget(ino, &in);
+			continue;
+		}
 		if (!rc)
 			done += n;
 	}
 	if (done) {
-		int rc2;
-		t = now();
-		if ((uint64_t)off + done > EXT2_I_SIZE(&in))
-			ext2fs_inode_size_set(M.fs, (struct ext2_inode *)&in, (ext2_off64_t)off + done);
-		T_SET(&in, mtime, t);
-		T_SET(&in, ctime, t);
-		rc2 = iput(ino, &in);
+		int rc2 = write_note(ino, &in, off, done);
 		if (rc2)
 			rc = rc2;
 		else if (rc && rc != -EIO && rc != -EROFS)
@@ -1536,12 +2046,20 @@ static int op_fallocate(const char *path, int mode, off_t off, off_t len,
 		rc = -ENODEV;
 	if (!rc && !(in.i_flags & EXT4_EXTENTS_FL))
 		rc = -EOPNOTSUPP;
-	if (!rc) {
+	for (bool drained = false; !rc;) {
 		blk64_t first = (uint64_t)off / M.bs;
 		blk64_t last = ((uint64_t)off + (uint64_t)len - 1) / M.bs;
 		rc = e2err(ext2fs_fallocate(M.fs, EXT2_FALLOCATE_FORCE_UNINIT, ino,
 					    (struct ext2_inode *)&in, ~0ULL, first,
 					    last - first + 1));
+		if (rc != -ENOSPC || !M.busy_count || drained)
+			break;
+		/* The free blocks left are busy: what was allocated so far is
+		 * recorded, the frees committed, then the rest. */
+		drained = true;
+		rc = iput(ino, &in);
+		if (!rc)
+			rc = op_cycle(true);
 	}
 	if (!rc) {
 		struct timespec t = now();
@@ -1864,6 +2382,19 @@ static int mount_check(const char *verb, const struct mount_args *a, bool *recov
 	return 0;
 }
 
+/* Is the libext2fs we run with one whose punch refuses a range that ends
+ * at the file system's last block (1.46.6 to 1.47.3)? */
+static bool punch_misses_last(void)
+{
+	const char *v = NULL;
+	int a = 0, b = 0, c = 0;
+
+	ext2fs_get_library_version(&v, NULL);
+	if (!v || sscanf(v, "%d.%d.%d", &a, &b, &c) < 2)
+		return true;
+	return a == 1 && (b < 47 || (b == 47 && c < 4));
+}
+
 /* libext2fs over the journal, its bitmaps read, the shadows taken. */
 static int fs_open(const char *verb, const char *image, const char *dir)
 {
@@ -1887,6 +2418,7 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 	M.ib_bytes = fs->super->s_inodes_per_group / 8;
 	n = M.bb_bytes > M.ib_bytes ? M.bb_bytes : M.ib_bytes;
 	M.tmp = malloc(n > M.bs ? n : M.bs);
+	M.tmp2 = malloc(M.bb_bytes);
 	M.blk = malloc(M.bs);
 	M.bb_shadow = calloc(M.groups, M.bb_bytes);
 	M.ib_shadow = calloc(M.groups, M.ib_bytes);
@@ -1895,7 +2427,9 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 	M.gd_shadow = malloc((size_t)fs->desc_blocks * M.bs);
 	M.bb_dirty = calloc(M.groups, 1);
 	M.ib_dirty = calloc(M.groups, 1);
-	if (!M.tmp || !M.blk || !M.bb_shadow || !M.ib_shadow || !M.bb_init || !M.ib_init ||
+	if (ext2fs_allocate_block_bitmap(fs, "busy blocks", &M.busy))
+		M.busy = NULL;
+	if (!M.tmp || !M.tmp2 || !M.busy || !M.blk || !M.bb_shadow || !M.ib_shadow || !M.bb_init || !M.ib_init ||
 	    !M.gd_shadow || !M.bb_dirty || !M.ib_dirty) {
 		cli_err(verb, "out of memory");
 		return EXIT_IO;
@@ -1910,6 +2444,18 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 					       M.ib_shadow + (size_t)g * M.ib_bytes);
 	}
 	memcpy(M.gd_shadow, fs->group_desc, (size_t)fs->desc_blocks * M.bs);
+	/* libext2fs 1.46.6 to 1.47.3 cannot punch a file whose blocks reach
+	 * the file system's last block (EXT2_ET_BAD_BLOCK_NUM, an off-by-one
+	 * fixed in 1.47.4): such a file could never be deleted. That block is
+	 * kept busy for good (free on disk, never handed out). */
+	if (punch_misses_last()) {
+		blk64_t last = ext2fs_blocks_count(fs->super) - 1;
+		if (!ext2fs_test_block_bitmap2(fs->block_map, last)) {
+			ext2fs_mark_block_bitmap2(fs->block_map, last);
+			ext2fs_mark_block_bitmap2(M.busy, last);
+			M.busy_count++;
+		}
+	}
 	memcpy(&M.sb_shadow, fs->super, SUPERBLOCK_SIZE);
 	ext2fs_set_block_alloc_stats_callback(fs, cb_block, NULL);
 	ext2fs_set_block_alloc_stats_range_callback(fs, cb_range, NULL);
@@ -1923,6 +2469,8 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 		if (op_end(0, 0, 0, 0, 0))
 			return EXIT_IO;
 	}
+	if (fs->super->s_last_orphan && orphan_cleanup(verb, image, true))
+		return EXIT_IO;
 	return 0;
 }
 
@@ -2075,6 +2623,9 @@ int cmd_mount(int argc, char **argv)
 		fuse_loop(f);
 	}
 	fuse_remove_signal_handlers(fuse_get_session(f));
+	/* files still open when the loop ended (a signal): their orphans */
+	if (M.j && M.fs && M.fs->super->s_last_orphan)
+		orphan_cleanup(verb, image, false);
 out_unmount:
 	fuse_unmount(f);
 out:
