@@ -122,6 +122,8 @@ static uint16_t commit_prio(struct ujbd *j, const struct commit_ctx *c)
 {
 	uint16_t p;
 
+	/* a tag exactly when the commit inherits its waiters' priority */
+	ASSERT(c->j == j && !c->tag == (j->j_opts.commit_ioprio != UJBD_IOPRIO_INHERIT));
 	if (!c->tag)
 		return c->prio;
 	p = __atomic_load_n(&j->j_commit_prio, __ATOMIC_ACQUIRE);
@@ -135,6 +137,7 @@ static void run_end_io(struct blk_bio *b);
 static int io_submit(struct blk_queue *q, struct jbd_iobuf *io, uint64_t sector,
 		     uint32_t nsec, uint32_t flags, uint16_t prio, uint64_t tag)
 {
+	ASSERT(!io->io_busy && nsec > 0); /* a slot is reused only once waited for */
 	memset(&io->io_bio, 0, sizeof(io->io_bio));
 	io->io_err = 0;
 	io->io_bio.b_op = BLK_OP_WRITE;
@@ -146,6 +149,7 @@ static int io_submit(struct blk_queue *q, struct jbd_iobuf *io, uint64_t sector,
 	io->io_bio.b_boost_tag = tag;
 	int rc = blk_submit(q, &io->io_bio);
 	io->io_busy = io->io_sent = rc == 0;
+	ASSERT(rc <= 0);
 	return rc;
 }
 
@@ -379,6 +383,7 @@ static int ring_wait_all(struct ujbd *j, struct commit_ctx *c)
 /* Wait for the data device's flush, if one is in flight. */
 static int dflush_wait(struct commit_ctx *c)
 {
+	ASSERT(!c->dflush_busy || c->j->j_dq != c->j->j_jq); /* only another device's */
 	if (!c->dflush_busy)
 		return 0;
 	c->dflush_busy = false;
@@ -388,6 +393,7 @@ static int dflush_wait(struct commit_ctx *c)
 /* Start a flush of q (no wait); 0 or the submit error. */
 static int flush_submit(struct blk_queue *q, struct blk_bio *b)
 {
+	ASSERT(q && b);
 	memset(b, 0, sizeof(*b));
 	b->b_op = BLK_OP_FLUSH;
 	b->b_flags = BLK_SYNC | BLK_PREFLUSH;
@@ -396,6 +402,7 @@ static int flush_submit(struct blk_queue *q, struct blk_bio *b)
 
 static void ring_plug(struct commit_ctx *c)
 {
+	ASSERT(c->ring_used <= c->j->j_ring_n);
 	if (!c->plugged) {
 		blk_start_plug(&c->plug);
 		c->plugged = true;
@@ -473,6 +480,7 @@ static uint32_t __count_dirty(const struct jbd_txn *t)
 
 	RT_LIST_FOR_EACH(jh, &t->t_buffers, const struct jbd_jh, b_tlink)
 		n += jh->b_dirty && !jh->b_forget;
+	ASSERT(n <= t->t_nr_buffers && n <= t->t_outstanding); /* a credit each */
 	return n;
 }
 
@@ -529,6 +537,9 @@ static void __io_policy(struct ujbd *j, struct commit_ctx *c)
 	bool sync = o->journal_sync == UJBD_SYNC_ALL ||
 		    (o->journal_sync == UJBD_SYNC_FSYNC_ONLY && c->t->t_synchronous_commit);
 
+	ASSERT(rt_mutex_held(&j->j_state_lock) && c->t == j->j_committing);
+	ASSERT(!c->tag); /* set once per commit */
+
 	/* The log is written once and read back only by recovery (which
 	 * reads past the cache itself): past the host's page cache where the
 	 * journal's device has a direct path (BLK_DIRECT). */
@@ -565,6 +576,7 @@ static int data_last_batch(struct ujbd *j, struct commit_ctx *c)
 {
 	int rc;
 
+	ASSERT(!c->dflush_busy); /* one data flush per commit */
 	if (rt_list_empty(&c->t->t_data) && !c->data_blocks)
 		return 0;
 	if (j->j_opts.data_mode == UJBD_DATA_WRITEBACK) {
@@ -594,6 +606,7 @@ static int data_hook(struct ujbd *j, struct commit_ctx *c)
 				   .ioprio = commit_prio(j, c), .boost_tag = c->tag };
 	int n;
 
+	ASSERT(c->data_blocks == 0 && !rt_mutex_held(&j->j_state_lock)); /* the hook does I/O */
 	if (!c->data_fn || j->j_opts.data_mode != UJBD_DATA_ORDERED)
 		return 0;
 	n = c->data_fn(c->data_arg, &io);
@@ -611,6 +624,7 @@ static int phase_data(struct ujbd *j, struct commit_ctx *c)
 	uint32_t dflags = c->jflags & BLK_SYNC;
 	int rc = data_hook(j, c);
 
+	ASSERT(t->t_state == T_FLUSH && c->ring_used == 0); /* data goes first */
 	/* t_data is stable: only this thread changes a committing list. A
 	 * block still being written home by the checkpoint (its old copy:
 	 * revoked and reused as data since) is written after that write
@@ -649,6 +663,7 @@ static int log_revokes(struct ujbd *j, struct commit_ctx *c)
 	uint32_t i = 0;
 	int rc = 0;
 
+	ASSERT(rt && c->t->t_state >= T_FLUSH);
 	/* The committing table is stable: revokes go to the running one. */
 	while (!rc) {
 		size_t n = 0;
@@ -662,6 +677,7 @@ static int log_revokes(struct ujbd *j, struct commit_ctx *c)
 		if (rc)
 			break;
 		io = ring_slot(j, c);
+		ASSERT(n <= j->j_rcap);
 		rc = jbd_lb_revoke(&c->lb, io->io_data, c->revs, n);
 	}
 	return rc;
@@ -710,6 +726,7 @@ static int log_chunk(struct ujbd *j, struct commit_ctx *c, struct jbd_iobuf *des
 {
 	int rc;
 
+	ASSERT(n >= 1 && n <= j->j_dcap && desc != slots[0]);
 	for (uint32_t i = 0; i < n; i++)
 		jbd_lb_data_prep(&c->lb, slots[i]->io_data, &c->tags[i]);
 	rc = jbd_lb_desc(&c->lb, desc->io_data, c->tags, n);
@@ -786,6 +803,7 @@ static bool commit_async(const struct ujbd *j, const struct commit_ctx *c)
 {
 	bool ordered = j->j_opts.data_mode == UJBD_DATA_ORDERED;
 
+	ASSERT(c->t == j->j_committing);
 	return j->j_async && j->j_jnl.j_fmt.f_csum_v23 &&
 	       (rt_list_empty(&c->t->t_data) || j->j_opts.data_mode == UJBD_DATA_WRITEBACK) &&
 	       !(ordered && c->data_fn);
@@ -804,6 +822,7 @@ static int commit_async_end(struct ujbd *j, struct commit_ctx *c)
 {
 	int rc, w;
 
+	ASSERT(c->async && !c->last_busy);
 	if (c->runs == 0 && rt_list_empty(&c->t->t_data))
 		return run_submit_last(j, c, c->jflags | jbd_barrier_flags(j, BLK_FUA));
 	rc = run_submit(j, c, c->jflags);
@@ -838,6 +857,7 @@ int jbd_writes_sound(const struct ujbd *j, const struct jbd_werr *werr0)
 		e = blk_write_errno(j->j_dq);
 	else
 		return 0;
+	ASSERT(now.w_jq >= werr0->w_jq && now.w_dq >= werr0->w_dq); /* counts only grow */
 	return e < 0 ? e : -EIO;
 }
 
@@ -1012,6 +1032,11 @@ static void __report(struct ujbd *j, struct commit_ctx *c)
 		.async = c->async,
 		.caller = c->caller,
 	};
+
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	/* the phases' stamps in order */
+	ASSERT(t->t_start_ns <= c->locked_ns && c->locked_ns <= c->flush_ns &&
+	       c->flush_ns <= c->log_ns && c->log_ns <= c->end_ns);
 
 	jbd_stats_commit(&j->j_stats, &r);
 	JBD_TRACE_RUN_STATS(&j->j_tracer, &r);

@@ -153,6 +153,7 @@ uint64_t __jbd_slots_handles(const struct ujbd *j, const struct jbd_txn *t)
 {
 	uint64_t n = 0;
 
+	ASSERT(t->t_state >= T_LOCKED); /* closed to new handles */
 	/* Drained, so the counts are final. Not asserted by looking at the
 	 * slots again: a slot that read j_open just before the commit closed it
 	 * may announce t after the drain looked, for the instant until its own
@@ -202,7 +203,7 @@ struct jbd_jh *jbd_memo_find(struct jbd_slot *s, uint64_t seq, uint64_t block)
 
 void jbd_memo_put(struct jbd_slot *s, uint64_t seq, uint64_t block, struct jbd_jh *jh)
 {
-	ASSERT(jh && jh->jh_buf->b_blocknr == block);
+	ASSERT(jh && jh->jh_buf->b_blocknr == block && seq);
 	ASSERT(s->s_busy && s->s_handle.h_transaction->t_seq == seq);
 	*memo_at(s, block) = (struct jbd_memo){ block, jh, seq };
 }
@@ -223,6 +224,7 @@ static bool aborted(const struct ujbd *j)
 /* Withdraw slot s's announcement; wake a commit waiting for the drain. */
 static void slot_leave(struct ujbd *j, struct jbd_slot *s)
 {
+	ASSERT(!s->s_busy && __atomic_load_n(&s->s_txn, __ATOMIC_RELAXED)); /* announced, no handle */
 	__atomic_store_n(&s->s_txn, NULL, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&j->j_drain_waiting, __ATOMIC_SEQ_CST)) {
 		rt_mutex_lock(&j->j_state_lock);
@@ -266,8 +268,10 @@ int jbd_slot_start(struct ujbd *j, struct jbd_slot *s, uint32_t nblocks,
 	struct jbd_txn *t = __atomic_load_n(&j->j_open, __ATOMIC_ACQUIRE);
 	struct ujbd_handle *h = &s->s_handle;
 
+	ASSERT(nblocks <= j->j_max_txn); /* ujbd_start said -UJBD_ETOOBIG */
 	if (!t || s->s_busy || jbd_hooked(j))
 		return -EAGAIN;
+	ASSERT(!__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED)); /* nothing announced yet */
 	__atomic_store_n(&s->s_txn, t, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&j->j_open, __ATOMIC_SEQ_CST) != t || aborted(j)) {
 		slot_leave(j, s);
@@ -355,6 +359,7 @@ int jbd_slot_access(struct ujbd_handle *h, uint64_t block, bool create,
 	    aborted(j) || jbd_hooked(j))
 		return -EAGAIN;
 	b = jh->jh_buf;
+	ASSERT(b->b_blocknr == block && h->h_slot->s_busy);
 	buf_hold(b);
 	*out = b;
 	return 0;

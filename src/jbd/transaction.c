@@ -38,6 +38,7 @@ static struct ujbd_handle *held_find(const struct ujbd *j)
 
 	while (h && h->h_journal != j)
 		h = h->h_held_next;
+	ASSERT(!h || h->h_transaction); /* a held handle has its transaction */
 	return h;
 }
 
@@ -189,6 +190,8 @@ bool __jbd_space_for(const struct ujbd *j, uint32_t more)
 	uint32_t used = __jbd_log_used(j);
 	const struct jbd_txn *t = j->j_running;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(!t || t->t_outstanding <= j->j_max_txn);
 	if (t)
 		used += jbd_log_res(j, t->t_outstanding + more) - jbd_log_res(j, t->t_outstanding);
 	else
@@ -261,6 +264,8 @@ static int __start_try(struct ujbd *j, uint32_t nblocks, struct jbd_txn **pre,
 static void start_account(struct ujbd *j, struct jbd_txn *t, uint64_t wait_ns,
 			  uint64_t space_ns)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(t == j->j_running && t->t_updates > 0); /* the handle just joined t */
 	if (wait_ns) {
 		if (wait_ns > t->t_max_wait_ns)
 			t->t_max_wait_ns = wait_ns;
@@ -374,6 +379,7 @@ void ujbd_handle_set_sync(struct ujbd_handle *h, bool sync)
 
 ujbd_tid_t ujbd_handle_tid(const struct ujbd_handle *h)
 {
+	ASSERT(h->h_transaction); /* a handle is in its transaction until stopped */
 	return h->h_transaction->t_tid;
 }
 
@@ -394,6 +400,8 @@ static void stop_batch(struct ujbd *j, struct ujbd_handle *h)
 	uint64_t commit_ns, trans_ns;
 	bool last;
 
+	ASSERT(!rt_mutex_held(&j->j_state_lock)); /* it may sleep */
+	ASSERT(h->h_held_next == NULL);          /* off its thread's list */
 	if (!h->h_sync || !j->j_opts.max_batch_time_ns)
 		return;
 	rt_mutex_lock(&j->j_state_lock);
@@ -467,6 +475,14 @@ int ujbd_stop(struct ujbd_handle *h)
 
 /* ---- buffers ------------------------------------------------------------ */
 
+/* Is b journaled by t (its head on t, now or as the next transaction)? */
+static bool __buf_in(const struct ujbd_buf *b, const struct jbd_txn *t)
+{
+	const struct jbd_jh *jh = b->b_jh;
+
+	return jh && (jh->b_transaction == t || jh->b_next_transaction == t);
+}
+
 static int check_block(const struct ujbd *j, uint64_t block)
 {
 	if (block >= j->j_data_blocks)
@@ -509,6 +525,9 @@ static int __wait_shadow(struct ujbd *j, struct ujbd_buf *b, struct jbd_jh *jh)
 {
 	uint64_t t0 = rt_now_ns();
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	/* only wait-io shadows: copy never waits for a log write */
+	ASSERT(j->j_opts.under_commit != UJBD_UNDER_COMMIT_COPY && b->b_jh == jh);
 	if (__jbd_inherit(j, jh->b_transaction))
 		return 1;
 	while (b->b_jh == jh && jh->b_shadow && !(j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
@@ -656,6 +675,8 @@ static int get_access(struct ujbd_handle *h, uint64_t block, enum access_mode mo
 		jbd_stats_lat(&j->j_stats, UJBD_LAT_LOCK_READ, waited);
 	while ((rc = __write_access(j, h, b)) == 1)
 		;
+	/* write access: b's head is on the handle's transaction, now or next */
+	ASSERT(rc || __buf_in(b, h->h_transaction));
 	if (!rc && create)
 		memset(b->b_data, 0, j->j_blocksize);
 	if (!rc && h->h_slot)
@@ -785,6 +806,7 @@ int ujbd_forget(struct ujbd_handle *h, struct ujbd_buf *b)
 	struct ujbd *j = h->h_journal;
 	int rc = 0;
 
+	ASSERT(h->h_transaction && b);
 	rt_mutex_lock(&j->j_state_lock);
 	if (j->j_flags & JBD_F_ABORTED)
 		rc = -EROFS;
@@ -823,6 +845,8 @@ int ujbd_revoke(struct ujbd_handle *h, uint64_t block)
 			goto out;
 		}
 		__forget(j, h, jh);
+		/* forgotten: t no longer logs it (a retired head stays allocated) */
+		ASSERT(jh->b_transaction != t || jh->b_forget);
 	}
 	rc = jbd_revoke_add(t->t_revoke, block);
 	if (!rc && __revokes_full(j, t)) {
@@ -865,6 +889,8 @@ enum data_route {
 static enum data_route __data_route(const struct ujbd *j, const struct jbd_txn *t,
 				    const struct jbd_jh *jh)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(t->t_state == T_RUNNING || t->t_state == T_LOCKED);
 	if (!j->j_jdata_max)
 		return DR_HOME; /* jbd2's way: no revoke either */
 	if ((jh->b_transaction == t && !jh->b_forget) ||
@@ -883,6 +909,7 @@ static enum data_route __data_route(const struct ujbd *j, const struct jbd_txn *
  * them yet: keep them (a frozen copy) before they change. */
 static int __data_keep_committed(struct ujbd *j, struct jbd_jh *jh)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	if (!j->j_committing || jh->b_transaction != j->j_committing || !jh->b_dirty ||
 	    jh->b_logged || jh->b_frozen_data)
 		return 0;
@@ -967,6 +994,7 @@ static int __data_journal(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *
  * contents? (jbd2's way does not ask: the caller revokes what it frees.) */
 static bool __data_replayable(struct ujbd *j, const struct jbd_jh *jh)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	if (!j->j_jdata_max)
 		return false;
 	return jh->b_transaction || jh->b_next_transaction || jh->b_cp_transaction ||
@@ -1004,6 +1032,8 @@ static int __write_data(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf *
 	struct jbd_jh *jh;
 	int rc;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(h->h_transaction == j->j_running || h->h_slot); /* handles hold it running */
 	if (j->j_flags & JBD_F_ABORTED)
 		return -EROFS;
 	jh = __jbd_jh_get(j, b);
@@ -1059,6 +1089,7 @@ int ujbd_write_data(struct ujbd_handle *h, uint64_t block, const void *data)
 	rt_mutex_lock(&j->j_state_lock);
 	while ((rc = __write_data(j, h, b, data, &credit)) == 1)
 		;
+	ASSERT(rc || b->b_jh); /* written: the journal tracks the block */
 	if (b->b_jh)
 		__jbd_jh_maybe_free(j, b->b_jh, &put);
 	rc = __jbd_abort_told(j, rc);
@@ -1127,9 +1158,11 @@ static int atomic_dups(const struct ujbd_block *blocks, size_t n)
 	for (size_t i = 0; i < n; i++)
 		v[i] = blocks[i].block;
 	qsort(v, n, sizeof(*v), cmp_u64);
-	for (size_t i = 1; i < n && !rc; i++)
+	for (size_t i = 1; i < n && !rc; i++) {
+		ASSERT(v[i - 1] <= v[i]); /* sorted */
 		if (v[i] == v[i - 1])
 			rc = -EINVAL;
+	}
 	free(v);
 	return rc;
 }
@@ -1167,6 +1200,7 @@ static void atomic_undo(struct ujbd_handle *h, struct ujbd_buf **bufs, size_t n)
 	struct ujbd *j = h->h_journal;
 	struct jbd_txn *t = h->h_transaction;
 
+	ASSERT(held_find(j) == h); /* the caller's handle, still held */
 	rt_mutex_lock(&j->j_state_lock);
 	for (size_t i = 0; i < n; i++) {
 		struct jbd_jh *jh = bufs[i]->b_jh;
@@ -1193,8 +1227,11 @@ static int atomic_fill(struct ujbd_handle *h, const struct ujbd_block *blocks,
 	int rc = 0;
 
 	rt_mutex_lock(&j->j_state_lock);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		/* write access given: the buffer is the handle's transaction's */
+		ASSERT(__buf_in(bufs[i], h->h_transaction));
 		memcpy(bufs[i]->b_data, blocks[i].data, j->j_blocksize);
+	}
 	rt_mutex_unlock(&j->j_state_lock);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = ujbd_dirty_metadata(h, bufs[i]);
