@@ -8,6 +8,7 @@
  * (the built-in rows are also declared in dev.h, for tests).
  */
 #include "dev/dev_int.h"
+#include "dev/sim_int.h"
 #include "priv/reg.h"
 
 extern const struct dev_model dev_model_hdd;
@@ -33,4 +34,9 @@ const struct dev_model *dev_model_at(size_t i)
 const struct dev_model *dev_model_find(const char *name)
 {
 	return rt_reg_find(&reg, name);
+}
+
+int dev_model_new(const struct dev_model *m, const void *params, struct dev **out)
+{
+	return dev_sim_new(m->m_sim, params, out);
 }

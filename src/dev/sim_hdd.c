@@ -610,16 +610,11 @@ int dev_sim_hdd_new(const struct dev_hdd_params *p, struct dev **out)
 	return dev_sim_new(&hdd_model, p, out);
 }
 
-static int hdd_model_new(const void *p, struct dev **out)
-{
-	return dev_sim_new(&hdd_model, p, out);
-}
-
 const struct dev_model dev_model_hdd = {
 	.m_name = "hdd",
 	.m_help = "simulated 7200 rpm desktop HDD of 2008: seek, rotation, zoned rate, write cache",
 	.m_params = &hdd_table,
 	.m_defaults = hdd_model_defaults,
-	.m_new = hdd_model_new,
+	.m_sim = &hdd_model,
 	.m_size_offset = offsetof(struct dev_hdd_params, size),
 };

@@ -300,16 +300,11 @@ int dev_sim_ssd_new(const struct dev_ssd_params *p, struct dev **out)
 	return dev_sim_new(&ssd_model, p, out);
 }
 
-static int ssd_model_new(const void *p, struct dev **out)
-{
-	return dev_sim_new(&ssd_model, p, out);
-}
-
 const struct dev_model dev_model_ssd = {
 	.m_name = "ssd",
 	.m_help = "simulated SSD of 2008 (Intel X25-M class): channels, page program, write buffer",
 	.m_params = &ssd_table,
 	.m_defaults = ssd_model_defaults,
-	.m_new = ssd_model_new,
+	.m_sim = &ssd_model,
 	.m_size_offset = offsetof(struct dev_ssd_params, size),
 };

@@ -207,7 +207,7 @@ static int open_disk(struct stack *s, unsigned i)
 	switch (d->d_kind) {
 	case STACK_DISK_MEM: rc = dev_mem_new(d->d_size, d->d_mem.block_size, &dev); break;
 	case STACK_DISK_FILE: rc = open_file(d, &dev); break;
-	default: rc = d->d_model->m_new(d->d_params, &dev); break;
+	default: rc = dev_model_new(d->d_model, d->d_params, &dev); break;
 	}
 	if (rc)
 		return seterr(s->s_err, sizeof(s->s_err), rc, "cannot open disk %u '%s': %s", i,

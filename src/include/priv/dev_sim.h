@@ -99,6 +99,8 @@ int dev_sim_power_cut(struct dev *d);
  * dev_model_NAME`) and one row in src/dev/models.c; nothing else names it.
  */
 struct rt_param_table;
+struct dev_sim_model; /* src/dev/sim_int.h */
+
 struct dev_model {
 	const char *m_name;                     /* "hdd": also its group name */
 	const char *m_help;                     /* one line */
@@ -106,10 +108,13 @@ struct dev_model {
 	/* Fill a params struct (m_params->t_size bytes): the table's defaults
 	 * and any field outside the table. */
 	void (*m_defaults)(void *params);
-	/* Create the device from a filled params struct. */
-	int (*m_new)(const void *params, struct dev **out);
+	/* The simulator's model behind it (src/dev/sim_int.h): dev_model_new
+	 * makes the device from a filled params struct. */
+	const struct dev_sim_model *m_sim;
 	size_t m_size_offset;                   /* offsetof the uint64_t size (bytes) */
 };
+/* A device of model m from a filled params struct: 0 or -errno. */
+int dev_model_new(const struct dev_model *m, const void *params, struct dev **out);
 extern const struct dev_model dev_model_hdd;
 extern const struct dev_model dev_model_ssd;
 size_t dev_model_count(void);
