@@ -684,7 +684,9 @@ static _Noreturn void __sim_deadlock(struct rt_world *w)
 		"blocked, none runnable, no timer pending\n",
 		(unsigned long long)w->w_now, (unsigned long long)w->w_opts.seed,
 		w->w_live);
-	for (const struct rt_thread *t = w->w_all_first; t; t = t->t_all_next) {
+	const struct rt_thread *t;
+
+	RT_LIST_FOR_EACH(t, &w->w_all, const struct rt_thread, t_all) {
 		if (t->t_exited)
 			continue;
 		fprintf(stderr, "  thread '%s' (pid %d) waits on ", t->t_name, t->t_pid);
