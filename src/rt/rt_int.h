@@ -63,7 +63,7 @@ struct rt_thread {
 	enum rt_wait t_wait;
 	const void *t_wait_obj;    /* mutex, cond or thread waited on */
 	uint64_t t_wait_until;     /* sleep, cpu or timed wait deadline */
-	struct rt_thread *t_qnext; /* in a mutex or cond wait queue */
+	struct rt_link t_qlink;    /* on a mutex's or cond's wait queue */
 	struct rt_thread *t_joiner;
 	sem_t t_go;                /* posted when the baton is handed over */
 	bool t_timed_out;
@@ -98,6 +98,12 @@ struct rt_world {
 	unsigned w_ncpus;
 	uint64_t *w_cpu_free;        /* when each virtual CPU becomes free */
 };
+
+/* No thread waits on q (all zeroes: never waited on). */
+static inline bool rt_waitq_idle(const rt_waitq *q)
+{
+	return !q->q_head.next || rt_list_empty(&q->q_head);
+}
 
 /* The calling thread's rt thread (NULL for a foreign thread). */
 extern _Thread_local struct rt_thread *rt_cur;

@@ -296,12 +296,14 @@ struct rt_thread *rt_thread_alloc(struct rt_world *w, const char *name,
 	t->t_ioprio = rt_ioprio_get();
 	t->t_heap_idx = SIZE_MAX;
 	rt_list_init(&t->t_all);
+	rt_list_init(&t->t_qlink);
 	return t;
 }
 
 void rt_thread_destroy(struct rt_thread *t)
 {
 	ASSERT(rt_list_empty(&t->t_all)); /* unlinked, or never linked */
+	ASSERT(rt_list_empty(&t->t_qlink));
 	sem_destroy(&t->t_go);
 	free(t);
 }
