@@ -121,7 +121,9 @@ struct cfq_data {
 
 static struct cfq_data *cfqd_of(struct blk_queue *q)
 {
-	return q->q_elv_data;
+	struct cfq_data *cd = q->q_elv_data;
+	ASSERT(cd); /* between cfq_init and cfq_exit */
+	return cd;
 }
 
 static bool cfq_class_rt(const struct cfqq *cq)
@@ -137,6 +139,7 @@ static bool cfq_class_idle(const struct cfqq *cq)
 /* slice = base + base/5 * (4 - level): 180..40 ms sync, 72..16 ms async. */
 static uint64_t cfq_prio_slice(const struct cfq_data *cd, bool sync, unsigned level)
 {
+	ASSERT(level < RT_IOPRIO_LEVELS);
 	int64_t base = (int64_t)(sync ? cd->cd_t.slice_sync_ns : cd->cd_t.slice_async_ns);
 	int64_t s = base + base / cd->cd_t.slice_scale * (4 - (int64_t)level);
 	return s > 0 ? (uint64_t)s : 1;
@@ -146,11 +149,14 @@ static uint64_t cfq_prio_slice(const struct cfq_data *cd, bool sync, unsigned le
 static unsigned cfq_prio_to_maxrq(const struct cfq_data *cd, const struct cfqq *cq)
 {
 	unsigned base = cd->cd_t.slice_async_rq;
+	ASSERT(!cq->cq_sync && cq->cq_level < RT_IOPRIO_LEVELS); /* the async cap */
 	return 2 * (base + base * (RT_IOPRIO_LEVELS - 1 - cq->cq_level));
 }
 
 static bool cfq_slice_used(const struct cfqq *cq, uint64_t now)
 {
+	/* a new slice has no end until its first completion */
+	ASSERT(!cq->cq_slice_new || cq->cq_slice_end_ns == 0);
 	if (cq->cq_slice_new)
 		return false;
 	return now >= cq->cq_slice_end_ns;
@@ -158,6 +164,7 @@ static bool cfq_slice_used(const struct cfqq *cq, uint64_t now)
 
 static void cfq_init_queue_struct(struct cfqq *cq, int pid, bool sync, uint16_t ioprio)
 {
+	ASSERT(!cq->cq_on_rr && cq->cq_queued == 0 && cq->cq_dispatched == 0); /* idle */
 	memset(cq, 0, sizeof(*cq));
 	cq->cq_used = true;
 	cq->cq_pid = pid;
@@ -192,12 +199,17 @@ static int cfq_init(struct blk_queue *q)
 	cd->cd_nonrot = !q->q_rotational;
 	cd->cd_hw_tag = cd->cd_t.hw_tag >= 0 ? cd->cd_t.hw_tag != 0
 					      : q->q_depth >= cd->cd_t.hw_queue_min;
+	ASSERT(!q->q_elv_data);
 	q->q_elv_data = cd;
 	return 0;
 }
 
 static void cfq_exit(struct blk_queue *q)
 {
+	const struct cfq_data *cd = cfqd_of(q);
+	/* the queue was drained: nothing waits for service or is in flight */
+	ASSERT(!cd->cd_busy_queues && rt_list_empty(&cd->cd_rr) && !cd->cd_sync_flight &&
+	       !cd->cd_rq_in_driver[0] && !cd->cd_rq_in_driver[1]);
 	free(q->q_elv_data);
 	q->q_elv_data = NULL;
 }
@@ -211,7 +223,9 @@ static unsigned cfq_class_rank(const struct cfqq *cq)
 
 static struct cfqq *cfq_rr_entry(struct rt_link *l)
 {
-	return RT_LIST_ENTRY(l, struct cfqq, cq_rr);
+	struct cfqq *cq = RT_LIST_ENTRY(l, struct cfqq, cq_rr);
+	ASSERT(cq->cq_on_rr && cq->cq_used); /* the service list holds busy queues */
+	return cq;
 }
 
 /* Busy queues, 1 less: lower levels start further back. */
@@ -219,6 +233,7 @@ static int64_t cfq_slice_offset(const struct cfq_data *cd, const struct cfqq *cq
 {
 	int64_t d = (int64_t)cfq_prio_slice(cd, 1, 0) -
 		    (int64_t)cfq_prio_slice(cd, cq->cq_sync, cq->cq_level);
+	ASSERT(cd->cd_busy_queues > 0); /* cq itself is busy */
 	return (int64_t)(cd->cd_busy_queues - 1) * d;
 }
 
@@ -266,6 +281,9 @@ static void cfq_service_tree_add(struct cfq_data *cd, struct cfqq *cq, bool add_
 	ASSERT(cq->cq_rr.prev == &cd->cd_rr ||
 	       cfq_class_rank(cfq_rr_entry(cq->cq_rr.prev)) < rank ||
 	       cfq_rr_entry(cq->cq_rr.prev)->cq_rb_key <= key);
+	ASSERT(cq->cq_rr.next == &cd->cd_rr ||
+	       cfq_class_rank(cfq_rr_entry(cq->cq_rr.next)) > rank ||
+	       cfq_rr_entry(cq->cq_rr.next)->cq_rb_key > key);
 }
 
 static void cfq_add_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
@@ -298,11 +316,12 @@ static void cfq_del_cfqq_rr(struct cfq_data *cd, struct cfqq *cq)
 static struct cfqq *cfq_async_queue(struct cfq_data *cd, uint16_t ioprio)
 {
 	unsigned c = blk_ioprio_class(ioprio), l = blk_ioprio_level(ioprio);
-	if (c == RT_IOPRIO_CLASS_RT)
-		return &cd->cd_async_rt[l];
-	if (c == RT_IOPRIO_CLASS_IDLE)
-		return &cd->cd_async_idle;
-	return &cd->cd_async_be[l];
+	struct cfqq *cq = c == RT_IOPRIO_CLASS_RT     ? &cd->cd_async_rt[l]
+			  : c == RT_IOPRIO_CLASS_IDLE ? &cd->cd_async_idle
+						      : &cd->cd_async_be[l];
+	/* async queues keep the class and level they were set up with */
+	ASSERT(cq->cq_used && !cq->cq_sync && cq->cq_class == c && cq->cq_level == l);
+	return cq;
 }
 
 static bool cfq_queue_recyclable(const struct cfq_data *cd, const struct cfqq *cq)
@@ -367,6 +386,7 @@ static struct cfqq *cfq_find_queue(struct cfq_data *cd, int pid, bool sync, uint
 	if (cq->cq_ioprio != ioprio)
 		cfq_requeue_prio(cd, cq, ioprio);
 	cq->cq_last_used = ++cd->cd_use_seq;
+	ASSERT(cq->cq_sync && cq->cq_pid == pid && cq->cq_ioprio == ioprio);
 	return cq;
 }
 
@@ -382,6 +402,7 @@ static int cfq_allow_merge(struct blk_queue *q, struct blk_request *rq,
 	struct cfq_data *cd = cfqd_of(q);
 	const struct cfqq *cq = rq->rq_elv;
 	bool sync = cfq_bio_sync(b);
+	ASSERT(cq && cq->cq_used && rq->rq_state == BLK_RQ_QUEUED);
 	if (sync != blk_rq_is_sync(rq))
 		return 0;
 	if (!cq->cq_sync)
@@ -404,6 +425,7 @@ static struct blk_request *cfq_choose_req(const struct cfq_data *cd,
 		return r2;
 	if (!r2)
 		return r1;
+	ASSERT(r1->rq_elv == r2->rq_elv); /* two requests of one queue */
 	if (blk_rq_is_sync(r1) != blk_rq_is_sync(r2))
 		return blk_rq_is_sync(r1) ? r1 : r2;
 	if (blk_rq_is_meta(r1) != blk_rq_is_meta(r2))
@@ -438,13 +460,17 @@ static struct blk_request *cfq_choose_req(const struct cfq_data *cd,
 
 static struct blk_request *cfq_sort_entry(struct cfqq *cq, struct rt_link *l)
 {
-	return l == &cq->cq_sort ? NULL : RT_LIST_ENTRY(l, struct blk_request, rq_slink);
+	struct blk_request *rq =
+		l == &cq->cq_sort ? NULL : RT_LIST_ENTRY(l, struct blk_request, rq_slink);
+	ASSERT(!rq || rq->rq_elv == cq);
+	return rq;
 }
 
 /* After `last` leaves: the better of its neighbours, wrapping to the first. */
 static struct blk_request *cfq_find_next_rq(const struct cfq_data *cd, struct cfqq *cq,
 					    struct blk_request *last)
 {
+	ASSERT(last->rq_elv == cq && !rt_list_empty(&last->rq_slink)); /* still sorted */
 	struct blk_request *prev = cfq_sort_entry(cq, last->rq_slink.prev);
 	struct blk_request *next = cfq_sort_entry(cq, last->rq_slink.next);
 	if (!next) {
@@ -473,6 +499,7 @@ static void cfq_sort_insert(struct cfqq *cq, struct blk_request *rq)
 static void cfq_set_active_queue(struct cfq_data *cd, struct cfqq *cq)
 {
 	ASSERT(!cd->cd_active); /* the last slice ended */
+	ASSERT(!cd->cd_idle_timer_at); /* and its idle window with it */
 	ASSERT(!cq || (cq->cq_on_rr && cq->cq_queued > 0));
 	if (cq) {
 		cq->cq_slice_end_ns = 0;
@@ -491,6 +518,9 @@ static void cfq_idle_end(struct cfq_data *cd, bool expired)
 {
 	if (!cd->cd_idle_timer_at)
 		return;
+	/* armed only while the active queue waits for its thread */
+	ASSERT(cd->cd_active && cd->cd_active->cq_wait_request &&
+	       cd->cd_idle_start_ns <= rt_now_ns());
 	cd->cd_stats->idle_ns += rt_now_ns() - cd->cd_idle_start_ns;
 	cd->cd_stats->idles_expired += expired;
 	cd->cd_idle_timer_at = 0;
@@ -505,6 +535,7 @@ static void cfq_slice_expired(struct cfq_data *cd, bool timed_out)
 	uint64_t now = rt_now_ns();
 	if (cq->cq_wait_request)
 		cfq_idle_end(cd, false);
+	ASSERT(!cd->cd_idle_timer_at);
 	cq->cq_wait_request = false;
 	cq->cq_must_dispatch = false;
 	if (timed_out && !cq->cq_slice_new)
@@ -519,7 +550,9 @@ static struct cfqq *cfq_get_next_queue(struct cfq_data *cd)
 {
 	if (rt_list_empty(&cd->cd_rr))
 		return NULL;
-	return cfq_rr_entry(cd->cd_rr.next);
+	struct cfqq *cq = cfq_rr_entry(cd->cd_rr.next);
+	ASSERT(cq->cq_queued > 0);
+	return cq;
 }
 
 static bool cfq_should_idle(const struct cfq_data *cd, const struct cfqq *cq)
@@ -548,8 +581,10 @@ static struct cfqq *cfq_select_queue(struct cfq_data *cd)
 	}
 	if (cq->cq_queued)
 		return cq;
-	if (cd->cd_idle_timer_at || (cq->cq_dispatched && cfq_should_idle(cd, cq)))
+	if (cd->cd_idle_timer_at || (cq->cq_dispatched && cfq_should_idle(cd, cq))) {
+		ASSERT(!cd->cd_idle_timer_at || cq->cq_wait_request);
 		return NULL;
+	}
 expire:
 	cfq_slice_expired(cd, false);
 new_queue:
@@ -560,6 +595,7 @@ new_queue:
 /* 2.6.33 cfq_may_dispatch, without cgroups and low_latency. */
 static bool cfq_may_dispatch(const struct cfq_data *cd, const struct cfqq *cq)
 {
+	ASSERT(cd->cd_sync_flight == cd->cd_rq_in_driver[1]); /* counted together */
 	if (cfq_should_idle(cd, cq) && cd->cd_rq_in_driver[0])
 		return false; /* async drains before a sync queue that idles */
 	if (cd->cd_sync_flight && !cq->cq_sync)
@@ -584,6 +620,7 @@ static struct blk_request *cfq_check_fifo(struct cfqq *cq)
 		return NULL;
 	struct blk_request *rq =
 		RT_LIST_ENTRY(cq->cq_fifo.next, struct blk_request, rq_flink);
+	ASSERT(rq->rq_elv == cq && rq->rq_state == BLK_RQ_QUEUED);
 	return rt_now_ns() >= rq->rq_fifo_expire_ns ? rq : NULL;
 }
 
@@ -630,6 +667,10 @@ static struct blk_request *cfq_dispatch(struct blk_queue *q)
 	if (sync)
 		cd->cd_sync_flight++;
 	cd->cd_last_position = blk_rq_end(rq);
+	/* off the elevator's lists; in the driver at most those the queue
+	 * has in flight, and this one */
+	ASSERT(rt_list_empty(&rq->rq_slink) && rt_list_empty(&rq->rq_flink));
+	ASSERT(cd->cd_rq_in_driver[0] + cd->cd_rq_in_driver[1] <= q->q_in_flight + 1);
 
 	/* An async queue that used its request cap, or an IDLE queue, gives
 	 * way at once when others wait. */
@@ -646,6 +687,7 @@ static struct blk_request *cfq_dispatch(struct blk_queue *q)
 
 static void cfq_update_thinktime(const struct cfq_data *cd, struct cfqq *cq, uint64_t now)
 {
+	ASSERT(cq->cq_sync && now >= cq->cq_last_end_request);
 	uint64_t elapsed = now - cq->cq_last_end_request;
 	uint64_t cap = 2 * cd->cd_t.slice_idle_ns;
 	uint64_t ttime = elapsed < cap ? elapsed : cap;
@@ -657,6 +699,7 @@ static void cfq_update_thinktime(const struct cfq_data *cd, struct cfqq *cq, uin
 static void cfq_update_seektime(struct cfqq *cq, const struct blk_request *rq)
 {
 	uint64_t sdist = 0, pos = rq->rq_sector, last = cq->cq_last_request_pos;
+	ASSERT(cq->cq_sync && rq->rq_elv == cq);
 	if (last)
 		sdist = last < pos ? pos - last : last - pos;
 	/* Damp outliers: 1 GiB during the first samples, 64 MiB later. */
@@ -677,6 +720,8 @@ static bool cfq_seeky(const struct cfq_data *cd, const struct cfqq *cq)
 
 static void cfq_update_idle_window(const struct cfq_data *cd, struct cfqq *cq)
 {
+	/* an IDLE-class queue never idles, nor any queue without slice_idle */
+	ASSERT(!cq->cq_idle_window || (!cfq_class_idle(cq) && cd->cd_t.slice_idle_ns > 0));
 	if (!cq->cq_sync || cfq_class_idle(cq))
 		return;
 	bool enable = cq->cq_idle_window;
@@ -694,6 +739,7 @@ static bool cfq_should_preempt(const struct cfq_data *cd, const struct cfqq *new
 	const struct cfqq *cq = cd->cd_active;
 	if (!cq)
 		return false;
+	ASSERT(newq != cq && newq->cq_on_rr);
 	if (cfq_slice_used(cq, rt_now_ns()))
 		return true;
 	if (cfq_class_idle(newq))
@@ -738,6 +784,8 @@ static void cfq_add(struct blk_queue *q, struct blk_request *rq)
 	uint64_t now = rt_now_ns();
 	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(cq && cq->cq_used && rq->rq_state == BLK_RQ_QUEUED);
+	/* a new request: in no cfq queue, on none of its lists */
+	ASSERT(!rq->rq_elv && rt_list_empty(&rq->rq_slink) && rt_list_empty(&rq->rq_flink));
 	rq->rq_elv = cq;
 	rq->rq_fifo_expire_ns = now + (sync ? cd->cd_t.fifo_expire_sync_ns
 				       : cd->cd_t.fifo_expire_async_ns);
@@ -780,6 +828,7 @@ static void cfq_merged(struct blk_queue *q, struct blk_request *rq, int front)
 	rt_list_del(&rq->rq_slink);
 	cfq_sort_insert(cq, rq);
 	cq->cq_next_rq = cfq_choose_req(cd, cq->cq_next_rq, rq);
+	ASSERT(cq->cq_next_rq && cq->cq_on_rr);
 }
 
 /* ---- completion and the idle timer ---------------------------------- */
@@ -814,6 +863,9 @@ static void cfq_completed(struct blk_queue *q, struct blk_request *rq)
 	uint64_t now = rt_now_ns();
 	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(cq && cq->cq_dispatched > 0 && cd->cd_rq_in_driver[sync] > 0);
+	/* dispatched: in flight, off the elevator's lists */
+	ASSERT(rq->rq_state == BLK_RQ_INFLIGHT && rt_list_empty(&rq->rq_slink) &&
+	       rt_list_empty(&rq->rq_flink));
 	cd->cd_rq_in_driver[sync]--;
 	cq->cq_dispatched--;
 	if (sync) {
@@ -821,6 +873,7 @@ static void cfq_completed(struct blk_queue *q, struct blk_request *rq)
 		cd->cd_sync_flight--;
 		cq->cq_last_end_request = now;
 	}
+	ASSERT(cd->cd_sync_flight == cd->cd_rq_in_driver[1]);
 	if (cq != cd->cd_active)
 		return;
 	if (cq->cq_slice_new) {
@@ -836,6 +889,7 @@ static void cfq_completed(struct blk_queue *q, struct blk_request *rq)
 
 static uint64_t cfq_timer_at(struct blk_queue *q)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
 	return cfqd_of(q)->cd_idle_timer_at;
 }
 
@@ -866,6 +920,8 @@ static void cfq_idle_timer(struct blk_queue *q)
  * the arrival detectors and with its FIFO deadline kept). */
 static void cfq_link_request(struct cfq_data *cd, struct cfqq *cq, struct blk_request *rq)
 {
+	/* only async queues take a request over, one off every list */
+	ASSERT(!cq->cq_sync && rq->rq_state == BLK_RQ_QUEUED && rt_list_empty(&rq->rq_flink));
 	rq->rq_elv = cq;
 	cfq_sort_insert(cq, rq);
 	struct rt_link *l;
@@ -874,6 +930,9 @@ static void cfq_link_request(struct cfq_data *cd, struct cfqq *cq, struct blk_re
 		    rq->rq_fifo_expire_ns)
 			break;
 	rt_list_insert_before(l, &rq->rq_flink);
+	ASSERT(rq->rq_flink.prev == &cq->cq_fifo ||
+	       RT_LIST_ENTRY(rq->rq_flink.prev, struct blk_request, rq_flink)->rq_fifo_expire_ns <=
+		       rq->rq_fifo_expire_ns);
 	cq->cq_queued++;
 	if (blk_rq_is_meta(rq))
 		cq->cq_meta_pending++;
@@ -887,6 +946,7 @@ static void cfq_boost(struct blk_queue *q, struct blk_request *rq, uint16_t old)
 	struct cfq_data *cd = cfqd_of(q);
 	struct cfqq *cq = rq->rq_elv, *newq = cq;
 	(void)old;
+	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(cq && cq->cq_queued > 0);
 	if (cq->cq_sync) {
 		if (cq->cq_ioprio != rq->rq_ioprio)
@@ -898,6 +958,7 @@ static void cfq_boost(struct blk_queue *q, struct blk_request *rq, uint16_t old)
 		cfq_remove_request(cd, rq);
 		cfq_link_request(cd, newq, rq);
 	}
+	ASSERT(rq->rq_elv == newq && newq->cq_on_rr && newq->cq_queued > 0);
 	if (newq != cd->cd_active && newq->cq_on_rr && cfq_should_preempt(cd, newq, rq))
 		cfq_preempt_queue(cd, newq);
 }

@@ -63,6 +63,8 @@ void blk_queue_opts_default(struct blk_queue_opts *o)
 	o->trace_max_events = 65536;
 	o->trace_major = 254;
 	o->trace_minor = 0;
+	/* the table's defaults pass blk_queue_check_opts */
+	ASSERT(o->nr_requests > 0 && o->max_sectors > 0 && o->unplug_thresh > 0);
 }
 
 int blk_plug_policy_parse(const char *s, enum blk_plug_policy *out)
@@ -226,6 +228,9 @@ static uint16_t blk_ioprio_best(uint16_t a, uint16_t b)
 static int __blk_merge_kind(struct blk_queue *q, struct blk_request *rq,
 			    const struct blk_bio *b)
 {
+	/* a merge candidate: queued in the elevator, with its bios */
+	ASSERT(rq->rq_state == BLK_RQ_QUEUED && rq->rq_nr_bios > 0 &&
+	       !rt_list_empty(&rq->rq_bios));
 	if (rq->rq_op != b->b_op || (rq->rq_flags & BLK_NOMERGE_FLAGS))
 		return 0;
 	if ((rq->rq_flags ^ b->b_flags) & BLK_MERGE_FLAGS)
@@ -265,6 +270,11 @@ static int __blk_try_merge(struct blk_queue *q, struct blk_bio *b)
 		if (!(b->b_flags & BLK_DIRECT))
 			rq->rq_flags &= ~BLK_DIRECT;
 		ASSERT(rq->rq_nr_sectors <= q->q_opts.max_sectors && rq->rq_nr_bios > 1);
+		/* the bios still span the request, first sector to end */
+		const struct blk_bio *fb = RT_LIST_FIRST(&rq->rq_bios, struct blk_bio, b_link);
+		const struct blk_bio *lb = RT_LIST_LAST(&rq->rq_bios, struct blk_bio, b_link);
+		ASSERT(fb->b_sector == rq->rq_sector &&
+		       lb->b_sector + lb->b_nr_sectors == blk_rq_end(rq));
 		rq->rq_ioprio = blk_ioprio_best(rq->rq_ioprio, b->b_prio);
 		__blk_trace_bio(q, kind == 1 ? 'M' : 'F', b);
 		__blk_account_merge(q, b);
@@ -290,6 +300,7 @@ static int blk_ioprio_above(uint16_t a, uint16_t b)
 /* A bio of a boosted tag reaching the elevator late takes the boost. */
 static void __blk_boost_bio(struct blk_queue *q, struct blk_bio *b)
 {
+	ASSERT(rt_mutex_held(&q->q_lock));
 	if (!b->b_boost_tag)
 		return;
 	for (unsigned i = 0; i < BLK_BOOST_TAGS; i++)
@@ -300,6 +311,7 @@ static void __blk_boost_bio(struct blk_queue *q, struct blk_bio *b)
 
 static void __blk_boost_remember(struct blk_queue *q, uint64_t tag, uint16_t ioprio)
 {
+	ASSERT(rt_mutex_held(&q->q_lock) && tag); /* tag 0: "none" */
 	for (unsigned i = 0; i < BLK_BOOST_TAGS; i++) {
 		if (q->q_boost_tag[i] == tag) {
 			if (blk_ioprio_above(ioprio, q->q_boost_prio[i]))
@@ -310,6 +322,7 @@ static void __blk_boost_remember(struct blk_queue *q, uint64_t tag, uint16_t iop
 	q->q_boost_tag[q->q_boost_next] = tag;
 	q->q_boost_prio[q->q_boost_next] = ioprio;
 	q->q_boost_next = (q->q_boost_next + 1) % BLK_BOOST_TAGS;
+	ASSERT(q->q_boost_tag[(q->q_boost_next + BLK_BOOST_TAGS - 1) % BLK_BOOST_TAGS] == tag);
 }
 
 static int blk_rq_has_tag(const struct blk_request *rq, uint64_t tag)
@@ -342,6 +355,7 @@ static int __blk_boost_rq(struct blk_queue *q, struct blk_request *rq, uint16_t 
 		if (before > q->q_stats.boost_wait_before_ns_max)
 			q->q_stats.boost_wait_before_ns_max = before;
 	}
+	ASSERT(rq->rq_ioprio == ioprio && rq->rq_boost_ns);
 	if (q->q_elv->boost)
 		q->q_elv->boost(q, rq, old);
 	return 1;
@@ -360,6 +374,7 @@ int blk_boost(struct blk_queue *q, uint64_t tag, uint16_t ioprio)
 	RT_LIST_FOR_EACH(rq, &q->q_queued, struct blk_request, rq_qlink)
 		if (blk_rq_has_tag(rq, tag))
 			n += __blk_boost_rq(q, rq, ioprio, now);
+	ASSERT((unsigned)n <= q->q_nr_queued); /* each raised one is queued */
 	if (n) {
 		q->q_stats.boosts++;
 		__blk_run_queue(q); /* a class that now preempts may go first */
@@ -375,6 +390,8 @@ static void __blk_boost_dispatched(struct blk_queue *q, const struct blk_request
 
 	if (!rq->rq_boost_ns)
 		return;
+	/* dispatched after it was queued (and raised) */
+	ASSERT(rq->rq_state == BLK_RQ_INFLIGHT && rq->rq_d_ns >= rq->rq_i_ns);
 	after = rq->rq_d_ns - rq->rq_boost_ns;
 	q->q_stats.boost_wait_after_ns_sum += after;
 	if (after > q->q_stats.boost_wait_after_ns_max)
@@ -390,6 +407,7 @@ void __blk_insert_bio(struct blk_queue *q, struct blk_bio *b)
 {
 	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(b->b_nr_sectors > 0 || b->b_op == BLK_OP_FLUSH);
+	ASSERT(b->b_queue == q && rt_list_empty(&b->b_link)); /* in no plug, no request */
 	__blk_boost_bio(q, b);
 	for (;;) {
 		if (__blk_try_merge(q, b))
@@ -401,6 +419,7 @@ void __blk_insert_bio(struct blk_queue *q, struct blk_bio *b)
 		rt_cond_wait(&q->q_rq_wait, &q->q_lock);
 	}
 	struct blk_request *rq = __blk_rq_alloc(q, b);
+	ASSERT(rt_list_empty(&rq->rq_qlink) && rq->rq_nr_bios == 1); /* on no list yet */
 	__blk_trace_rq(q, 'G', rq);
 	rq->rq_i_ns = rt_now_ns();
 	if (b->b_op == BLK_OP_FLUSH) {
@@ -441,11 +460,13 @@ static unsigned blk_rq_stamped(const struct blk_request *rq)
 
 	BLK_RQ_FOR_EACH_BIO(b, rq)
 		n += !!(b->b_flags & BLK_STAMPED);
+	ASSERT(n <= rq->rq_nr_bios);
 	return n;
 }
 
 static int blk_rq_needs_bounce(const struct blk_request *rq, unsigned stamped)
 {
+	ASSERT(rq->rq_op != BLK_OP_FLUSH && stamped <= rq->rq_nr_bios);
 	if (rq->rq_nr_bios < 2)
 		return 0;
 	if (stamped && stamped != rq->rq_nr_bios)
@@ -476,7 +497,9 @@ static void *__blk_bounce_get(struct blk_queue *q, struct blk_request *rq)
 		rq->rq_slot = (int)i;
 		return q->q_bounce[i];
 	}
-	return NULL; /* cannot happen: in_flight < q_depth */
+	/* each request in flight holds at most one slot, this one none yet */
+	ASSERT(!"a bounce slot for every request in flight");
+	return NULL;
 }
 
 static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
@@ -486,6 +509,9 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 {
 	ASSERT(rt_mutex_held(&q->q_lock));
 	ASSERT(rq->rq_state == BLK_RQ_QUEUED && rt_list_empty(&rq->rq_qlink));
+	/* the elevator let it go; it carries its bios */
+	ASSERT(rt_list_empty(&rq->rq_slink) && rt_list_empty(&rq->rq_flink) &&
+	       !rt_list_empty(&rq->rq_bios));
 	ASSERT(q->q_in_flight < q->q_depth);
 	rq->rq_state = BLK_RQ_INFLIGHT;
 	rq->rq_d_ns = rt_now_ns();
@@ -547,6 +573,7 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 					}
 					off += n;
 				}
+				ASSERT(off <= q->q_bounce_bytes);
 			}
 			r->r_buf = bb;
 		}
@@ -560,19 +587,22 @@ static void __blk_start_rq(struct blk_queue *q, struct blk_request *rq)
 void __blk_run_queue(struct blk_queue *q)
 {
 	ASSERT(rt_mutex_held(&q->q_lock));
+	ASSERT((q->q_nr_queued == 0) == rt_list_empty(&q->q_queued));
 	if (q->q_plugged)
 		return;
 	while (q->q_in_flight < q->q_depth) {
 		struct blk_request *rq = NULL;
 		if (!rt_list_empty(&q->q_dispatch)) {
 			rq = RT_LIST_POP(&q->q_dispatch, struct blk_request, rq_qlink);
+			ASSERT(rq->rq_op == BLK_OP_FLUSH); /* only flushes skip the elevator */
 		} else {
 			if (q->q_nr_queued == 0)
 				break;
 			rq = q->q_elv->dispatch(q);
 			if (!rq)
 				break;
-			ASSERT(rq->rq_state == BLK_RQ_QUEUED && q->q_nr_queued > 0);
+			ASSERT(rq->rq_state == BLK_RQ_QUEUED && q->q_nr_queued > 0 &&
+			       rq->rq_op != BLK_OP_FLUSH);
 			rt_list_del(&rq->rq_qlink);
 			q->q_nr_queued--;
 		}
@@ -583,6 +613,7 @@ void __blk_run_queue(struct blk_queue *q)
 
 static void __blk_bounce_copy_out(struct blk_queue *q, struct blk_request *rq)
 {
+	ASSERT(rq->rq_op == BLK_OP_READ && rq->rq_slot >= 0 && q->q_bounce_busy[rq->rq_slot]);
 	const char *bb = q->q_bounce[rq->rq_slot];
 	const struct blk_bio *b;
 	size_t off = 0;
@@ -591,13 +622,14 @@ static void __blk_bounce_copy_out(struct blk_queue *q, struct blk_request *rq)
 		memcpy(b->b_buf, bb + off, n);
 		off += n;
 	}
+	ASSERT(off == (size_t)rq->rq_nr_sectors << BLK_SECTOR_SHIFT && off <= q->q_bounce_bytes);
 }
 
 static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
 			      int64_t result)
 {
 	ASSERT(rt_mutex_held(&q->q_lock));
-	ASSERT(rq->rq_state == BLK_RQ_INFLIGHT);
+	ASSERT(rq->rq_state == BLK_RQ_INFLIGHT && rt_list_empty(&rq->rq_qlink));
 	ASSERT(q->q_in_flight > 0);
 	uint64_t now = rt_now_ns();
 	int error = 0;
@@ -626,6 +658,7 @@ static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
 
 	struct blk_bio *b;
 	while ((b = RT_LIST_POP(&rq->rq_bios, struct blk_bio, b_link))) {
+		ASSERT(b->b_queue == q && !b->b_done);
 		b->b_error = error;
 		b->b_d_ns = rq->rq_d_ns;
 		b->b_c_ns = now;
@@ -638,6 +671,8 @@ static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
 		}
 	}
 	__blk_rq_free(q, rq);
+	/* each request is in at most one place: free, queued, in flight */
+	ASSERT(q->q_nr_free + q->q_nr_queued + q->q_in_flight <= q->q_opts.nr_requests);
 	rt_cond_broadcast(&q->q_done);
 }
 
@@ -647,6 +682,8 @@ static void blk_rq_done(struct dev_req *r)
 {
 	struct blk_request *rq = r->r_priv;
 	struct blk_queue *q = rq->rq_q;
+	ASSERT(r == &rq->rq_dev && q && rq >= q->q_pool &&
+	       rq < q->q_pool + q->q_opts.nr_requests);
 	rt_mutex_lock(&q->q_lock);
 	__blk_complete_rq(q, rq, r->r_result);
 	__blk_unplug(q, 0);
@@ -670,6 +707,7 @@ static void blk_kblockd(void *arg)
 	rt_mutex_lock(&q->q_lock);
 	while (!q->q_stop) {
 		uint64_t now = rt_now_ns();
+		ASSERT(!q->q_plugged || q->q_unplug_at); /* a plug has its timer */
 		if (q->q_plugged && q->q_unplug_at && now >= q->q_unplug_at)
 			__blk_unplug(q, 'T');
 		uint64_t elv_at = q->q_elv->timer_at ? q->q_elv->timer_at(q) : 0;
@@ -706,6 +744,7 @@ static int blk_elv_tunables_setup(struct blk_queue *q, const struct blk_elevator
 {
 	if (!t->e_tunables)
 		return 0;
+	ASSERT(!q->q_elv_tunables && t->e_tunables->t_size > 0); /* set up once */
 	q->q_elv_tunables = calloc(1, t->e_tunables->t_size);
 	if (!q->q_elv_tunables)
 		return -ENOMEM;
@@ -734,6 +773,7 @@ static int blk_queue_check_opts(const struct blk_queue_opts *o)
 
 static int blk_queue_alloc(struct blk_queue *q)
 {
+	ASSERT(q->q_depth > 0 && rt_list_empty(&q->q_free) && !q->q_nr_free);
 	q->q_pool = calloc(q->q_opts.nr_requests, sizeof(*q->q_pool));
 	q->q_bounce = calloc(q->q_depth, sizeof(*q->q_bounce));
 	q->q_bounce_busy = calloc(q->q_depth, 1);
@@ -751,6 +791,9 @@ static int blk_queue_alloc(struct blk_queue *q)
 
 static void blk_queue_dealloc(struct blk_queue *q)
 {
+	/* nothing in the elevator, at the device or waiting to be issued */
+	ASSERT(!q->q_in_flight && !q->q_nr_queued && rt_list_empty(&q->q_dispatch) &&
+	       rt_list_empty(&q->q_end));
 	if (q->q_bounce)
 		for (unsigned i = 0; i < q->q_depth; i++)
 			free(q->q_bounce[i]);
@@ -813,6 +856,7 @@ int blk_queue_new(struct dev *dev, const struct blk_queue_opts *opts,
 		rt_mutex_release(&q->q_lock);
 		goto fail;
 	}
+	ASSERT(q->q_nr_free == q->q_opts.nr_requests && q->q_elv_data);
 	*out = q;
 	return 0;
 fail:
@@ -841,6 +885,7 @@ void blk_drain(struct blk_queue *q)
 		if (rt_list_empty(&q->q_end))
 			rt_cond_wait(&q->q_done, &q->q_lock);
 	}
+	ASSERT(rt_list_empty(&q->q_end) && !q->q_plugged);
 	blk_unlock(q);
 }
 
@@ -857,6 +902,7 @@ void blk_queue_free(struct blk_queue *q)
 	rt_cond_signal(&q->q_kick);
 	rt_mutex_unlock(&q->q_lock);
 	rt_thread_join(q->q_kblockd);
+	ASSERT(q->q_nr_free == q->q_opts.nr_requests); /* every request came back */
 	q->q_elv->exit(q);
 	rt_cond_release(&q->q_rq_wait);
 	rt_cond_release(&q->q_done);
@@ -964,6 +1010,7 @@ int blk_wait(struct blk_bio *b)
 		(void)dev_poll(q->q_dev, gen);
 		rt_mutex_lock(&q->q_lock);
 	}
+	ASSERT(b->b_done && rt_list_empty(&b->b_link));
 	int err = b->b_error;
 	blk_unlock(q);
 	return err;

@@ -24,7 +24,7 @@ struct buf_cache {
 	uint64_t c_limit;               /* const */
 	struct ujbd_buf **c_hash;       /* [c_lock] */
 	unsigned c_hash_shift;          /* const */
-	struct ujbd_buf *c_lru_first, *c_lru_last; /* [c_lock] */
+	struct rt_link c_lru;           /* [c_lock] oldest first (b_lru) */
 	struct buf_stats c_stats;       /* [c_lock] */
 };
 
@@ -59,6 +59,7 @@ int buf_cache_new(struct blk_queue *q, uint32_t block_size, uint64_t nblocks,
 	c->c_limit = limit;
 	c->c_hash_shift = shift;
 	c->c_stats.limit = limit;
+	rt_list_init(&c->c_lru);
 	rt_mutex_init(&c->c_lock, "buf.c_lock");
 	rt_cond_init(&c->c_cond, "buf.c_cond");
 	*out = c;
@@ -91,36 +92,21 @@ void buf_cache_free(struct buf_cache *c)
 
 /* ---- LRU -------------------------------------------------------------- */
 
-static bool __on_lru(const struct buf_cache *c, const struct ujbd_buf *b);
+static bool __on_lru(const struct ujbd_buf *b);
 
 static void __lru_del(struct buf_cache *c, struct ujbd_buf *b)
 {
 	ASSERT(rt_mutex_held(&c->c_lock));
-	ASSERT(b->b_lprev || c->c_lru_first == b);
-	ASSERT(b->b_lnext ? b->b_lnext->b_lprev == b : c->c_lru_last == b);
-	if (b->b_lprev)
-		b->b_lprev->b_lnext = b->b_lnext;
-	else
-		c->c_lru_first = b->b_lnext;
-	if (b->b_lnext)
-		b->b_lnext->b_lprev = b->b_lprev;
-	else
-		c->c_lru_last = b->b_lprev;
-	b->b_lprev = b->b_lnext = NULL;
+	ASSERT(__on_lru(b) && b->b_lru.next->prev == &b->b_lru &&
+	       b->b_lru.prev->next == &b->b_lru);
+	rt_list_del(&b->b_lru);
 }
 
 static void __lru_add(struct buf_cache *c, struct ujbd_buf *b)
 {
 	ASSERT(rt_mutex_held(&c->c_lock));
-	ASSERT(!__on_lru(c, b) && __atomic_load_n(&b->b_count, __ATOMIC_RELAXED) == 0);
-	b->b_lnext = NULL;
-	b->b_lprev = c->c_lru_last;
-	if (c->c_lru_last)
-		c->c_lru_last->b_lnext = b;
-	else
-		c->c_lru_first = b;
-	c->c_lru_last = b;
-	ASSERT(c->c_lru_first && !c->c_lru_first->b_lprev);
+	ASSERT(!__on_lru(b) && __atomic_load_n(&b->b_count, __ATOMIC_RELAXED) == 0);
+	rt_list_add_tail(&c->c_lru, &b->b_lru);
 }
 
 static void __hash_del(struct buf_cache *c, struct ujbd_buf *b)
@@ -140,8 +126,10 @@ static void __hash_del(struct buf_cache *c, struct ujbd_buf *b)
 static void __evict(struct buf_cache *c)
 {
 	ASSERT(rt_mutex_held(&c->c_lock));
-	while (c->c_stats.cached >= c->c_limit && c->c_lru_first) {
-		struct ujbd_buf *b = c->c_lru_first;
+	struct ujbd_buf *b;
+
+	while (c->c_stats.cached >= c->c_limit &&
+	       (b = RT_LIST_FIRST(&c->c_lru, struct ujbd_buf, b_lru))) {
 		ASSERT(__atomic_load_n(&b->b_count, __ATOMIC_RELAXED) == 0 &&
 		       !(b->b_state & BUF_READING));
 		__lru_del(c, b);
@@ -151,7 +139,7 @@ static void __evict(struct buf_cache *c)
 		ASSERT(!b->b_jh); /* the journal's head holds a reference */
 		buf_free_one(b);
 	}
-	ASSERT(c->c_stats.cached < c->c_limit || !c->c_lru_first);
+	ASSERT(c->c_stats.cached < c->c_limit || rt_list_empty(&c->c_lru));
 }
 
 /* ---- lookup ------------------------------------------------------------ */
@@ -168,25 +156,25 @@ static struct ujbd_buf *__lookup(struct buf_cache *c, uint64_t block)
 }
 
 /* A new buffer is on no list; an unreferenced cached one is on the LRU. */
-static bool __on_lru(const struct buf_cache *c, const struct ujbd_buf *b)
+static bool __on_lru(const struct ujbd_buf *b)
 {
-	return b->b_lprev || c->c_lru_first == b;
+	return !rt_list_empty(&b->b_lru);
 }
 
 /* c_lock held: the 0 -> 1 step takes the buffer off the LRU. */
 static void __grab(struct buf_cache *c, struct ujbd_buf *b)
 {
 	ASSERT(rt_mutex_held(&c->c_lock) && b->b_cache == c);
-	if (__atomic_fetch_add(&b->b_count, 1, __ATOMIC_ACQ_REL) == 0 && __on_lru(c, b))
+	if (__atomic_fetch_add(&b->b_count, 1, __ATOMIC_ACQ_REL) == 0 && __on_lru(b))
 		__lru_del(c, b);
-	ASSERT(!__on_lru(c, b));
+	ASSERT(!__on_lru(b));
 }
 
 /* c_lock held: the 1 -> 0 step puts it back on the LRU. */
 static void __drop(struct buf_cache *c, struct ujbd_buf *b)
 {
 	ASSERT(rt_mutex_held(&c->c_lock));
-	ASSERT(__atomic_load_n(&b->b_count, __ATOMIC_RELAXED) > 0 && !__on_lru(c, b));
+	ASSERT(__atomic_load_n(&b->b_count, __ATOMIC_RELAXED) > 0 && !__on_lru(b));
 	if (__atomic_sub_fetch(&b->b_count, 1, __ATOMIC_ACQ_REL) == 0) {
 		__lru_add(c, b);
 		/* Keep the cache near its limit even without new lookups. */
@@ -210,6 +198,7 @@ static struct ujbd_buf *buf_alloc(struct buf_cache *c, uint64_t block)
 	}
 	b->b_blocknr = block;
 	b->b_cache = c;
+	rt_list_init(&b->b_lru);
 	return b;
 }
 

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "priv/blk.h"
+#include "priv/list.h"
 #include "priv/rt.h"
 
 struct buf_cache;
@@ -52,7 +53,7 @@ struct ujbd_buf {
 	uint32_t b_jstate;             /* [j_state_lock] BUF_J_* */
 	void *b_jh;                    /* [j_state_lock] the journal head, or NULL */
 	struct ujbd_buf *b_hnext;      /* [c_lock] hash chain */
-	struct ujbd_buf *b_lprev, *b_lnext; /* [c_lock] LRU (b_count == 0 only) */
+	struct rt_link b_lru;          /* [c_lock] on c_lru (b_count == 0 only) */
 };
 
 struct buf_stats {

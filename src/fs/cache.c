@@ -40,28 +40,20 @@
 
 static void list_del(struct lfs_list *l, struct lfs_page *pg)
 {
-	if (pg->pg_prev)
-		pg->pg_prev->pg_next = pg->pg_next;
-	else
-		l->first = pg->pg_next;
-	if (pg->pg_next)
-		pg->pg_next->pg_prev = pg->pg_prev;
-	else
-		l->last = pg->pg_prev;
-	pg->pg_prev = pg->pg_next = NULL;
+	ASSERT(l->n > 0 && !rt_list_empty(&pg->pg_link));
+	rt_list_del(&pg->pg_link);
 	l->n--;
 }
 
 static void list_add(struct lfs_list *l, struct lfs_page *pg)
 {
-	pg->pg_next = NULL;
-	pg->pg_prev = l->last;
-	if (l->last)
-		l->last->pg_next = pg;
-	else
-		l->first = pg;
-	l->last = pg;
+	rt_list_add_tail(&l->head, &pg->pg_link);
 	l->n++;
+}
+
+static struct lfs_page *list_first(struct lfs_list *l)
+{
+	return RT_LIST_FIRST(&l->head, struct lfs_page, pg_link);
 }
 
 static size_t pc_slot(const struct fs *fs, fs_ino_t ino, uint64_t fb)
@@ -99,9 +91,9 @@ static void pc_unlist(struct fs *fs, struct lfs_page *pg)
 /* Make room for one page: evict the least recently used clean page. */
 static void pc_evict(struct fs *fs)
 {
-	while (fs->pc_pages >= fs->pc_max && fs->pc_clean.first) {
-		struct lfs_page *pg = fs->pc_clean.first;
+	struct lfs_page *pg;
 
+	while (fs->pc_pages >= fs->pc_max && (pg = list_first(&fs->pc_clean))) {
 		list_del(&fs->pc_clean, pg);
 		pc_unhash(fs, pg);
 		free(pg);
@@ -170,16 +162,13 @@ static void pc_set_clean(struct fs *fs, struct lfs_page *pg, uint32_t gen)
 /* pg becomes ordered data of transaction tid [pc_lock]. */
 static void ord_add(struct fs *fs, struct lfs_page *pg, ujbd_tid_t tid)
 {
+	const struct lfs_page *last;
+
 	ASSERT(!pg->pg_otid && tid && (pg->pg_dirty || pg->pg_wb));
-	ASSERT(!fs->pc_ord_last || ujbd_tid_geq(tid, fs->pc_ord_last->pg_otid));
+	last = RT_LIST_LAST(&fs->pc_ord, struct lfs_page, pg_olink);
+	ASSERT(!last || ujbd_tid_geq(tid, last->pg_otid));
 	pg->pg_otid = tid;
-	pg->pg_onext = NULL;
-	pg->pg_oprev = fs->pc_ord_last;
-	if (fs->pc_ord_last)
-		fs->pc_ord_last->pg_onext = pg;
-	else
-		fs->pc_ord_first = pg;
-	fs->pc_ord_last = pg;
+	rt_list_add_tail(&fs->pc_ord, &pg->pg_olink);
 	fs->pc_ord_n++;
 }
 
@@ -189,15 +178,7 @@ static void ord_del(struct fs *fs, struct lfs_page *pg)
 	if (!pg->pg_otid)
 		return;
 	ASSERT(fs->pc_ord_n > 0);
-	if (pg->pg_oprev)
-		pg->pg_oprev->pg_onext = pg->pg_onext;
-	else
-		fs->pc_ord_first = pg->pg_onext;
-	if (pg->pg_onext)
-		pg->pg_onext->pg_oprev = pg->pg_oprev;
-	else
-		fs->pc_ord_last = pg->pg_oprev;
-	pg->pg_oprev = pg->pg_onext = NULL;
+	rt_list_del(&pg->pg_olink);
 	pg->pg_otid = 0;
 	fs->pc_ord_n--;
 }
@@ -215,6 +196,9 @@ int lfs_pc_init(struct fs *fs)
 	fs->pc_hash = calloc(fs->pc_nhash, sizeof(*fs->pc_hash));
 	if (!fs->pc_hash)
 		return -ENOMEM;
+	rt_list_init(&fs->pc_clean.head);
+	rt_list_init(&fs->pc_dirty.head);
+	rt_list_init(&fs->pc_ord);
 	rc = rt_mutex_init(&fs->pc_lock, "pc_lock");
 	if (!rc)
 		rc = rt_mutex_init(&fs->pool_lock, "pool_lock");
@@ -511,11 +495,11 @@ static uint64_t dirty_limit(const struct fs *fs, unsigned ratio)
 static size_t pdflush_pass(struct fs *fs, struct lfs_wb *wb)
 {
 	uint64_t now = rt_now_ns(), bg = dirty_limit(fs, fs->fs_p.dirty_background_ratio);
+	struct lfs_page *pg;
 	size_t n = 0;
 
 	rt_mutex_lock(&fs->pc_lock);
-	while (n < fs->fs_p.writeback_chunk_blocks && fs->pc_dirty.first) {
-		struct lfs_page *pg = fs->pc_dirty.first;
+	while (n < fs->fs_p.writeback_chunk_blocks && (pg = list_first(&fs->pc_dirty))) {
 		bool expired = pg->pg_dirty_ns + fs->fs_p.dirty_expire_ns <= now;
 
 		if (!expired && fs->pc_dirty.n + fs->pc_wb <= bg && !fs->pd_stop)
@@ -579,10 +563,13 @@ static int flush_pages(struct fs *fs, fs_ino_t ino, uint32_t flags, uint64_t *wr
 
 	*written = 0;
 	while (!rc) {
+		struct lfs_page *p, *nx;
+
 		n = 0;
 		rt_mutex_lock(&fs->pc_lock);
-		for (struct lfs_page *p = fs->pc_dirty.first, *nx; p && n < cap; p = nx) {
-			nx = p->pg_next;
+		RT_LIST_FOR_EACH_SAFE(p, nx, &fs->pc_dirty.head, struct lfs_page, pg_link) {
+			if (n == cap)
+				break;
 			if (!ino || p->pg_ino == ino)
 				take_wb(fs, p, wb, &n);
 		}
@@ -695,12 +682,14 @@ int lfs_ordered_hook(void *arg, const struct ujbd_data_io *io)
 	int rc = wb ? 0 : -ENOMEM, total = 0;
 
 	while (!rc) {
+		struct lfs_page *p, *nx;
 		bool busy = false;
 
 		n = 0;
 		rt_mutex_lock(&fs->pc_lock);
-		for (struct lfs_page *p = fs->pc_ord_first, *nx; p && n < cap; p = nx) {
-			nx = p->pg_onext;
+		RT_LIST_FOR_EACH_SAFE(p, nx, &fs->pc_ord, struct lfs_page, pg_olink) {
+			if (n == cap)
+				break;
 			if (!ujbd_tid_geq(io->tid, p->pg_otid))
 				break;
 			ASSERT(p->pg_dirty || p->pg_wb);

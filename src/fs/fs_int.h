@@ -34,6 +34,7 @@
 
 #include "fs/fs.h"
 #include "priv/dev_req.h"
+#include "priv/list.h"
 #include "priv/rt.h"
 #include "ujbd/ujbd.h"
 
@@ -155,13 +156,14 @@ struct lfs_page {
 	 * block, until the page's first write completes (0: none); such a page
 	 * is dirty or under writeback, and on the pc_ord list */
 	ujbd_tid_t pg_otid;
-	struct lfs_page *pg_oprev, *pg_onext;
+	struct rt_link pg_olink;  /* on pc_ord (pg_otid != 0) */
 	struct lfs_page *pg_hnext;
-	struct lfs_page *pg_prev, *pg_next; /* clean LRU or dirty FIFO */
+	struct rt_link pg_link;   /* on pc_clean (LRU) or pc_dirty (FIFO) */
 };
 
+/* A page list (pg_link) and its length. */
 struct lfs_list {
-	struct lfs_page *first, *last;
+	struct rt_link head;
 	uint64_t n;
 };
 
@@ -201,7 +203,7 @@ struct fs {
 	 * the list), as an ext3 transaction's data list: whoever writes such a
 	 * page first (fsync, pdflush) takes it off; the commit of pg_otid
 	 * writes what is left (lfs_ordered_hook) before its log blocks. */
-	struct lfs_page *pc_ord_first, *pc_ord_last;
+	struct rt_link pc_ord;        /* pg_olink */
 	uint64_t pc_ord_n;
 	bool pd_stop, pd_kick;        /* [pc_lock] */
 	/* [pc_lock] inodes with O_DIRECT writes in flight (inode_dio_wait):

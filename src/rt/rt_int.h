@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "rt/assert.h"
+#include "priv/list.h"
 #include "priv/rt.h"
 
 /* What a sim thread is blocked on (for the deadlock report and timeouts). */
@@ -55,14 +56,14 @@ struct rt_thread {
 	unsigned t_index;    /* creation index within the world */
 	uint16_t t_ioprio;   /* [owner thread] */
 	bool t_exited;       /* [w_lock] */
-	struct rt_thread *t_all_next, *t_all_prev; /* [w_lock] world's list */
+	struct rt_link t_all;  /* [w_lock] on the world's w_all */
 
 	/* sim only, all [w_lock] */
 	enum rt_tstate t_state;
 	enum rt_wait t_wait;
 	const void *t_wait_obj;    /* mutex, cond or thread waited on */
 	uint64_t t_wait_until;     /* sleep, cpu or timed wait deadline */
-	struct rt_thread *t_qnext; /* in a mutex or cond wait queue */
+	struct rt_link t_qlink;    /* on a mutex's or cond's wait queue */
 	struct rt_thread *t_joiner;
 	sem_t t_go;                /* posted when the baton is handed over */
 	bool t_timed_out;
@@ -79,7 +80,7 @@ struct rt_world {
 	uint64_t w_hash;        /* [w_lock] FNV-1a of the event log */
 	unsigned w_live;        /* [w_lock] threads started, not yet exited */
 	unsigned w_created;     /* [w_lock] threads ever created */
-	struct rt_thread *w_all_first, *w_all_last; /* [w_lock] not yet freed */
+	struct rt_link w_all;   /* [w_lock] threads not yet freed (t_all) */
 	bool w_static;          /* the default real world: never freed */
 
 	/* sim only, all [w_lock] */
@@ -97,6 +98,12 @@ struct rt_world {
 	unsigned w_ncpus;
 	uint64_t *w_cpu_free;        /* when each virtual CPU becomes free */
 };
+
+/* No thread waits on q (all zeroes: never waited on). */
+static inline bool rt_waitq_idle(const rt_waitq *q)
+{
+	return !q->q_head.next || rt_list_empty(&q->q_head);
+}
 
 /* The calling thread's rt thread (NULL for a foreign thread). */
 extern _Thread_local struct rt_thread *rt_cur;

@@ -140,44 +140,24 @@ static void __sim_timer_del(struct rt_world *w, struct rt_thread *t)
 
 static void waitq_push(rt_waitq *q, struct rt_thread *t)
 {
-	t->t_qnext = NULL;
-	if (q->last)
-		q->last->t_qnext = t;
-	else
-		q->first = t;
-	q->last = t;
+	ASSERT(rt_list_empty(&t->t_qlink));
+	if (!q->q_head.next)
+		rt_list_init(&q->q_head); /* all zeroes: first use */
+	rt_list_add_tail(&q->q_head, &t->t_qlink);
 }
 
 static struct rt_thread *waitq_pop(rt_waitq *q)
 {
-	struct rt_thread *t = q->first;
-
-	if (t) {
-		q->first = t->t_qnext;
-		if (!q->first)
-			q->last = NULL;
-		t->t_qnext = NULL;
-	}
-	return t;
+	if (rt_waitq_idle(q))
+		return NULL;
+	return RT_LIST_POP(&q->q_head, struct rt_thread, t_qlink);
 }
 
+/* t, on q, leaves it (a timed wait timed out). */
 static void waitq_remove(rt_waitq *q, struct rt_thread *t)
 {
-	struct rt_thread *prev = NULL;
-
-	for (struct rt_thread *p = q->first; p; prev = p, p = p->t_qnext) {
-		if (p != t)
-			continue;
-		if (prev)
-			prev->t_qnext = p->t_qnext;
-		else
-			q->first = p->t_qnext;
-		if (q->last == p)
-			q->last = prev;
-		p->t_qnext = NULL;
-		return;
-	}
-	ASSERT(!"thread not on the wait queue");
+	ASSERT(!rt_waitq_idle(q) && !rt_list_empty(&t->t_qlink));
+	rt_list_del(&t->t_qlink);
 }
 
 /* ---- waking, blocking, switching --------------------------------------- */
@@ -349,13 +329,13 @@ static void __sim_adopt(struct rt_world *w, struct rt_world **owner, bool idle,
 
 static void __sim_adopt_mutex(struct rt_world *w, rt_mutex *m)
 {
-	__sim_adopt(w, &m->m_world, !m->m_owner && !m->m_waiters.first, "mutex",
+	__sim_adopt(w, &m->m_world, !m->m_owner && rt_waitq_idle(&m->m_waiters), "mutex",
 		    m->m_name);
 }
 
 static void __sim_adopt_cond(struct rt_world *w, rt_cond *c)
 {
-	__sim_adopt(w, &c->c_world, !c->c_waiters.first, "cond", c->c_name);
+	__sim_adopt(w, &c->c_world, rt_waitq_idle(&c->c_waiters), "cond", c->c_name);
 }
 
 /* ---- world, threads ---------------------------------------------------- */
@@ -684,7 +664,9 @@ static _Noreturn void __sim_deadlock(struct rt_world *w)
 		"blocked, none runnable, no timer pending\n",
 		(unsigned long long)w->w_now, (unsigned long long)w->w_opts.seed,
 		w->w_live);
-	for (const struct rt_thread *t = w->w_all_first; t; t = t->t_all_next) {
+	const struct rt_thread *t;
+
+	RT_LIST_FOR_EACH(t, &w->w_all, const struct rt_thread, t_all) {
 		if (t->t_exited)
 			continue;
 		fprintf(stderr, "  thread '%s' (pid %d) waits on ", t->t_name, t->t_pid);

@@ -219,7 +219,7 @@ int rt_mutex_init(rt_mutex *m, const char *name)
 
 void rt_mutex_release(rt_mutex *m)
 {
-	ASSERT(m->m_owner == NULL && m->m_waiters.first == NULL);
+	ASSERT(m->m_owner == NULL && rt_waitq_idle(&m->m_waiters));
 	ASSERT(__atomic_load_n(&m->m_holder, __ATOMIC_RELAXED) == NULL);
 	pthread_mutex_destroy(&m->m_real);
 }
@@ -285,7 +285,7 @@ int rt_cond_init(rt_cond *c, const char *name)
 
 void rt_cond_release(rt_cond *c)
 {
-	ASSERT(c->c_waiters.first == NULL);
+	ASSERT(rt_waitq_idle(&c->c_waiters));
 	pthread_cond_destroy(&c->c_real);
 }
 

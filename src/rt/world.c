@@ -43,6 +43,7 @@ static int rt_world_setup(struct rt_world *w, const struct rt_world_opts *opts)
 	int rc;
 
 	memset(w, 0, sizeof(*w));
+	rt_list_init(&w->w_all);
 	w->w_opts = *opts;
 	w->w_kind = opts->kind;
 	w->w_hash = RT_FNV_OFFSET;
@@ -156,8 +157,8 @@ void rt_world_free(rt_world *w)
 	if (!w || w->w_static)
 		return;
 	ASSERT(w->w_live == 0);
-	while (w->w_all_first) {
-		struct rt_thread *t = w->w_all_first;
+	while (!rt_list_empty(&w->w_all)) {
+		struct rt_thread *t = RT_LIST_FIRST(&w->w_all, struct rt_thread, t_all);
 
 		__rt_unlink_thread(w, t);
 		rt_thread_destroy(t);
@@ -254,33 +255,21 @@ void rt_event(const char *what)
 
 void __rt_link_thread(struct rt_world *w, struct rt_thread *t)
 {
-	t->t_all_next = NULL;
-	t->t_all_prev = w->w_all_last;
-	if (w->w_all_last)
-		w->w_all_last->t_all_next = t;
-	else
-		w->w_all_first = t;
-	w->w_all_last = t;
+	ASSERT(t->t_world == w && rt_list_empty(&t->t_all));
+	rt_list_add_tail(&w->w_all, &t->t_all);
 }
 
 void __rt_unlink_thread(struct rt_world *w, struct rt_thread *t)
 {
-	if (t->t_all_prev)
-		t->t_all_prev->t_all_next = t->t_all_next;
-	else
-		w->w_all_first = t->t_all_next;
-	if (t->t_all_next)
-		t->t_all_next->t_all_prev = t->t_all_prev;
-	else
-		w->w_all_last = t->t_all_prev;
-	t->t_all_next = t->t_all_prev = NULL;
+	ASSERT(t->t_world == w && !rt_list_empty(&t->t_all));
+	rt_list_del(&t->t_all);
 }
 
 void __rt_reap_all(struct rt_world *w)
 {
-	while (w->w_all_first) {
-		struct rt_thread *z = w->w_all_first;
+	struct rt_thread *z;
 
+	while ((z = RT_LIST_FIRST(&w->w_all, struct rt_thread, t_all))) {
 		__rt_unlink_thread(w, z);
 		rt_world_unlock(w);
 		pthread_join(z->t_pthread, NULL);
@@ -306,11 +295,15 @@ struct rt_thread *rt_thread_alloc(struct rt_world *w, const char *name,
 	t->t_arg = arg;
 	t->t_ioprio = rt_ioprio_get();
 	t->t_heap_idx = SIZE_MAX;
+	rt_list_init(&t->t_all);
+	rt_list_init(&t->t_qlink);
 	return t;
 }
 
 void rt_thread_destroy(struct rt_thread *t)
 {
+	ASSERT(rt_list_empty(&t->t_all)); /* unlinked, or never linked */
+	ASSERT(rt_list_empty(&t->t_qlink));
 	sem_destroy(&t->t_go);
 	free(t);
 }

@@ -47,6 +47,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "priv/list.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -144,8 +146,10 @@ int rt_at_thread_exit(void (*fn)(void *), void *arg);
 
 /* ---- mutexes and condition variables ---------------------------------- */
 
+/* A sim wait queue: threads (their t_qlink), FIFO. All zeroes (a mutex or
+ * cond just initialised, or never waited on) is an empty queue too. */
 typedef struct rt_waitq {
-	struct rt_thread *first, *last;
+	struct rt_link q_head;
 } rt_waitq;
 
 typedef struct rt_mutex {
