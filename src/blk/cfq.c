@@ -847,6 +847,8 @@ static void cfq_arm_slice_timer(struct blk_queue *q, struct cfq_data *cd, struct
 	/* 2.6.29: a seeky thread gets only a short wait. */
 	if (cfq_seeky(cd, cq) && sl > cd->cd_t.min_tt_ns)
 		sl = cd->cd_t.min_tt_ns;
+	if (!sl) /* min_tt_ms=0: a seeky thread is not waited for at all */
+		return;
 	cq->cq_wait_request = true;
 	cd->cd_idle_timer_at = now + sl;
 	cd->cd_idle_start_ns = now;
