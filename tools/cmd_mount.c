@@ -323,8 +323,10 @@ static int busy_drain(void)
 static void cb_block(ext2_filsys fs, blk64_t blk, int inuse)
 {
 	block_dirty(blk, 1);
-	if (inuse < 0)
+	if (inuse < 0) {
+		mount_io_freed(blk, 1); /* an error fails the operation (mount_io_error) */
 		busy_add(blk, 1);
+	}
 	else if (inuse > 0)
 		busy_drop(blk, 1);
 }
@@ -332,8 +334,10 @@ static void cb_block(ext2_filsys fs, blk64_t blk, int inuse)
 static void cb_range(ext2_filsys fs, blk64_t blk, blk_t num, int inuse)
 {
 	block_dirty(blk, num);
-	if (inuse < 0)
+	if (inuse < 0) {
+		mount_io_freed(blk, num);
 		busy_add(blk, num);
+	}
 	else if (inuse > 0)
 		busy_drop(blk, num);
 }

@@ -24,6 +24,12 @@ void mount_io_set_handle(struct ujbd_handle *h);
 struct ujbd_handle *mount_io_handle(void);
 /* The first journal error a write of the current handle met (0: none). */
 int mount_io_error(void);
+/* [blk, blk + n) was freed by the calling thread's operation: a block
+ * journaled since the mount gets a revoke record (and leaves this handle
+ * if it journaled it), so that no older copy of it in the log is replayed
+ * over what the block holds next (file data, which is never journaled):
+ * ext4's revoke of freed metadata. 0 or a libext2fs errcode (io_err set). */
+int mount_io_freed(uint64_t blk, uint64_t n);
 
 /* -o record=TRACE (mount_rec.c): the recorder under the image, its log in
  * TRACE. start before ujbd_open_path; opened after it succeeds (0 or
