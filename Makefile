@@ -155,7 +155,10 @@ $(BUILD)/bench/%: bench/%.c $(STATIC)
 	$(quiet) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(STATIC) $(LDLIBS)
 
-tests: $(TEST_BIN) $(UJBD) $(EX_BIN) $(BENCH_BIN) $(SHARED)
+# Programs the shell tests run (built as the tests are, not run alone).
+TEST_HELPERS := $(BUILD)/tests/mount/crashcheck
+
+tests: $(TEST_BIN) $(TEST_HELPERS) $(UJBD) $(EX_BIN) $(BENCH_BIN) $(SHARED)
 
 # The unit tests and the shell tests, through tests/run (closing line
 # "N passed, N failed, N skipped"). CC and SAN reach the shell tests that
@@ -265,4 +268,4 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(TEST_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(TEST_BIN:=.d) $(TEST_HELPERS:=.d)

@@ -323,8 +323,10 @@ static int busy_drain(void)
 static void cb_block(ext2_filsys fs, blk64_t blk, int inuse)
 {
 	block_dirty(blk, 1);
-	if (inuse < 0)
+	if (inuse < 0) {
+		mount_io_freed(blk, 1); /* an error fails the operation (mount_io_error) */
 		busy_add(blk, 1);
+	}
 	else if (inuse > 0)
 		busy_drop(blk, 1);
 }
@@ -332,8 +334,10 @@ static void cb_block(ext2_filsys fs, blk64_t blk, int inuse)
 static void cb_range(ext2_filsys fs, blk64_t blk, blk_t num, int inuse)
 {
 	block_dirty(blk, num);
-	if (inuse < 0)
+	if (inuse < 0) {
+		mount_io_freed(blk, num);
 		busy_add(blk, num);
+	}
 	else if (inuse > 0)
 		busy_drop(blk, num);
 }
@@ -2244,6 +2248,8 @@ static void mount_usage(FILE *f)
 		"(journal empty, needs_recovery clear) once the daemon has exited.\n"
 		"  -f, --foreground  stay in the foreground\n"
 		"  -o ro             read-only (refused when the journal needs recovery)\n"
+		"  -o record=TRACE   for testing: record every write and flush the daemon makes\n"
+		"                    to IMAGE, in order, into TRACE (tests/mount/crashstates.sh)\n"
 		"  -o OPT,...        other options go to FUSE (allow_other, ...)\n"
 		"exit status: 0 mounted; 1 refused, nothing written (mounted elsewhere, held by\n"
 		"another ujbd, unsupported features, a fast-commit or missing journal); 2 usage\n"
@@ -2254,6 +2260,7 @@ struct mount_args {
 	bool fg, ro;
 	char fuse_opts[2048];
 	const char *image, *dir;
+	char *record;              /* -o record=TRACE */
 };
 
 static int mount_parse(int argc, char **argv, struct mount_args *a)
@@ -2278,6 +2285,12 @@ static int mount_parse(int argc, char **argv, struct mount_args *a)
 					a->ro = true;
 				} else if (!strcmp(o, "rw")) {
 					a->ro = false;
+				} else if (!strncmp(o, "record=", 7) && o[7]) {
+					free(a->record);
+					if (!(a->record = strdup(o + 7))) {
+						free(s);
+						return EXIT_IO;
+					}
 				} else if (strlen(a->fuse_opts) + strlen(o) + 2 < sizeof(a->fuse_opts)) {
 					strcat(a->fuse_opts, ",");
 					strcat(a->fuse_opts, o);
@@ -2292,6 +2305,10 @@ static int mount_parse(int argc, char **argv, struct mount_args *a)
 	if (argc - optind != 2) {
 		cli_err(argv[0], argc - optind < 2 ? "missing IMAGE or DIR (ujbd mount --help)"
 						   : "unexpected argument '%s'", argv[optind + 2]);
+		return EXIT_USAGE;
+	}
+	if (a->record && a->ro) {
+		cli_err(argv[0], "-o record is for read-write mounts (ro writes nothing)");
 		return EXIT_USAGE;
 	}
 	a->image = argv[optind];
@@ -2554,7 +2571,14 @@ int cmd_mount(int argc, char **argv)
 	} else {
 		struct ujbd_opts o;
 		ujbd_opts_default(&o);
+		if (a.record)
+			mount_rec_start(a.record);
 		rc = ujbd_open_path(image, NULL, NULL, &o, &M.j, &err);
+		if (!rc && a.record && (rc = mount_rec_opened(image))) {
+			cli_err(verb, "-o record=%s: %s", a.record, strerror(-rc));
+			st = EXIT_IO;
+			goto out;
+		}
 		if (rc) {
 			cli_err(verb, "%s", err.msg);
 			st = rc == -EBUSY || rc == -EUCLEAN || rc == -EOPNOTSUPP || rc == -EINVAL
@@ -2634,6 +2658,7 @@ out:
 	fuse_opt_free_args(&fa);
 	if (M.fs)
 		ext2fs_free(M.fs); /* nothing is written: every change went through a handle */
+	rc = -1;
 	if (M.j) {
 		rc = ujbd_close(M.j); /* checkpoint, log empty, needs_recovery cleared */
 		if (rc) {
@@ -2642,6 +2667,12 @@ out:
 				st = EXIT_IO;
 		}
 	}
+	if (a.record && (rc = mount_rec_end(image, rc == 0))) {
+		cli_err(verb, "-o record=%s: %s", a.record, strerror(-rc));
+		if (!st)
+			st = EXIT_IO;
+	}
+	free(a.record);
 	if (pfd[1] >= 0) {
 		unsigned char s = (unsigned char)st;
 		if (write(pfd[1], &s, 1) != 1)

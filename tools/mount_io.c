@@ -22,6 +22,13 @@
 static struct ujbd *io_j;                 /* the journal under the channel */
 static __thread struct ujbd_handle *io_h; /* the calling thread's handle */
 static __thread int io_err;               /* the first ujbd error of the handle */
+/* Blocks journaled since the mount (the log was empty at open), one bit
+ * each, grown as needed; and those the calling thread's handle journaled.
+ * Written under the mount's lock (one operation at a time). */
+static unsigned char *io_logged;
+static size_t io_logged_len;
+static __thread uint64_t *io_mine;
+static __thread size_t io_mine_n, io_mine_cap;
 
 void mount_io_set_journal(struct ujbd *j)
 {
@@ -32,6 +39,7 @@ void mount_io_set_handle(struct ujbd_handle *h)
 {
 	io_h = h;
 	io_err = 0;
+	io_mine_n = 0;
 }
 
 struct ujbd_handle *mount_io_handle(void)
@@ -126,6 +134,71 @@ static errcode_t io_read_bytes(uint64_t off, size_t len, void *data)
 	return 0;
 }
 
+/* blk was journaled by the calling thread's handle. */
+static int io_note_logged(uint64_t blk)
+{
+	if (blk / 8 >= io_logged_len) {
+		size_t len = (size_t)(blk / 8 + 1) * 2;
+		unsigned char *n = realloc(io_logged, len);
+
+		if (!n)
+			return -ENOMEM;
+		memset(n + io_logged_len, 0, len - io_logged_len);
+		io_logged = n;
+		io_logged_len = len;
+	}
+	if (!(io_logged[blk / 8] & (1u << (blk % 8)))) {
+		io_logged[blk / 8] |= (unsigned char)(1u << (blk % 8));
+	} else {
+		for (size_t i = 0; i < io_mine_n; i++)
+			if (io_mine[i] == blk)
+				return 0;
+	}
+	if (io_mine_n == io_mine_cap) {
+		size_t cap = io_mine_cap ? io_mine_cap * 2 : 64;
+		uint64_t *n = realloc(io_mine, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		io_mine = n;
+		io_mine_cap = cap;
+	}
+	io_mine[io_mine_n++] = blk;
+	return 0;
+}
+
+int mount_io_freed(uint64_t blk, uint64_t n)
+{
+	for (uint64_t b = blk; b < blk + n; b++) {
+		struct ujbd_buf *buf;
+		int rc = 0;
+
+		if (b / 8 >= io_logged_len || !(io_logged[b / 8] & (1u << (b % 8))))
+			continue; /* never journaled: no copy in the log to replay */
+		if (!io_h)
+			return io_code(-EROFS);
+		for (size_t i = 0; i < io_mine_n; i++) {
+			if (io_mine[i] != b)
+				continue;
+			/* this handle journaled it: its copy must not be logged
+			 * (ujbd_revoke refuses a block of the very handle) */
+			rc = ujbd_get_write_access(io_h, b, &buf);
+			if (!rc) {
+				rc = ujbd_forget(io_h, buf);
+				ujbd_buf_put(buf);
+			}
+			io_mine[i] = io_mine[--io_mine_n];
+			break;
+		}
+		if (!rc)
+			rc = ujbd_revoke(io_h, b);
+		if (rc)
+			return io_code(rc);
+		io_logged[b / 8] &= (unsigned char)~(1u << (b % 8));
+	}
+	return 0;
+}
+
 /* Bytes [off, off + len) into the calling thread's handle: a whole block
  * with create access (no read), a part with write access. */
 static errcode_t io_write_bytes(uint64_t off, size_t len, const void *data)
@@ -155,6 +228,8 @@ static errcode_t io_write_bytes(uint64_t off, size_t len, const void *data)
 		memcpy((unsigned char *)ujbd_buf_data(b) + in, in_p, n);
 		rc = ujbd_dirty_metadata(io_h, b);
 		ujbd_buf_put(b);
+		if (!rc)
+			rc = io_note_logged(blk);
 		if (rc)
 			return io_code(rc);
 		in_p += n;

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "dev/dev_int.h"
+#include "priv/dev_rec.h"
 
 #define REC_SECTOR 512u
 
@@ -49,6 +50,9 @@ struct dev_rec {
 	size_t r_n, r_cap;       /* [r_lock] */
 	uint64_t r_base;         /* [r_lock] absolute index of r_log[0] */
 	uint64_t r_submit_seq;   /* [r_lock] */
+	dev_rec_sink_fn r_sink;  /* [r_lock] each entry as it is logged */
+	void *r_sink_arg;
+	bool r_no_data;          /* [r_lock] the sink has the data: keep none */
 };
 
 /* One request in flight through the recorder. */
@@ -80,9 +84,9 @@ static void rec_flush_failed(struct dev_rec *rc, const struct rec_entry *f)
 	}
 }
 
-static int rec_append(struct dev_rec *rc, const struct rec_req *rr, int64_t result)
+/* Log e (its data now the log's) with done_before. [r_lock] */
+static int rec_log(struct dev_rec *rc, const struct dev_rec_entry *in, uint64_t done_before)
 {
-	const struct dev_req *o = rr->rr_w.wr_outer;
 	struct rec_entry *e;
 
 	if (rc->r_n == rc->r_cap) {
@@ -95,19 +99,33 @@ static int rec_append(struct dev_rec *rc, const struct rec_req *rr, int64_t resu
 		rc->r_cap = cap;
 	}
 	e = &rc->r_log[rc->r_n];
-	*e = (struct rec_entry){
-		.e = { .kind = o->r_op == DEV_OP_FLUSH ? DEV_REC_FLUSH : DEV_REC_WRITE,
-		       .flags = o->r_op == DEV_OP_FLUSH ? 0 : o->r_flags,
-		       .off = o->r_op == DEV_OP_FLUSH ? 0 : o->r_off,
-		       .len = o->r_op == DEV_OP_FLUSH ? 0 : o->r_len,
-		       .data = rr->rr_data, .submit_seq = rr->rr_submit_seq,
-		       .complete_seq = rc->r_base + rc->r_n, .result = result },
-		.done_before = rr->rr_done_before,
-	};
+	*e = (struct rec_entry){ .e = *in, .done_before = done_before };
+	e->e.complete_seq = rc->r_base + rc->r_n;
 	rc->r_n++;
-	if (result < 0 && (o->r_op == DEV_OP_FLUSH || (o->r_flags & DEV_REQ_PREFLUSH)))
+	if (e->e.result < 0 && (e->e.kind == DEV_REC_FLUSH || (e->e.flags & DEV_REQ_PREFLUSH)))
 		rec_flush_failed(rc, e);
+	if (rc->r_sink) {
+		rc->r_sink(rc->r_sink_arg, &e->e, done_before);
+		if (rc->r_no_data) {
+			free((void *)e->e.data);
+			e->e.data = NULL;
+		}
+	}
 	return 0;
+}
+
+static int rec_append(struct dev_rec *rc, const struct rec_req *rr, int64_t result)
+{
+	const struct dev_req *o = rr->rr_w.wr_outer;
+	bool flush = o->r_op == DEV_OP_FLUSH;
+	struct dev_rec_entry e = {
+		.kind = flush ? DEV_REC_FLUSH : DEV_REC_WRITE,
+		.flags = flush ? 0 : o->r_flags, .off = flush ? 0 : o->r_off,
+		.len = flush ? 0 : o->r_len, .data = rr->rr_data,
+		.submit_seq = rr->rr_submit_seq, .result = result,
+	};
+
+	return rec_log(rc, &e, rr->rr_done_before);
 }
 
 /* On the inner device's completion thread. */
@@ -173,6 +191,8 @@ static void rec_close(struct dev *d)
 	struct dev_rec *rc = (struct dev_rec *)d;
 
 	dev_close(rc->r_w.w_inner);
+	if (rc->r_sink)
+		rc->r_sink(rc->r_sink_arg, NULL, 0); /* the last call: closing */
 	rec_forget(rc);
 	free(rc->r_log);
 	rt_mutex_release(&rc->r_lock);
@@ -385,9 +405,9 @@ int dev_rec_image(const struct dev *d, size_t point,
 	    (pol && pol->mode > DEV_CRASH_TORN))
 		return -EINVAL;
 	rt_mutex_lock(&rc->r_lock);
-	if (point > rc->r_n) {
+	if (point > rc->r_n || rc->r_no_data) {
 		rt_mutex_unlock(&rc->r_lock);
-		return -ERANGE;
+		return rc->r_no_data ? -ENODATA : -ERANGE;
 	}
 	prefix = rec_durable_prefix(rc, point);
 	for (size_t i = 0; i < point && err == 0; i++) {
@@ -417,4 +437,55 @@ void dev_rec_reset(struct dev *d)
 	rt_mutex_lock(&rc->r_lock);
 	rec_forget(rc);
 	rt_mutex_unlock(&rc->r_lock);
+}
+
+/* ---- the private side (priv/dev_rec.h) -------------------------------- */
+
+void dev_rec_set_sink(struct dev *d, dev_rec_sink_fn fn, void *arg, bool keep_data)
+{
+	struct dev_rec *rc = (struct dev_rec *)d;
+
+	if (!rec_is_dev_rec(d))
+		return;
+	rt_mutex_lock(&rc->r_lock);
+	rc->r_sink = fn;
+	rc->r_sink_arg = arg;
+	rc->r_no_data = fn && !keep_data;
+	rt_mutex_unlock(&rc->r_lock);
+}
+
+int dev_rec_inject(struct dev *d, const struct dev_rec_entry *e, uint64_t done_before)
+{
+	struct dev_rec *rc = (struct dev_rec *)d;
+	struct dev_rec_entry c;
+	void *data = NULL;
+	int err;
+
+	if (!rec_is_dev_rec(d) || !e || (e->kind != DEV_REC_WRITE && e->kind != DEV_REC_FLUSH) ||
+	    (e->kind == DEV_REC_WRITE && (!e->len || !e->data ||
+					  e->off + e->len > dev_size(d))))
+		return -EINVAL;
+	c = *e;
+	if (e->kind == DEV_REC_WRITE) {
+		if (!(data = malloc(e->len)))
+			return -ENOMEM;
+		memcpy(data, e->data, e->len);
+	} else {
+		c.flags = 0;
+		c.off = 0;
+		c.len = 0;
+	}
+	c.data = data;
+	rt_mutex_lock(&rc->r_lock);
+	if (done_before == DEV_REC_NOW)
+		done_before = rc->r_base + rc->r_n;
+	if (done_before > rc->r_base + rc->r_n) {
+		err = -EINVAL; /* an entry cannot wait for ones logged after it */
+	} else {
+		err = rec_log(rc, &c, done_before);
+	}
+	rt_mutex_unlock(&rc->r_lock);
+	if (err)
+		free(data);
+	return err;
 }

@@ -146,6 +146,15 @@ bool target_is_ext4(const struct target *t)
 
 /* ---- opening ---------------------------------------------------------------- */
 
+static target_wrap_fn wrap_fn;
+static void *wrap_arg;
+
+void target_set_wrap(target_wrap_fn fn, void *arg)
+{
+	wrap_fn = fn;
+	wrap_arg = arg;
+}
+
 /*
  * Every file of a target opens here. A writable open claims the file
  * (O_EXCL for a block device, an OFD write lock for a regular file:
@@ -177,6 +186,16 @@ static int open_dev(struct target *t, const char *path, bool writable, uint64_t 
 	if (!writable && !t->t_in_use[0] &&
 	    (inuse_mounted(path, why, sizeof(why)) || inuse_locked(path, why, sizeof(why))))
 		snprintf(t->t_in_use, sizeof(t->t_in_use), "'%s' is in use: %s", path, why);
+	if (writable && wrap_fn) {
+		struct dev *inner = *out;
+
+		*out = NULL;
+		rc = wrap_fn(wrap_arg, path, inner, out);
+		if (rc) /* the hook did not take the device: it is ours to close */
+			dev_close(inner);
+		if (rc)
+			return fail(t, err, TF_OPEN, path, rc);
+	}
 	return 0;
 }
 

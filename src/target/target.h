@@ -83,6 +83,16 @@ int target_open_req(struct target *t, const struct target_req *r, struct jbd_err
 /* The tool's form: no formatting. */
 int target_open(struct target *t, const char *path, const char *journal,
 		const char *data, bool writable, bool need_data, struct jbd_err *err);
+/*
+ * For tests (`ujbd mount -o record=`): every device a writable open makes
+ * from a path (target_open_req, so ujbd_open_path too) is handed to fn,
+ * which returns 0 with *out the device to use in its place (a wrapper
+ * that owns inner, as dev_rec_new's), or -errno and leaves inner alone.
+ * fn NULL: none (the default). Process-wide and not thread-safe: set it
+ * before the open, clear it after.
+ */
+typedef int (*target_wrap_fn)(void *arg, const char *path, struct dev *inner, struct dev **out);
+void target_set_wrap(target_wrap_fn fn, void *arg);
 /* Close the devices and free the probes (t may be half open). */
 void target_close(struct target *t);
 bool target_is_ext4(const struct target *t);
