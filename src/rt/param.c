@@ -15,6 +15,21 @@
 
 #include "priv/param.h"
 
+/* v in as few digits as read back exactly (10 at least, as before: a
+ * range such as 1099511627776 must not print as 1.099511628e+12, which is
+ * past it). buf holds RT_NUM_LEN bytes. */
+#define RT_NUM_LEN 32
+static const char *num(char *buf, double v)
+{
+	for (int prec = 10; prec < 17; prec++) {
+		snprintf(buf, RT_NUM_LEN, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return buf;
+	}
+	snprintf(buf, RT_NUM_LEN, "%.17g", v);
+	return buf;
+}
+
 static double scale_of(const struct rt_param *p)
 {
 	return p->p_scale > 0 ? p->p_scale : 1.0;
@@ -156,6 +171,8 @@ static int parse_number(const struct rt_param *p, const char *s, double *out)
 /* A row's range as --params prints it: "0.5..40", "true|false". */
 static void range_text(const struct rt_param *p, char *buf, size_t len)
 {
+	char lo[RT_NUM_LEN], hi[RT_NUM_LEN], st[RT_NUM_LEN];
+
 	if (p->p_type == RT_PARAM_BOOL) {
 		snprintf(buf, len, "true|false");
 	} else if (p->p_type == RT_PARAM_ENUM) {
@@ -166,11 +183,12 @@ static void range_text(const struct rt_param *p, char *buf, size_t len)
 			at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? "|" : "",
 					       p->p_names[i]);
 	} else if (p->p_step > 0) {
-		snprintf(buf, len, "%.10g..%.10g in steps of %.10g", p->p_min, p->p_max, p->p_step);
+		snprintf(buf, len, "%s..%s in steps of %s", num(lo, p->p_min), num(hi, p->p_max),
+			 num(st, p->p_step));
 	} else if (p->p_pow2) {
-		snprintf(buf, len, "%.10g..%.10g, a power of two", p->p_min, p->p_max);
+		snprintf(buf, len, "%s..%s, a power of two", num(lo, p->p_min), num(hi, p->p_max));
 	} else {
-		snprintf(buf, len, "%.10g..%.10g", p->p_min, p->p_max);
+		snprintf(buf, len, "%s..%s", num(lo, p->p_min), num(hi, p->p_max));
 	}
 }
 
@@ -201,19 +219,21 @@ static void names_text(const struct rt_param *p, char *buf, size_t len)
 static void msg_range(const struct rt_param *p, bool rule, char *buf, size_t len)
 {
 	const char *sp = *p->p_unit ? " " : "";
+	char lo[RT_NUM_LEN], hi[RT_NUM_LEN], st[RT_NUM_LEN];
 
 	if (p->p_type == RT_PARAM_BOOL) {
 		snprintf(buf, len, "true or false");
 	} else if (p->p_type == RT_PARAM_ENUM) {
 		names_text(p, buf, len);
 	} else if (rule && p->p_step > 0) {
-		snprintf(buf, len, "%.10g to %.10g%s%s, a multiple of %.10g", p->p_min, p->p_max, sp,
-			 p->p_unit, p->p_step);
+		snprintf(buf, len, "%s to %s%s%s, a multiple of %s", num(lo, p->p_min),
+			 num(hi, p->p_max), sp, p->p_unit, num(st, p->p_step));
 	} else if (rule && p->p_pow2) {
-		snprintf(buf, len, "%.10g to %.10g%s%s, a power of two", p->p_min, p->p_max, sp,
-			 p->p_unit);
+		snprintf(buf, len, "%s to %s%s%s, a power of two", num(lo, p->p_min),
+			 num(hi, p->p_max), sp, p->p_unit);
 	} else {
-		snprintf(buf, len, "%.10g to %.10g%s%s", p->p_min, p->p_max, sp, p->p_unit);
+		snprintf(buf, len, "%s to %s%s%s", num(lo, p->p_min), num(hi, p->p_max), sp,
+			 p->p_unit);
 	}
 }
 
@@ -352,6 +372,7 @@ out:
 int rt_param_format(const struct rt_param *p, const void *obj, char *buf, size_t len)
 {
 	double v = rt_param_get(p, obj);
+	char n[RT_NUM_LEN];
 
 	if (p->p_type == RT_PARAM_BOOL)
 		return snprintf(buf, len, "%s", v != 0 ? "true" : "false");
@@ -359,7 +380,7 @@ int rt_param_format(const struct rt_param *p, const void *obj, char *buf, size_t
 		return snprintf(buf, len, "%s", p->p_names[(size_t)v]);
 	if (p->p_type != RT_PARAM_DOUBLE && scale_of(p) == 1.0)
 		return snprintf(buf, len, "%.0f", v);
-	return snprintf(buf, len, "%.10g", v);
+	return snprintf(buf, len, "%s", num(n, v));
 }
 
 bool rt_param_changed(const struct rt_param_table *t, const void *obj)
@@ -445,7 +466,7 @@ int rt_param_json(FILE *f, const struct rt_param_table *t, const void *obj)
 	fputc('{', f);
 	for (size_t i = 0; i < t->t_nparams; i++) {
 		const struct rt_param *p = &t->t_params[i];
-		char v[32], d[32];
+		char v[32], d[32], lo[RT_NUM_LEN], hi[RT_NUM_LEN];
 
 		rt_param_format(p, obj, v, sizeof(v));
 		rt_param_format(p, def, d, sizeof(d));
@@ -461,7 +482,7 @@ int rt_param_json(FILE *f, const struct rt_param_table *t, const void *obj)
 		if (p->p_type == RT_PARAM_BOOL)
 			fprintf(f, "\"min\": false, \"max\": true");
 		else
-			fprintf(f, "\"min\": %.10g, \"max\": %.10g", p->p_min, p->p_max);
+			fprintf(f, "\"min\": %s, \"max\": %s", num(lo, p->p_min), num(hi, p->p_max));
 		fprintf(f, ", \"source\": ");
 		json_str(f, p->p_source);
 		fputc('}', f);
