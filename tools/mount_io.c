@@ -40,6 +40,11 @@ void mount_io_set_handle(struct ujbd_handle *h)
 	io_h = h;
 	io_err = 0;
 	io_mine_n = 0;
+	if (!h) { /* the handle ended: its list goes (FUSE's threads come and go) */
+		free(io_mine);
+		io_mine = NULL;
+		io_mine_cap = 0;
+	}
 }
 
 struct ujbd_handle *mount_io_handle(void)
