@@ -262,10 +262,12 @@ struct ujbd_opts {
 	 * Every writeback_interval_ns, the checkpoint thread writes home,
 	 * as asynchronous WRITEs from its own thread (its ioprio: the
 	 * kernel's flusher threads ran at be:4), every committed buffer
-	 * whose transaction committed over writeback_expire_ns ago (0: 30
-	 * s, dirty_expire_centisecs), as the block device's dirty buffers
-	 * were written by pdflush every 5 s (dirty_writeback_centisecs);
-	 * the tail then moves past what was written. */
+	 * once committed buffers have waited to go home without a break
+	 * for writeback_expire_ns (0: 30 s, dirty_expire_centisecs): the
+	 * expiry of the block device's inode, whose dirty buffers pdflush
+	 * wrote all together every 5 s (dirty_writeback_centisecs) once
+	 * the inode was old, whatever each buffer's own age. The tail then
+	 * moves past what was written. */
 	uint64_t writeback_interval_ns;     /* 0 */
 	uint64_t writeback_expire_ns;       /* 0: 30 s */
 	/* Largest transaction in journal blocks; 0 = (journal length) / 4. */

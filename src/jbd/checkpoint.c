@@ -43,6 +43,10 @@ void __jbd_cp_append(struct ujbd *j, struct jbd_txn *t)
 	ASSERT(!last || ujbd_tid_gt(t->t_tid, last->t_tid));
 	rt_list_add_tail(&j->j_cp, &t->t_cplink);
 	ASSERT(RT_LIST_LAST(&j->j_cp, struct jbd_txn, t_cplink) == t);
+	/* its buffers are dirty for the device now: the device inode's
+	 * dirtied_when, if it was clean */
+	if (t->t_nr_ckpt && !j->j_wb_dirty_ns)
+		j->j_wb_dirty_ns = t->t_committed_ns ? t->t_committed_ns : rt_now_ns();
 }
 
 static void __cp_unlink(struct jbd_txn *t)
@@ -105,12 +109,25 @@ static const struct jbd_txn *__cp_holder(const struct ujbd *j, const struct jbd_
 	return NULL;
 }
 
-/* Pick up to j_ckpt_n buffers from the oldest transactions (kind
- * JBD_HOME_WRITEBACK: only of those committed at or before expired) and
- * copy them; *hold gets the tid of a transaction holding a buffer (for a
- * forced pass). Returns the count. Lock held. */
-static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold, uint8_t kind,
-			     uint64_t expired)
+/* Whether a committed buffer is waiting to go home that no transaction
+ * holds (dirty for the device). Lock held. */
+static bool __cp_any_writable(const struct ujbd *j)
+{
+	const struct jbd_txn *t;
+	const struct jbd_jh *jh;
+
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	RT_LIST_FOR_EACH(t, &j->j_cp, struct jbd_txn, t_cplink)
+		RT_LIST_FOR_EACH(jh, &t->t_ckpt, struct jbd_jh, b_cplink)
+			if (!__cp_holder(j, jh))
+				return true;
+	return false;
+}
+
+/* Pick up to j_ckpt_n buffers from the oldest transactions and copy them
+ * (kind: who writes them); *hold gets the tid of a transaction holding a
+ * buffer (for a forced pass). Returns the count. Lock held. */
+static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold, uint8_t kind)
 {
 	uint64_t now = rt_now_ns();
 	uint32_t n = 0;
@@ -122,8 +139,6 @@ static uint32_t __cp_collect(struct ujbd *j, bool *held, ujbd_tid_t *hold, uint8
 	RT_LIST_FOR_EACH(t, &j->j_cp, struct jbd_txn, t_cplink) {
 		if (n >= j->j_ckpt_n)
 			break;
-		if (kind == JBD_HOME_WRITEBACK && t->t_committed_ns > expired)
-			break; /* tid order is commit order */
 		if (!t->t_ckpt_first_ns)
 			t->t_ckpt_first_ns = now;
 		RT_LIST_FOR_EACH(jh, &t->t_ckpt, struct jbd_jh, b_cplink) {
@@ -275,7 +290,7 @@ static void __cp_done(struct ujbd *j, uint32_t n, int err)
 }
 
 /* A pass (see jbd_checkpoint_pass) writing kind's buffers. */
-static int cp_pass(struct ujbd *j, bool force, uint8_t kind, uint64_t expired)
+static int cp_pass(struct ujbd *j, bool force, uint8_t kind)
 {
 	uint64_t tag;
 	ujbd_tid_t hold = 0;
@@ -290,7 +305,7 @@ static int cp_pass(struct ujbd *j, bool force, uint8_t kind, uint64_t expired)
 		rt_mutex_unlock(&j->j_state_lock);
 		return rc;
 	}
-	n = __cp_collect(j, &held, &hold, kind, expired);
+	n = __cp_collect(j, &held, &hold, kind);
 	ASSERT(n <= j->j_ckpt_n);
 	JBD_TRACE(&j->j_tracer, jbd2_checkpoint, JBD_CP_FIRST(j) ? JBD_CP_FIRST(j)->t_tid : 0,
 		  n ? (int64_t)n : held ? 0 : -1, 0, 0, 0, 0, 0);
@@ -327,30 +342,44 @@ static int cp_pass(struct ujbd *j, bool force, uint8_t kind, uint64_t expired)
 
 int jbd_checkpoint_pass(struct ujbd *j, bool force)
 {
-	return cp_pass(j, force, JBD_HOME_CHECKPOINT, 0);
+	return cp_pass(j, force, JBD_HOME_CHECKPOINT);
 }
 
 /*
- * The writeback pass (writeback_interval_ns): every committed buffer of
- * the transactions that committed at least writeback_expire_ns ago goes
- * home, batch after batch, as pdflush wrote the block device's expired
- * dirty buffers; 0 or -errno. The checkpoint mutex held.
+ * The writeback pass (writeback_interval_ns), as kupdate wrote the block
+ * device's dirty buffers: expiry belongs to the device's inode, not to a
+ * buffer. Once committed buffers have been waiting to go home for
+ * writeback_expire_ns without a moment with none (j_wb_dirty_ns, the
+ * inode's dirtied_when, kept when buffers are added meanwhile), every one
+ * of them goes home, batch after batch, whatever its own age; the device
+ * is clean again only when a pass leaves none behind. 0 or -errno. The
+ * checkpoint mutex held.
  */
 static int cp_writeback(struct ujbd *j)
 {
 	uint64_t expire = j->j_opts.writeback_expire_ns ? j->j_opts.writeback_expire_ns
 							 : 30 * RT_NS_PER_S;
-	uint64_t now = rt_now_ns();
-	uint64_t expired = now > expire ? now - expire : 0;
+	uint64_t since;
 	int rc;
 
 	ASSERT(rt_mutex_held(&j->j_checkpoint_mutex));
 	ASSERT(j->j_opts.writeback_interval_ns);
-	if (!expired)
+	rt_mutex_lock(&j->j_state_lock);
+	since = j->j_wb_dirty_ns;
+	rt_mutex_unlock(&j->j_state_lock);
+	if (!since || rt_now_ns() - since < expire)
 		return 0;
-	/* a pass writes a batch; stop at one that wrote nothing */
-	while ((rc = cp_pass(j, false, JBD_HOME_WRITEBACK, expired)) > 0)
+	/* a pass writes a batch; stop at one that wrote nothing: what is
+	 * left belongs to a transaction not yet committed (not dirty for
+	 * the device: jbd's BH_JBDDirty) */
+	while ((rc = cp_pass(j, false, JBD_HOME_WRITEBACK)) > 0)
 		;
+	if (rc == 0) {
+		rt_mutex_lock(&j->j_state_lock);
+		if (!__cp_any_writable(j))
+			j->j_wb_dirty_ns = 0;
+		rt_mutex_unlock(&j->j_state_lock);
+	}
 	return rc;
 }
 

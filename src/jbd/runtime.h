@@ -393,6 +393,9 @@ struct ujbd {
 	uint64_t j_ckpt_tag, j_ckpt_seq;
 	uint16_t j_ckpt_prio;
 	uint16_t j_ckpt_tag_prio;         /* the pass in flight raised to (0: not) */
+	/* writeback: when committed buffers waiting to go home last went from
+	 * none to some (the block device inode's dirtied_when; 0: none) */
+	uint64_t j_wb_dirty_ns;           /* [j_state_lock] */
 
 	/* the committing thread's (j_commit_busy) */
 	struct jbd_iobuf *j_ring;

@@ -445,6 +445,79 @@ static void t_inherit_buffer_lock(void)
 	free(f);
 }
 
+/* ---- writeback expiry: the device's, not a buffer's -------------------- */
+
+/* The first dispatch (D) of a write covering block in dq's trace, 0: none. */
+static uint64_t home_dispatch(struct blk_queue *dq, uint64_t block)
+{
+	size_t n = blk_trace_count(dq);
+	struct blk_trace_event *ev = calloc(n ? n : 1, sizeof(*ev));
+	uint64_t sec = block * BS / 512, d = 0;
+
+	n = blk_trace_events(dq, 0, ev, n);
+	for (size_t i = 0; i < n && !d; i++)
+		if (ev[i].rwbs[0] == 'W' && ev[i].action == 'D' && ev[i].sector <= sec &&
+		    ev[i].sector + ev[i].nr_sectors > sec)
+			d = ev[i].time_ns;
+	free(ev);
+	return d;
+}
+
+struct wbx {
+	int rc;
+	uint64_t open, c[3], d[3]; /* blocks WBX_BLOCK + 10 i: committed, home write dispatched */
+};
+
+#define WBX_BLOCK 10u
+
+static int wbx_main(struct stack *st, void *arg)
+{
+	static const uint64_t at_ms[3] = { 0, 1500, 2500 };
+	struct wbx *x = arg;
+	struct rig r;
+
+	rig_of_stack(&r, st);
+	x->open = rt_now_ns();
+	for (unsigned i = 0; i < 3 && !x->rc; i++) {
+		rt_sleep_until(x->open + at_ms[i] * RT_NS_PER_MS);
+		x->rc = rig_write(r.j, WBX_BLOCK + 10 * i, 1, 1, true, NULL);
+		x->c[i] = rt_now_ns();
+	}
+	rt_sleep_until(x->open + 4500 * RT_NS_PER_MS);
+	for (unsigned i = 0; i < 3; i++)
+		x->d[i] = home_dispatch(stack_queue(st, 1), WBX_BLOCK + 10 * i);
+	return 0;
+}
+
+/*
+ * Writeback every second, expiry 1 s, blocks committed at 0, 1.5 and 2.5
+ * s. The pass of 1 s finds the device dirty for under a second; the pass of
+ * 2 s takes the first two, the second only 0.5 s old (kupdate expired the
+ * block device's inode, dirty since 0 s, not each buffer); that pass leaves
+ * the device clean, so the third waits a whole expiry of its own: not at 3
+ * s, at 4 s.
+ */
+static void t_writeback_expiry(void)
+{
+	struct blk_queue_opts qo;
+	struct stack_spec sp;
+	struct wbx x = { 0 };
+
+	home_stack_spec(&sp, &qo, 11, JBLOCKS);
+	rig_opts_jbd2(&sp.jopts, true);
+	sp.jopts.writeback_interval_ns = RT_NS_PER_S;
+	sp.jopts.writeback_expire_ns = RT_NS_PER_S;
+	T_EQ(rig_stack_run(&sp, wbx_main, &x), 0);
+	T_EQ(x.rc, 0);
+	for (unsigned i = 0; i < 3; i++)
+		T_CHECK(x.d[i] > x.c[i]);
+	/* the pass of 2 s took the first two */
+	T_CHECK(x.d[0] >= x.c[0] + RT_NS_PER_S && x.d[0] < x.open + 2500 * RT_NS_PER_MS);
+	T_CHECK(x.d[1] < x.c[1] + RT_NS_PER_S);
+	/* the device clean after it: the third waited a whole expiry */
+	T_CHECK(x.d[2] >= x.c[2] + RT_NS_PER_S && x.d[2] < x.open + 4500 * RT_NS_PER_MS);
+}
+
 /* ---- inherit over log space -------------------------------------------- */
 
 #define LS_JBLOCKS 512u
@@ -1031,6 +1104,7 @@ int main(int argc, char **argv)
 	T_RUN(t_wait_loop);
 	T_RUN(t_buffer_lock);
 	T_RUN(t_inherit_buffer_lock);
+	T_RUN(t_writeback_expiry);
 	T_RUN(t_inherit_log_space);
 	T_RUN(t_inherit);
 	T_RUN(t_inherit_shadow);
