@@ -781,7 +781,7 @@ static int chunk_map(struct fs *fs, struct lfs_tx *tx, struct wchunk *c, uint8_t
 	uint64_t end = c->done == c->n ? c->end : (c->fb0 + c->done) * LFS_BS;
 	if (end > in.i_size)
 		in.i_size = end;
-	in.i_mtime_ns = in.i_ctime_ns = rt_now_ns();
+	in.i_mtime_ns = in.i_ctime_ns = lfs_now(fs);
 	int s = lfs_iput(fs, tx, c->ino, &in);
 	return rc ? rc : s;
 }
@@ -1005,7 +1005,7 @@ static int read_fill(struct fs *fs, struct rplan *rp, bool cache)
 /* The read's atime, per the mount's policy. */
 static int read_atime(struct fs *fs, struct rplan *rp)
 {
-	uint64_t now = rt_now_ns(), a = rp->in.i_atime_ns;
+	uint64_t now = lfs_now(fs), a = rp->in.i_atime_ns;
 	struct lfs_inode in;
 	struct lfs_tx tx;
 	int rc, s;
@@ -1014,6 +1014,8 @@ static int read_atime(struct fs *fs, struct rplan *rp)
 		return 0;
 	if (fs->fs_p.atime == FS_ATIME_RELATIME && a > rp->in.i_mtime_ns &&
 	    a > rp->in.i_ctime_ns && now - a < 24 * 3600 * RT_NS_PER_S)
+		return 0;
+	if (a == now) /* touch_atime: the same time in the inodes' step */
 		return 0;
 	rc = lfs_tx_start(fs, &tx, 2);
 	if (rc)

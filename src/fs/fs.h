@@ -51,6 +51,10 @@ struct fs_params {
 	uint32_t readahead_kib;         /* 128 */
 	uint16_t pdflush_ioprio;        /* be:4 */
 	uint64_t cpu_op_ns;             /* CPU charged per operation (rt_cpu) */
+	/* an inode's times are kept to this step (1 s: ext3's, whose
+	 * 128-byte inode holds seconds); a read whose atime would not change
+	 * in that step dirties nothing */
+	uint64_t time_gran_ns;
 	uint32_t writeback_chunk_blocks; /* pages pdflush writes per pass (1024: 4 MiB) */
 	uint64_t throttle_wait_ns;      /* a throttled writer's wait between checks */
 	unsigned data_mode;             /* enum ujbd_data_mode used by the fs (ordered) */

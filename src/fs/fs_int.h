@@ -219,6 +219,14 @@ struct fs {
 	struct lfs_pool { uint8_t *buf[LFS_POOL_KEEP]; unsigned n; } pool[LFS_POOL_CLASSES];
 };
 
+/* Now, in the inodes' time step (fs_params.time_gran_ns). */
+static inline uint64_t lfs_now(const struct fs *fs)
+{
+	uint64_t g = fs->fs_p.time_gran_ns ? fs->fs_p.time_gran_ns : 1, n = rt_now_ns();
+
+	return n - n % g;
+}
+
 /* A handle with its credit accounting. */
 struct lfs_tx {
 	struct ujbd_handle *h;

@@ -51,6 +51,11 @@ static const struct rt_param fs_rows[] = {
 	P(cpu_op_ns, RT_PARAM_U64, "us", 1e3, 5, 0, 100000,
 	  "an estimate: a few us of system time per VFS call on a 2007 CPU",
 	  "CPU charged per operation (rt_cpu)"),
+	P(time_gran_ns, RT_PARAM_U64, "ms", 1e6, 1000, 1e-6, 1000,
+	  "ext3: a 128-byte inode holds seconds, and the VFS kept its times to the super "
+	  "block's s_time_gran, 1 s unless the file system sets it (2.6.2x alloc_super; "
+	  "ext3 never did); touch_atime leaves an atime equal to the current one",
+	  "step of the inodes' times (atime, mtime, ctime)"),
 	P(writeback_chunk_blocks, RT_PARAM_U32, "blocks", 0, 1024, 1, 65536,
 	  "MAX_WRITEBACK_PAGES 1024 (4 MiB per pass)", "pages pdflush writes per pass"),
 	P(throttle_wait_ns, RT_PARAM_U64, "ms", 1e6, 100, 1, 10000,
@@ -361,7 +366,7 @@ static int mk_root(struct fs *fs, uint8_t *tmp)
 	root.i_blocks = 1;
 	root.i_parent = LFS_ROOT_INO;
 	root.i_block[0] = (uint32_t)lfs_group_data(g, 0);
-	root.i_atime_ns = root.i_mtime_ns = root.i_ctime_ns = rt_now_ns();
+	root.i_atime_ns = root.i_mtime_ns = root.i_ctime_ns = lfs_now(fs);
 	if (!rc)
 		rc = lfs_iput(fs, &tx, LFS_ROOT_INO, &root);
 	sb = (struct lfs_sb){ .s_magic = LFS_MAGIC, .s_block_size = LFS_BS, .s_bpg = g->bpg,

@@ -536,7 +536,7 @@ static int make_node(struct fs *fs, struct lfs_tx *tx, fs_ino_t pino, const char
 	struct lfs_inode parent, in = { 0 };
 	struct dslot s, room;
 	fs_ino_t ino = 0;
-	uint64_t now = rt_now_ns(), pb;
+	uint64_t now = lfs_now(fs), pb;
 	bool fresh;
 	int rc = lfs_iget(fs, pino, &parent);
 
@@ -612,7 +612,7 @@ static int truncate_node(struct fs *fs, struct lfs_tx *tx, fs_ino_t ino)
 	if (!in.i_size && !in.i_blocks)
 		return 0;
 	rc = lfs_free_blocks(fs, tx, &in);
-	in.i_mtime_ns = in.i_ctime_ns = rt_now_ns();
+	in.i_mtime_ns = in.i_ctime_ns = lfs_now(fs);
 	return rc ? rc : lfs_iput(fs, tx, ino, &in);
 }
 
@@ -698,7 +698,7 @@ static int drop_link(struct fs *fs, struct lfs_tx *tx, fs_ino_t pino, fs_ino_t i
 			rc = lfs_free_inode(fs, tx, ino, dir);
 	} else {
 		in.i_nlink--;
-		in.i_ctime_ns = rt_now_ns();
+		in.i_ctime_ns = lfs_now(fs);
 		rc = lfs_iput(fs, tx, ino, &in);
 	}
 	if (rc || !dir)
@@ -730,7 +730,7 @@ int fs_unlink(struct fs *fs, const char *path)
 	if (!rc)
 		rc = lfs_iget(fs, pino, &parent);
 	if (!rc) {
-		parent.i_mtime_ns = parent.i_ctime_ns = rt_now_ns();
+		parent.i_mtime_ns = parent.i_ctime_ns = lfs_now(fs);
 		rc = lfs_iput(fs, &tx, pino, &parent);
 	}
 	if (!rc)

@@ -219,6 +219,12 @@ FS_TEST(t_alloc_orlov_fallback, NULL, 0, 0)
 
 /* ---- atime ---- */
 
+/* Times to the nanosecond (an ext4 inode's extra fields). */
+static void tw_ns_times(struct fs_params *p)
+{
+	p->time_gran_ns = 1;
+}
+
 static int atime_run(struct frig *r, unsigned n, uint64_t *handles, uint64_t *updates)
 {
 	struct fs_stats s0, s1;
@@ -230,6 +236,7 @@ static int atime_run(struct frig *r, unsigned n, uint64_t *handles, uint64_t *up
 	rt_sleep_ns(RT_NS_PER_S);
 	fs_stats(r->fs, &s0);
 	for (unsigned i = 0; i < n && !rc; i++) {
+		rt_sleep_ns(RT_NS_PER_US); /* a read a microsecond (the rig charges no CPU) */
 		int64_t got = fs_read(r->fs, f, 0, 4096, 0);
 		rc = got == 4096 ? 0 : -EIO;
 	}
@@ -253,7 +260,32 @@ static void t_atime_strict_body(struct frig *r)
 	T_EQ(ujbd_stats(r->j, &j1), 0);
 	T_CHECK(j1.rs_handle_count >= j0.rs_handle_count + 5 + 2);
 }
-FS_TEST(t_atime_strict, NULL, 0, 0)
+FS_TEST(t_atime_strict, tw_ns_times, 0, 0)
+
+/* The default step, ext3's second: the reads within one second dirty the
+ * inode once, the next second's read again; every time kept whole. */
+static void t_atime_second_body(struct frig *r)
+{
+	struct fs_stat st;
+	uint64_t h, u;
+
+	T_EQ_U64(r->fs->fs_p.time_gran_ns, RT_NS_PER_S);
+	rt_sleep_ns(RT_NS_PER_S / 3); /* off the second's edge */
+	T_EQ(atime_run(r, 5, &h, &u), 0);
+	T_EQ(u, 1);
+	T_EQ(h, 1);
+	T_EQ(fs_stat(r->fs, "/f", &st), 0);
+	T_EQ_U64(st.atime_ns % RT_NS_PER_S, 0);
+	T_EQ_U64(st.mtime_ns % RT_NS_PER_S, 0);
+	T_EQ_U64(st.ctime_ns % RT_NS_PER_S, 0);
+	T_CHECK(st.atime_ns > st.mtime_ns);
+	uint64_t a = st.atime_ns;
+	rt_sleep_ns(RT_NS_PER_S);
+	T_EQ(fs_read(r->fs, st.ino, 0, 4096, 0), 4096);
+	T_EQ(fs_stat(r->fs, "/f", &st), 0);
+	T_EQ_U64(st.atime_ns, a + RT_NS_PER_S);
+}
+FS_TEST(t_atime_second, NULL, 0, 0)
 
 static void tw_relatime(struct fs_params *p)
 {
@@ -566,6 +598,7 @@ static void t_params(void)
 	T_EQ_U64(p.dirty_expire_ns, 30 * RT_NS_PER_S);
 	T_EQ_U64(p.writeback_interval_ns, 5 * RT_NS_PER_S);
 	T_EQ(p.readahead_kib, 128);
+	T_EQ_U64(p.time_gran_ns, RT_NS_PER_S);
 	T_EQ(p.pdflush_ioprio, RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4));
 	T_EQ(rt_param_parse(&fs_param_table, &p, "dirty_expire_ns=1000,atime=2", err,
 			    sizeof(err)), 0);
@@ -588,6 +621,7 @@ int main(int argc, char **argv)
 	T_RUN(t_alloc);
 	T_RUN(t_alloc_orlov_fallback);
 	T_RUN(t_atime_strict);
+	T_RUN(t_atime_second);
 	T_RUN(t_atime_relatime);
 	T_RUN(t_atime_noatime);
 	T_RUN(t_cache_hit);
