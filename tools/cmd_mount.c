@@ -80,8 +80,8 @@ int cmd_mount(int argc, char **argv)
 
 #define OPEN_SLOTS 1024
 
-/* An inode with open files: how many, and whether its last name is gone
- * (it is on the orphan list, freed at its last release). */
+/* An inode with open files or directories: how many, and whether its last
+ * name is gone (it is on the orphan list, freed at its last release). */
 struct opened {
 	ext2_ino_t ino;
 	unsigned n;
@@ -895,14 +895,16 @@ static int orphan_del(ext2_ino_t ino, ext2_ino_t next)
 	return 0; /* not on it (a broken list): nothing to undo */
 }
 
-/* The last name of ino went (in: its inode, links at 0): freed, or while
- * it is open, put on the orphan list (freed at its last release). */
+/* The last name of ino went (in: its inode, links at 0; a directory's
+ * entries gone but its own): freed, or while it is open, put on the orphan
+ * list (freed at its last release), as ext4 keeps a removed directory
+ * that a process still has open. */
 static int drop_inode(ext2_ino_t ino, struct ext2_inode_large *in)
 {
 	struct opened *o = opened_find(ino);
 	int rc;
 
-	if (!o || !o->n || LINUX_S_ISDIR(in->i_mode))
+	if (!o || !o->n)
 		return free_inode(ino);
 	in->i_links_count = 0;
 	in->i_dtime = M.fs->super->s_last_orphan;
@@ -1049,7 +1051,11 @@ static int new_node(ext2_ino_t dir, const char *name, mode_t mode, dev_t rdev, e
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	cfg->use_ino = 1;
-	cfg->nullpath_ok = 0;
+	/* Operations on an open file or directory go by its handle (fh_ino):
+	 * libfuse passes no path to them, so a directory removed while open
+	 * (which libfuse does not hide as it hides a file) still reads as
+	 * removed (ENOENT) where a path lookup would give ESTALE. */
+	cfg->nullpath_ok = 1;
 	/* The high-level API gives each name its own node: the kernel would
 	 * keep a hard link's other names' attributes (nlink, ctime) for the
 	 * timeout after a link or unlink. No attribute caching, then. */
@@ -1104,11 +1110,16 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t o
 		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
 	struct rd_ctx c = { buf, fill };
+	struct ext2_inode_large in;
 	ext2_ino_t ino;
 	int rc;
 
 	rd_begin();
 	ino = fh_ino(path, fi, &rc);
+	if (!rc)
+		rc = iget(ino, &in);
+	if (!rc && !in.i_links_count)
+		rc = -ENOENT; /* removed while open: no entries, as the VFS says */
 	if (!rc)
 		rc = e2err(ext2fs_dir_iterate2(M.fs, ino, 0, NULL, rd_one, &c));
 	rd_end();
@@ -1127,6 +1138,8 @@ static int op_opendir(const char *path, struct fuse_file_info *fi)
 		rc = iget(ino, &in);
 	if (!rc && !LINUX_S_ISDIR(in.i_mode))
 		rc = -ENOTDIR;
+	if (!rc && !opened_add(ino))
+		rc = -ENOMEM;
 	if (!rc)
 		fi->fh = ino;
 	rd_end();
@@ -1365,8 +1378,10 @@ static int op_rmdir(const char *path)
 		rc = dir_empty(ino);
 	if (!rc)
 		rc = e2err(ext2fs_unlink(M.fs, dir, name, ino, 0));
-	if (!rc)
-		rc = free_inode(ino);
+	if (!rc) {
+		in.i_links_count = 0; /* its parent's entry and its own "." */
+		rc = drop_inode(ino, &in);
+	}
 	if (!rc)
 		rc = touch_dir(dir, -1);
 	return op_end(rc, dir, ino, 0, 0);
@@ -1547,7 +1562,8 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 			rc = set_entry(ddir, dname, sino, ftype(sin.i_mode));
 			if (!rc) {
 				if (ddir_is) {
-					rc = free_inode(dino);
+					din.i_links_count = 0;
+					rc = drop_inode(dino, &din);
 					if (!rc)
 						rc = touch_dir(ddir, -1);
 				} else if (din.i_links_count <= 1) {
@@ -2223,6 +2239,7 @@ static const struct fuse_operations ops = {
 	.write = op_write,
 	.statfs = op_statfs,
 	.release = op_release,
+	.releasedir = op_release, /* the same: a removed directory is freed there */
 	.fsync = op_fsync,
 	.setxattr = op_setxattr,
 	.getxattr = op_getxattr,

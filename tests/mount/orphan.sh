@@ -72,20 +72,32 @@ fsck_clean "$img"
 [ "$(orphan_of "$img")" = "" ] || die "an orphan list after a clean unmount"
 [ "$(free_of "$img")" -eq "$free0" ] || die "free blocks $(free_of "$img"), $free0 before"
 
-# opened_then_kill SIG: an open file unlinked, written, fsynced (the
-# unlink committed), then the daemon gets SIG while the file is open
+# opened_then_kill SIG [dir]: an open file unlinked, written, fsynced (the
+# unlink committed) -- or dir: an open directory removed, its parent
+# fsynced (the rmdir committed) -- then the daemon gets SIG while the
+# file or the directory is open
 opened_then_kill() {
 	cp "$base" "$img"
 	mnt "$img" "$M"
 	rm -f "$T/ready"
-	python3 - "$M" "$T/ready" <<'EOF' &
+	python3 - "$M" "$T/ready" "${2:-file}" <<'EOF' &
 import os, sys, time
-d, ready = sys.argv[1], sys.argv[2]
-fd = os.open(d + "/f", os.O_CREAT | os.O_RDWR, 0o644)
-os.write(fd, os.urandom(1 << 20))
-os.unlink(d + "/f")
-os.write(fd, os.urandom(1 << 20))
-os.fsync(fd)
+d, ready, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+if kind == "dir":
+    os.mkdir(d + "/dd")
+    open(d + "/dd/x", "w").write("x" * 100000)
+    os.unlink(d + "/dd/x")
+    fd = os.open(d + "/dd", os.O_RDONLY | os.O_DIRECTORY)
+    os.rmdir(d + "/dd")
+    root = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    os.fsync(root)  # fsyncdir: the rmdir committed
+    os.close(root)
+else:
+    fd = os.open(d + "/f", os.O_CREAT | os.O_RDWR, 0o644)
+    os.write(fd, os.urandom(1 << 20))
+    os.unlink(d + "/f")
+    os.write(fd, os.urandom(1 << 20))
+    os.fsync(fd)
 open(ready, "w").close()
 time.sleep(60)
 EOF
@@ -153,4 +165,106 @@ needs_recovery "$img" && die "SIGTERM: needs_recovery left set"
 fsck_clean "$img"
 [ "$(orphan_of "$img")" = "" ] || die "SIGTERM: the orphan list left"
 [ "$(free_of "$img")" -eq "$free0" ] || die "SIGTERM: free blocks $(free_of "$img"), $free0 before"
-echo "ok: unlinked open files (no hidden name, fstat, read, write, ftruncate), freed at close; after kill -9, the orphan freed by $what; SIGTERM frees it"
+# 4. directories: one removed while open stays until its last close
+cp "$base" "$img"
+mnt "$img" "$M"
+python3 - "$M" <<'EOF' || die "a directory removed while open"
+import os, sys
+d = sys.argv[1]
+def check(c, what):
+    if not c:
+        sys.exit("FAIL: " + what)
+f0, i0 = os.statvfs(d).f_bfree, os.statvfs(d).f_ffree
+os.mkdir(d + "/dd")
+for i in range(200):  # a directory of more than one block
+    open("%s/dd/%03d-%s" % (d, i, "n" * 40), "w").close()
+for n in os.listdir(d + "/dd"):
+    os.unlink(d + "/dd/" + n)
+fd = os.open(d + "/dd", os.O_RDONLY | os.O_DIRECTORY)
+os.rmdir(d + "/dd")
+check(not os.path.exists(d + "/dd"), "dd still there")
+# readdir by the handle: ENOENT, as Linux gives for a removed directory
+# (glibc's readdir reads it as the end). Not fstat, nor so opendir(3) on
+# the descriptor: libfuse's high-level API has no path for the node of a
+# directory removed while open and answers ESTALE (ext4: nlink 0).
+def getdents(f):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(65536)
+    n = libc.syscall(217, f, buf, len(buf))  # getdents64 (x86-64)
+    return n, ctypes.get_errno()
+import platform
+if platform.machine() == "x86_64":
+    n, e = getdents(fd)
+    check(n == -1 and e == 2, "getdents64 of a removed directory: %d, errno %d" % (n, e))
+os.fsync(fd)  # fsyncdir by the handle
+check(os.statvfs(d).f_bfree < f0, "dd's blocks freed while it is open")
+os.mkdir(d + "/dd")  # the name is free again
+check(os.listdir(d + "/dd") == [], "the new dd")
+os.rmdir(d + "/dd")
+os.close(fd)
+def freed():  # the kernel sends the release after close returns
+    import time
+    for _ in range(100):
+        if os.statvfs(d).f_bfree == f0 and os.statvfs(d).f_ffree == i0:
+            return True
+        time.sleep(0.05)
+    return False
+check(freed(),
+      "after the last close: free blocks %d (%d before), inodes %d (%d before)" %
+      (os.statvfs(d).f_bfree, f0, os.statvfs(d).f_ffree, i0))
+# a rename over an empty directory that is open
+os.mkdir(d + "/a")
+os.mkdir(d + "/b")
+fb = os.open(d + "/b", os.O_RDONLY | os.O_DIRECTORY)
+os.rename(d + "/a", d + "/b")
+check(os.listdir(d + "/b") == [], "b after a rename over it")
+if platform.machine() == "x86_64":
+    n, e = getdents(fb)
+    check(n == -1 and e == 2, "getdents64 of the directory renamed over: %d, errno %d" % (n, e))
+os.close(fb)
+os.rmdir(d + "/b")
+check(freed(), "after the renames")
+print("ok")
+EOF
+umnt "$M"
+fsck_clean "$img"
+[ "$(orphan_of "$img")" = "" ] || die "dirs: an orphan list after a clean unmount"
+[ "$(free_of "$img")" -eq "$free0" ] || die "dirs: free blocks $(free_of "$img"), $free0 before"
+# kill -9 with the removed directory open: its inode on the orphan list,
+# which e2fsck -p, ujbd mount and the kernel free
+opened_then_kill KILL dir
+cp "$img" "$T/mnt.img"
+cp "$img" "$T/kern.img"
+"$UJBD" recover "$img" > "$T/rec.out" 2>&1 || { cat "$T/rec.out"; die "dirs: ujbd recover"; }
+ino=$(orphan_of "$img")
+[ -n "$ino" ] && [ "$ino" -gt 0 ] || die "dirs: no orphan list after ujbd recover"
+e2fsck -fp "$img" > "$T/fsck.out" 2>&1; rc=$?
+[ $rc -le 1 ] || { cat "$T/fsck.out"; die "dirs: e2fsck -fp: exit $rc"; }
+grep -q "Clearing orphaned inode $ino" "$T/fsck.out" || { cat "$T/fsck.out"; die "dirs: e2fsck -fp: no orphan cleared"; }
+fsck_clean "$img"
+[ "$(free_of "$img")" -eq "$free0" ] || die "dirs: after e2fsck -p: free blocks $(free_of "$img"), $free0 before"
+mnt "$T/mnt.img" "$M"
+grep -q "orphan list processed.*1 freed" "$T/mount.err" || { cat "$T/mount.err"; die "dirs: ujbd mount: no word of the orphan"; }
+[ "$(ls -A "$M")" = "lost+found" ] || die "dirs: ujbd mount: names: $(ls -A "$M")"
+umnt "$M"
+fsck_clean "$T/mnt.img"
+[ "$(free_of "$T/mnt.img")" -eq "$free0" ] || die "dirs: ujbd mount: free blocks $(free_of "$T/mnt.img"), $free0 before"
+if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null; then
+	LOOPMNT=$T/k
+	mkdir -p "$LOOPMNT"
+	if mount -o loop "$T/kern.img" "$LOOPMNT"; then
+		names=$(ls -A "$LOOPMNT")
+		umount "$LOOPMNT"
+		n=0
+		while [ -n "$(losetup -j "$T/kern.img" 2>/dev/null)" ] && [ $n -lt 100 ]; do
+			n=$((n + 1)); sleep 0.1
+		done
+		[ "$names" = "lost+found" ] || die "dirs: the kernel: names: $names"
+		fsck_clean "$T/kern.img"
+		[ "$(orphan_of "$T/kern.img")" = "" ] || die "dirs: the kernel left the orphan list"
+		[ "$(free_of "$T/kern.img")" -eq "$free0" ] || die "dirs: the kernel: free blocks $(free_of "$T/kern.img"), $free0 before"
+	fi
+fi
+
+echo "ok: unlinked open files (no hidden name, fstat, read, write, ftruncate), freed at close; after kill -9, the orphan freed by $what; SIGTERM frees it; a directory removed while open: kept to its last close, after kill -9 freed by the same"
