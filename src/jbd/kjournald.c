@@ -31,6 +31,8 @@ void __jbd_request_commit(struct ujbd *j, ujbd_tid_t tid)
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(ujbd_tid_gt(j->j_transaction_sequence, tid)); /* handed out */
+	/* the running transaction is the newest tid handed out */
+	ASSERT(!j->j_running || (ujbd_tid_t)(j->j_running->t_tid + 1) == j->j_transaction_sequence);
 	if (!ujbd_tid_geq(j->j_commit_sequence, tid) && !ujbd_tid_geq(j->j_commit_request, tid)) {
 		needed = true;
 		j->j_commit_request = tid;
@@ -53,6 +55,8 @@ void __jbd_request_commit(struct ujbd *j, ujbd_tid_t tid)
  * expects are in (see __batch_wanted). */
 static void __batch_note(struct ujbd *j, const struct jbd_txn *t)
 {
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(!j->j_batching || j->j_commit_busy); /* only the committer batches */
 	if (j->j_batching && t == j->j_running && jbd_txn_fsyncs(t) >= j->j_batch_target)
 		rt_cond_signal(&j->j_wait_batch);
 }
@@ -83,14 +87,18 @@ bool __jbd_inherit(struct ujbd *j, struct jbd_txn *t)
 	uint16_t prio = jbd_waiter_prio(), old;
 	uint64_t tag;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	if (!t)
 		return false;
+	/* a waiter raises a transaction the journal still holds */
+	ASSERT(t == j->j_running || t == j->j_committing);
 	old = jbd_inherit_prio(t->t_waiter_prio);
 	if (!t->t_waiter_prio || jbd_ioprio_higher(prio, t->t_waiter_prio))
 		t->t_waiter_prio = prio;
 	if (j->j_opts.commit_ioprio != UJBD_IOPRIO_INHERIT || !jbd_ioprio_higher(prio, old))
 		return false;
 	jbd_stats_inherit_boost(&j->j_stats);
+	ASSERT(!j->j_boost_tag || j->j_commit_busy); /* a tag while a commit runs */
 	if (t != j->j_committing || !j->j_boost_tag)
 		return false;
 	ASSERT(t->t_state == T_FLUSH || t->t_state == T_COMMIT);
@@ -117,6 +125,9 @@ static void __note_waiter(struct ujbd *j, ujbd_tid_t tid)
 		t = j->j_committing;
 	if (!t)
 		return;
+	/* running: open or locked; committing: flushing or logging */
+	ASSERT(t == j->j_running ? t->t_state <= T_LOCKED
+				 : t->t_state == T_FLUSH || t->t_state == T_COMMIT);
 	t->t_nr_fsync_waits++;
 	__batch_note(j, t);
 	t->t_synchronous_commit = true;
@@ -145,6 +156,9 @@ static bool __caller_commit(struct ujbd *j, ujbd_tid_t tid)
 		t->t_requested = true;
 		t->t_requested_ns = rt_now_ns();
 	}
+	/* no commit runs (none failed either): t is the next to commit */
+	ASSERT(t->t_state == T_RUNNING && !j->j_committing);
+	ASSERT((ujbd_tid_t)(j->j_commit_sequence + 1) == tid);
 	__commit_excl(j, true);
 	/* by tid: t may be freed by now (its checkpoint done while the
 	 * commit's last write was waited for) and its memory be the running
@@ -175,6 +189,8 @@ static int __wait_commit(struct ujbd *j, ujbd_tid_t tid, bool may_commit)
 	int rc = 0;
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
+	/* handed out: a later tid no commit reaches before it wraps */
+	ASSERT(ujbd_tid_gt(j->j_transaction_sequence, tid));
 	__note_waiter(j, tid);
 	while (!ujbd_tid_geq(j->j_commit_sequence, tid)) {
 		if (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)) {
@@ -239,6 +255,9 @@ int ujbd_commit_tid(struct ujbd *j, ujbd_tid_t tid)
 		if ((j->j_flags & JBD_F_ABORTED) && !ujbd_tid_geq(j->j_commit_sequence, tid))
 			rc = jbd_abort_errno(j);
 	}
+	/* committed here, or asked of kjournald */
+	ASSERT(rc || ujbd_tid_geq(j->j_commit_request, tid) ||
+	       ujbd_tid_geq(j->j_commit_sequence, tid));
 	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
@@ -276,6 +295,8 @@ int ujbd_sync(struct ujbd *j)
 	rt_mutex_lock(&j->j_state_lock);
 	tid = j->j_running ? j->j_running->t_tid
 	      : j->j_committing ? j->j_committing->t_tid : j->j_commit_sequence;
+	/* the committing transaction follows the last one committed */
+	ASSERT(!j->j_committing || (ujbd_tid_t)(j->j_committing->t_tid - 1) == j->j_commit_sequence);
 	(void)__jbd_fsync_commit(j, tid);
 	rc = __wait_commit(j, tid, true);
 	if (!rc && (j->j_flags & JBD_F_ABORTED))
@@ -292,6 +313,9 @@ static bool __commit_due(const struct ujbd *j)
 {
 	const struct jbd_txn *t = j->j_running;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	/* a transaction asked for is covered by the request */
+	ASSERT(!t || !t->t_requested || ujbd_tid_geq(j->j_commit_request, t->t_tid));
 	if (!t || (j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
 		return false;
 	return ujbd_tid_geq(j->j_commit_request, t->t_tid) || rt_now_ns() >= t->t_expires_ns;
@@ -315,6 +339,8 @@ static bool __batch_wanted(const struct ujbd *j, uint64_t *deadline)
 	const struct jbd_txn *t = j->j_running;
 	uint64_t window = jbd_stats_avg_commit_ns(&j->j_stats);
 
+	/* the committer's window: only it locks the running transaction */
+	ASSERT(j->j_commit_busy && t);
 	if (!j->j_opts.max_batch_time_ns ||
 	    (j->j_flags & (JBD_F_STOPPING | JBD_F_ABORTED | JBD_F_HARD)) ||
 	    j->j_space_waiters || !jbd_txn_fsyncs(t) || jbd_txn_fsyncs(t) >= j->j_batch_target ||
@@ -339,6 +365,7 @@ static void __commit_excl(struct ujbd *j, bool caller)
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(!j->j_commit_busy && j->j_running);
+	ASSERT(!j->j_boost_tag && !j->j_batching); /* left by the last commit */
 	j->j_commit_busy = true;
 	while (__batch_wanted(j, &deadline)) {
 		j->j_batching = true;
@@ -368,6 +395,7 @@ static void __kj_sleep(struct ujbd *j)
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(!j->j_kj_sleeping && !j->j_kj_busy_wait);
+	ASSERT(!j->j_kj_kicked); /* a kick is taken by the sleep it ends */
 	j->j_kj_sleeping = true;
 	j->j_kj_timed = t != NULL && !(j->j_flags & JBD_F_ABORTED);
 	if (j->j_kj_timed) {
@@ -419,5 +447,7 @@ void jbd_kjournald(void *arg)
 			break;
 		__kj_sleep(j);
 	}
+	/* nobody is left to signal a thread that is gone */
+	ASSERT(!j->j_kj_sleeping && !j->j_kj_busy_wait);
 	rt_mutex_unlock(&j->j_state_lock);
 }
