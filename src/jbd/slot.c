@@ -67,6 +67,8 @@ static void slot_thread_exit(void *arg)
 {
 	(void)arg;
 	for (unsigned i = 0; i < SLOT_TLS; i++) {
+		/* an entry names its journal iff it holds a slot (jids start at 1) */
+		ASSERT(!slot_tls[i].r_slot == !slot_tls[i].r_jid);
 		if (slot_tls[i].r_slot)
 			slot_unref(slot_tls[i].r_slot);
 		slot_tls[i] = (struct slot_ref){ 0, NULL };
@@ -143,6 +145,8 @@ struct jbd_slot *jbd_slot_self(struct ujbd *j)
 bool __jbd_slots_hold(const struct ujbd *j, const struct jbd_txn *t)
 {
 	ASSERT(rt_mutex_held(&j->j_state_lock));
+	/* the drain: t is locked and closed to slot handles */
+	ASSERT(t->t_state == T_LOCKED && __atomic_load_n(&j->j_open, __ATOMIC_RELAXED) != t);
 	for (const struct jbd_slot *s = j->j_slots; s; s = s->s_next)
 		if (__atomic_load_n(&s->s_txn, __ATOMIC_SEQ_CST) == t)
 			return true;
@@ -170,9 +174,11 @@ uint64_t __jbd_slots_handles(const struct ujbd *j, const struct jbd_txn *t)
 void jbd_slots_release(struct ujbd *j)
 {
 	struct jbd_slot *s, *next;
+	uint32_t n = 0;
 
 	for (s = j->j_slots; s; s = next) {
 		next = s->s_next;
+		n++;
 		ASSERT(!__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED));
 		ASSERT(!__atomic_load_n(&s->s_closed, __ATOMIC_RELAXED));
 		__atomic_store_n(&s->s_closed, true, __ATOMIC_RELEASE);
@@ -184,6 +190,7 @@ void jbd_slots_release(struct ujbd *j)
 			}
 		slot_unref(s);
 	}
+	ASSERT(n == j->j_nslots); /* a slot leaves j_slots only here */
 	j->j_slots = NULL;
 }
 
@@ -245,6 +252,9 @@ static int slot_refill(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *t,
 	ASSERT(s->s_pool < nblocks && s->s_pool_seq == t->t_seq);
 
 	rt_mutex_lock(&j->j_state_lock);
+	/* announced: t cannot be drained past this slot, so it still runs */
+	ASSERT(__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED) == t);
+	ASSERT(t == j->j_running && t->t_state <= T_LOCKED);
 	if ((j->j_flags & JBD_F_ABORTED) || t->t_state != T_RUNNING)
 		rc = -EAGAIN;
 	if (!rc && (t->t_outstanding + want > j->j_max_txn || !__jbd_space_for(j, want)))
@@ -314,6 +324,8 @@ void __jbd_slot_pool_return(struct ujbd *j, struct jbd_slot *s, struct jbd_txn *
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(s->s_pool > j->j_pool_chunk && s->s_pool_seq == t->t_seq);
 	ASSERT(t->t_outstanding >= s->s_pool - j->j_pool_chunk);
+	/* still announced: t has not been drained, its count is live */
+	ASSERT(__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED) == t && t == j->j_running);
 	t->t_outstanding -= s->s_pool - j->j_pool_chunk;
 	s->s_pool = j->j_pool_chunk;
 }
