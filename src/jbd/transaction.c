@@ -114,9 +114,13 @@ static void __txn_start(struct ujbd *j, struct jbd_txn *t)
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(j->j_running == NULL && t != j->j_committing);
+	/* j_open is the running transaction or NULL: nothing admits slots */
+	ASSERT(__atomic_load_n(&j->j_open, __ATOMIC_RELAXED) == NULL);
 	memset(t, 0, sizeof(*t));
 	jbd_txn_lists_init(t);
 	t->t_tid = j->j_transaction_sequence++;
+	/* tids in commit order: the committing one, if any, is just before */
+	ASSERT(!j->j_committing || (ujbd_tid_t)(j->j_committing->t_tid + 1) == t->t_tid);
 	t->t_seq = ++j->j_txn_seq;
 	t->t_state = T_RUNNING;
 	t->t_start_ns = now;
@@ -210,6 +214,7 @@ bool __jbd_space_for(const struct ujbd *j, uint32_t more)
 static bool __revokes_full(const struct ujbd *j, const struct jbd_txn *t)
 {
 	ASSERT(rt_mutex_held(&j->j_state_lock));
+	ASSERT(t == j->j_running && t->t_revoke); /* only it takes revokes */
 	return t->t_revoke->rt_n >= t->t_revoke->rt_cap - t->t_revoke->rt_cap / 4;
 }
 
@@ -335,6 +340,8 @@ int ujbd_start(struct ujbd *j, unsigned nblocks, struct ujbd_handle **out)
 		__handle_push(j, h);
 		rc = __jbd_abort_told(j, rc);
 	}
+	/* pre, if unused, is nobody's transaction: it is freed below */
+	ASSERT(!pre || (pre != j->j_running && pre != j->j_committing));
 	rt_mutex_unlock(&j->j_state_lock);
 	free(pre);
 	if (rc)
@@ -437,8 +444,10 @@ int ujbd_stop(struct ujbd_handle *h)
 	rt_mutex_lock(&j->j_state_lock);
 	now = h->h_start_ns ? rt_now_ns() : 0;
 	ASSERT(t->t_state == T_RUNNING || t->t_state == T_LOCKED);
+	ASSERT(t == j->j_running); /* the commit waits for this handle */
 	if (s) {
 		ASSERT(s->s_busy && h == &s->s_handle);
+		ASSERT(__atomic_load_n(&s->s_txn, __ATOMIC_RELAXED) == t); /* announced */
 		s->s_pool += h->h_buffer_credits;
 		if (s->s_pool > j->j_pool_chunk)
 			__jbd_slot_pool_return(j, s, t);
@@ -505,6 +514,7 @@ static int __freeze(struct ujbd *j, struct jbd_jh *jh)
 
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(!jh->b_frozen_data && jh->b_transaction == j->j_committing);
+	ASSERT(jh->b_dirty && !jh->b_logged); /* what the commit will still log */
 	jh->b_frozen_data = malloc(j->j_blocksize);
 	if (!jh->b_frozen_data)
 		return -ENOMEM;
@@ -528,6 +538,8 @@ static int __wait_shadow(struct ujbd *j, struct ujbd_buf *b, struct jbd_jh *jh)
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	/* only wait-io shadows: copy never waits for a log write */
 	ASSERT(j->j_opts.under_commit != UJBD_UNDER_COMMIT_COPY && b->b_jh == jh);
+	/* shadowed: the committing transaction copied it into the log */
+	ASSERT(jh->b_shadow && jh->b_logged && jh->b_transaction == j->j_committing);
 	if (__jbd_inherit(j, jh->b_transaction))
 		return 1;
 	while (b->b_jh == jh && jh->b_shadow && !(j->j_flags & (JBD_F_ABORTED | JBD_F_HARD)))
@@ -550,6 +562,7 @@ static int __wait_home_io(struct ujbd *j, struct ujbd_buf *b, struct jbd_jh *jh)
 									: UJBD_LAT_LOCK_CHECKPOINT;
 	uint64_t t0 = rt_now_ns(), waited;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(j->j_opts.buffer_lock && jh->b_home_io);
 	if (j->j_opts.commit_ioprio == UJBD_IOPRIO_INHERIT && j->j_ckpt_tag) {
 		uint16_t prio = jbd_waiter_prio();
@@ -625,6 +638,8 @@ static int __write_access(struct ujbd *j, struct ujbd_handle *h, struct ujbd_buf
 	b->b_jstate |= BUF_J_JOURNALED;
 	h->h_buffer_credits--;
 	jh->b_join_seq = h->h_seq;
+	/* a head is on a t_buffers iff it has a transaction (hashed: not retired) */
+	ASSERT(!jh->b_transaction == rt_list_empty(&jh->b_tlink));
 	ASSERT(jh->b_transaction == t || jh->b_next_transaction == t);
 	return 0;
 }
@@ -737,6 +752,7 @@ int ujbd_dirty_metadata(struct ujbd_handle *h, struct ujbd_buf *b)
 		rc = -EINVAL; /* no write access in this transaction */
 	}
 	ASSERT(rc || jh->jh_buf == b);
+	ASSERT(rc || !rt_list_empty(&jh->b_tlink)); /* on its transaction's t_buffers */
 	rc = __jbd_abort_told(j, rc);
 	rt_mutex_unlock(&j->j_state_lock);
 	return rc;
@@ -752,6 +768,7 @@ static void __retire(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 {
 	struct ujbd_buf *put = NULL;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(jh->b_transaction == t && t->t_nr_buffers > 0);
 	ASSERT(!jh->b_cp_transaction && !jh->b_data_transaction && !jh->b_ckpt_busy);
 	__jbd_list_del_t(t, jh);
@@ -799,6 +816,8 @@ static void __forget(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh)
 		jh->b_next_dirty = false;
 		jh->b_next_forget = true;
 	}
+	/* kept or retired: a head with a transaction is on its t_buffers */
+	ASSERT(!jh->b_transaction || !rt_list_empty(&jh->b_tlink));
 }
 
 int ujbd_forget(struct ujbd_handle *h, struct ujbd_buf *b)
@@ -849,7 +868,11 @@ int ujbd_revoke(struct ujbd_handle *h, uint64_t block)
 		ASSERT(jh->b_transaction != t || jh->b_forget);
 	}
 	rc = jbd_revoke_add(t->t_revoke, block);
+	ASSERT(rc || jbd_revoke_has(t->t_revoke, block));
 	if (!rc && __revokes_full(j, t)) {
+		/* j_open is t or already closed: closing it closes only t */
+		ASSERT(__atomic_load_n(&j->j_open, __ATOMIC_RELAXED) == t ||
+		       __atomic_load_n(&j->j_open, __ATOMIC_RELAXED) == NULL);
 		/* new handles, slot ones too, wait for the next transaction */
 		__atomic_store_n(&j->j_open, NULL, __ATOMIC_SEQ_CST);
 		__jbd_request_commit(j, t->t_tid);
@@ -921,6 +944,8 @@ static int __data_join(struct ujbd *j, struct jbd_txn *t, struct jbd_jh *jh)
 	ASSERT(rt_mutex_held(&j->j_state_lock));
 	ASSERT(t == j->j_running);
 	ASSERT(!jh->b_data_next || jh->b_data_transaction == j->j_committing);
+	/* on a t_data iff its data transaction says so */
+	ASSERT(!jh->b_data_transaction == rt_list_empty(&jh->b_dlink));
 	if (jh->b_data_transaction == t || jh->b_data_next == t)
 		return 0;
 	if (!jh->b_data_transaction) {
@@ -941,6 +966,7 @@ static void __data_log(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh,
 	struct jbd_txn *t = h->h_transaction;
 	bool own = jh->b_transaction == t;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock)); /* buffer bytes change under it */
 	ASSERT(own ? !jh->b_forget : jh->b_next_transaction == t && !jh->b_next_forget);
 	memcpy(jh->jh_buf->b_data, data, j->j_blocksize);
 	if (own) {
@@ -968,6 +994,7 @@ static int __data_journal(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *
 	struct jbd_txn *t = h->h_transaction;
 	int rc;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	if (!*credit) {
 		if (t->t_outstanding + 1 > j->j_max_txn || !__jbd_space_for(j, 1) ||
 		    !jbd_jdata_note(&j->j_jdata, jh->jh_buf->b_blocknr, t->t_tid,
@@ -1008,6 +1035,7 @@ static int __data_home(struct ujbd *j, struct ujbd_handle *h, struct jbd_jh *jh,
 	struct jbd_txn *t = h->h_transaction;
 	int rc;
 
+	ASSERT(rt_mutex_held(&j->j_state_lock));
 	/* what may fail first, then what may not: a failed call changes
 	 * nothing that matters (a frozen copy is the commit's anyway) */
 	rc = __data_keep_committed(j, jh);
@@ -1211,6 +1239,7 @@ static void atomic_undo(struct ujbd_handle *h, struct ujbd_buf **bufs, size_t n)
 		    __atomic_load_n(&bufs[i]->b_count, __ATOMIC_ACQUIRE) != 2)
 			continue; /* 2: the head's reference and ours */
 		__retire(j, t, jh);
+		ASSERT(!bufs[i]->b_jh); /* left the journal before its bytes go */
 		h->h_buffer_credits++;
 		buf_invalidate(bufs[i]);
 	}
