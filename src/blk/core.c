@@ -603,12 +603,16 @@ void __blk_run_queue(struct blk_queue *q)
 				break;
 			ASSERT(rq->rq_state == BLK_RQ_QUEUED && q->q_nr_queued > 0 &&
 			       rq->rq_op != BLK_OP_FLUSH);
+			/* the elevator let go of it; q_queued still holds it */
+			ASSERT(rq->rq_q == q && !rt_list_empty(&rq->rq_qlink));
 			rt_list_del(&rq->rq_qlink);
 			q->q_nr_queued--;
 		}
 		__blk_start_rq(q, rq);
 	}
 	ASSERT(q->q_in_flight <= q->q_depth);
+	/* a flush waits in q_dispatch only while the device is full */
+	ASSERT(q->q_in_flight == q->q_depth || rt_list_empty(&q->q_dispatch));
 }
 
 static void __blk_bounce_copy_out(struct blk_queue *q, struct blk_request *rq)
@@ -657,8 +661,12 @@ static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
 		q->q_elv->completed(q, rq);
 
 	struct blk_bio *b;
+	unsigned nb = 0;
+	uint64_t ns = 0;
 	while ((b = RT_LIST_POP(&rq->rq_bios, struct blk_bio, b_link))) {
 		ASSERT(b->b_queue == q && !b->b_done);
+		nb++;
+		ns += b->b_nr_sectors;
 		b->b_error = error;
 		b->b_d_ns = rq->rq_d_ns;
 		b->b_c_ns = now;
@@ -670,6 +678,9 @@ static void __blk_complete_rq(struct blk_queue *q, struct blk_request *rq,
 			b->b_done = true;
 		}
 	}
+	/* merges kept the counts of what the request carried */
+	ASSERT(nb == rq->rq_nr_bios);
+	ASSERT(ns == rq->rq_nr_sectors);
 	__blk_rq_free(q, rq);
 	/* each request is in at most one place: free, queued, in flight */
 	ASSERT(q->q_nr_free + q->q_nr_queued + q->q_in_flight <= q->q_opts.nr_requests);
@@ -727,6 +738,7 @@ static void blk_kblockd(void *arg)
 		else
 			rt_cond_wait(&q->q_kick, &q->q_lock);
 	}
+	ASSERT(q->q_dying); /* stopped by blk_queue_free, after its drain */
 	blk_unlock(q);
 }
 
@@ -879,8 +891,11 @@ void blk_drain(struct blk_queue *q)
 		/* Also wait for end_io callbacks running on other threads:
 		 * after a drain the caller may free what they use. */
 		if (!q->q_nr_queued && !q->q_in_flight && rt_list_empty(&q->q_dispatch) &&
-		    !q->q_end_pending)
+		    !q->q_end_pending) {
+			/* nothing queued, dispatched or in flight: all free */
+			ASSERT(q->q_nr_free == q->q_opts.nr_requests);
 			break;
+		}
 		__blk_run_queue(q);
 		if (rt_list_empty(&q->q_end))
 			rt_cond_wait(&q->q_done, &q->q_lock);
@@ -903,6 +918,7 @@ void blk_queue_free(struct blk_queue *q)
 	rt_mutex_unlock(&q->q_lock);
 	rt_thread_join(q->q_kblockd);
 	ASSERT(q->q_nr_free == q->q_opts.nr_requests); /* every request came back */
+	ASSERT(!q->q_end_pending); /* every end_io returned: its bios may go */
 	q->q_elv->exit(q);
 	rt_cond_release(&q->q_rq_wait);
 	rt_cond_release(&q->q_done);
