@@ -131,34 +131,56 @@ static int col_width(const struct lab_scen_run *sr, size_t k)
 	return (int)(w < COL_MIN ? COL_MIN : w);
 }
 
-static void text_metrics(FILE *f, const struct lab_scen_run *sr)
+void lab_report_metrics(FILE *f, const struct lab_scen_run *sr, const struct lab_table_ops *ops)
 {
 	const char **names;
 	size_t n = metric_names(sr, &names), w = 6;
+	char buf[32];
 
 	for (size_t j = 0; j < n; j++)
 		w = strlen(names[j]) > w ? strlen(names[j]) : w;
-	fprintf(f, "%-*s", (int)w, "metric");
+	ops->row(f, "metric", (int)w, true);
 	for (size_t k = 0; k < sr->sr_nvariants; k++)
 		if (sr->sr_res[k])
-			fprintf(f, "  %*s", col_width(sr, k), sr->sr_scen->s_variants[k]);
-	fputc('\n', f);
+			ops->cell(f, sr->sr_scen->s_variants[k], col_width(sr, k), true);
+	ops->row_end(f);
 	for (size_t j = 0; j < n; j++) {
-		fprintf(f, "%-*s", (int)w, names[j]);
+		ops->row(f, names[j], (int)w, false);
 		for (size_t k = 0; k < sr->sr_nvariants; k++) {
-			double v = sr->sr_res[k] ? lab_result_get(sr->sr_res[k], names[j]) : 0;
+			double v;
 
 			if (!sr->sr_res[k])
 				continue;
+			v = lab_result_get(sr->sr_res[k], names[j]);
 			if (isnan(v))
-				fprintf(f, "  %*s", col_width(sr, k), "-");
+				snprintf(buf, sizeof(buf), "-");
 			else
-				fprintf(f, "  %*.6g", col_width(sr, k), v);
+				snprintf(buf, sizeof(buf), "%.6g", v);
+			ops->cell(f, buf, col_width(sr, k), false);
 		}
-		fputc('\n', f);
+		ops->row_end(f);
 	}
 	free(names);
 }
+
+static void text_metric_row(FILE *f, const char *name, int width, bool head)
+{
+	fprintf(f, "%-*s", width, name);
+}
+
+static void text_metric_cell(FILE *f, const char *text, int width, bool head)
+{
+	fprintf(f, "  %*s", width, text);
+}
+
+static void text_metric_end(FILE *f)
+{
+	fputc('\n', f);
+}
+
+static const struct lab_table_ops text_metric_ops = {
+	.row = text_metric_row, .cell = text_metric_cell, .row_end = text_metric_end,
+};
 
 static void text_failed(FILE *f, const struct lab_scen_run *sr)
 {
@@ -170,9 +192,6 @@ static void text_failed(FILE *f, const struct lab_scen_run *sr)
 				lab_variant_error(sr, k, msg, sizeof(msg)));
 }
 
-/* The summary's cells: scenario, what, thread's figure, lab, ratio, goal, met?, why. */
-#define SUM_COLS 8
-
 const char *lab_verdict(const struct lab_ctx *c, const struct lab_summary_rowv *w)
 {
 	if (lab_ctx_quick(c))
@@ -180,23 +199,26 @@ const char *lab_verdict(const struct lab_ctx *c, const struct lab_summary_rowv *
 	return w->w_met ? "yes" : "no";
 }
 
-static void summary_cells(const struct lab_ctx *c, const char *scen,
-			  const struct lab_summary_rowv *w, const char *cell[SUM_COLS], char *ratio,
-			  size_t len)
+void lab_summary_cells(const struct lab_ctx *c, const char *scen,
+		       const struct lab_summary_rowv *w, const char *cell[LAB_SUM_COLS], char *ratio,
+		       size_t len)
 {
 	snprintf(ratio, len, "-");
 	if (!isnan(w->w_ratio))
 		snprintf(ratio, len, "%.3g", w->w_ratio);
-	cell[0] = scen, cell[1] = w->w_what, cell[2] = w->w_thread, cell[3] = w->w_lab;
-	cell[4] = ratio, cell[5] = w->w_goal, cell[6] = lab_verdict(c, w), cell[7] = w->w_why;
+	cell[LAB_SUM_SCEN] = scen, cell[LAB_SUM_WHAT] = w->w_what;
+	cell[LAB_SUM_THREAD] = w->w_thread, cell[LAB_SUM_LAB] = w->w_lab;
+	cell[LAB_SUM_RATIO] = ratio, cell[LAB_SUM_GOAL] = w->w_goal;
+	cell[LAB_SUM_MET] = lab_verdict(c, w), cell[LAB_SUM_WHY] = w->w_why;
 }
 
-static void summary_line(FILE *f, const char *const cell[SUM_COLS], const int width[SUM_COLS])
+static void summary_line(FILE *f, const char *const cell[LAB_SUM_COLS],
+			 const int width[LAB_SUM_COLS])
 {
-	for (int c = 0; c < SUM_COLS; c++) {
-		if (c == SUM_COLS - 1)
+	for (int c = 0; c < LAB_SUM_COLS; c++) {
+		if (c == LAB_SUM_COLS - 1)
 			fprintf(f, "%s\n", cell[c]);
-		else if (c == 4)
+		else if (c == LAB_SUM_RATIO)
 			fprintf(f, "%*s | ", width[c], cell[c]);
 		else
 			fprintf(f, "%-*s | ", width[c], cell[c]);
@@ -206,23 +228,23 @@ static void summary_line(FILE *f, const char *const cell[SUM_COLS], const int wi
 /* Every scenario's summary rows in one table, last: where the eye lands. */
 static void text_summary(FILE *f, const struct lab_run *run)
 {
-	static const char *const head[SUM_COLS] = { "scenario", "what", "thread's figure", "lab",
-						    "ratio", "goal", "met?", "why" };
+	static const char *const head[LAB_SUM_COLS] = { "scenario", "what", "thread's figure",
+							"lab", "ratio", "goal", "met?", "why" };
 	const struct lab_ctx *c = run->r_ctx;
-	const char *cell[SUM_COLS];
-	int width[SUM_COLS];
+	const char *cell[LAB_SUM_COLS];
+	int width[LAB_SUM_COLS];
 	char ratio[32];
 	size_t rows = 0, met = 0;
 
-	for (int k = 0; k < SUM_COLS; k++)
+	for (int k = 0; k < LAB_SUM_COLS; k++)
 		width[k] = (int)strlen(head[k]);
 	for (size_t i = 0; i < run->r_n; i++) {
 		const struct lab_scen_run *sr = &run->r_scen[i];
 
 		for (size_t j = 0; j < lab_summary_count(sr->sr_sum); j++) {
-			summary_cells(c, sr->sr_scen->s_name, lab_summary_at(sr->sr_sum, j), cell,
-				      ratio, sizeof(ratio));
-			for (int k = 0; k < SUM_COLS; k++)
+			lab_summary_cells(c, sr->sr_scen->s_name, lab_summary_at(sr->sr_sum, j),
+					  cell, ratio, sizeof(ratio));
+			for (int k = 0; k < LAB_SUM_COLS; k++)
 				if ((int)strlen(cell[k]) > width[k])
 					width[k] = (int)strlen(cell[k]);
 			rows++;
@@ -237,8 +259,8 @@ static void text_summary(FILE *f, const struct lab_run *run)
 		const struct lab_scen_run *sr = &run->r_scen[i];
 
 		for (size_t j = 0; j < lab_summary_count(sr->sr_sum); j++) {
-			summary_cells(c, sr->sr_scen->s_name, lab_summary_at(sr->sr_sum, j), cell,
-				      ratio, sizeof(ratio));
+			lab_summary_cells(c, sr->sr_scen->s_name, lab_summary_at(sr->sr_sum, j),
+					  cell, ratio, sizeof(ratio));
 			summary_line(f, cell, width);
 		}
 	}
@@ -285,7 +307,7 @@ int lab_report_text(FILE *f, const struct lab_run *run, unsigned flags)
 
 		fputc('\n', f);
 		text_heading(f, sr->sr_scen, real);
-		text_metrics(f, sr);
+		lab_report_metrics(f, sr, &text_metric_ops);
 		if (sr->sr_scen->s_table)
 			sr->sr_scen->s_table((const struct lab_result *const *)sr->sr_res, f);
 		text_failed(f, sr);

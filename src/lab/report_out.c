@@ -1050,76 +1050,65 @@ static const char html_style[] =
 	"div.grid{display:flex;flex-wrap:wrap;gap:0 12px}div.grid figure{width:662px}"
 	"body:has(a.only:target)>:not(a.only:target+section){display:none}";
 
+static void html_metric_row(FILE *f, const char *name, int width, bool head)
+{
+	fprintf(f, head ? "<tr><th>%s</th>" : "<tr><td>%s</td>", name);
+}
+
+static void html_metric_cell(FILE *f, const char *text, int width, bool head)
+{
+	fprintf(f, head ? "<th>%s</th>" : "<td class=n>%s</td>", text);
+}
+
+static void html_metric_end(FILE *f)
+{
+	fputs("</tr>\n", f);
+}
+
+static const struct lab_table_ops html_metric_ops = {
+	.row = html_metric_row, .cell = html_metric_cell, .row_end = html_metric_end,
+};
+
 static void html_metrics(FILE *f, const struct lab_scen_run *sr)
 {
-	const char **names = NULL;
-	size_t n = 0;
-
-	for (size_t k = 0; k < sr->sr_nvariants; k++)
-		for (size_t i = 0; sr->sr_res[k] && i < lab_result_count(sr->sr_res[k]); i++)
-			n += lab_result_item(sr->sr_res[k], i)->i_kind == LAB_METRIC;
-	names = calloc(n + 1, sizeof(*names));
-	if (!names)
-		return;
-	n = 0;
-	for (size_t k = 0; k < sr->sr_nvariants; k++)
-		for (size_t i = 0; sr->sr_res[k] && i < lab_result_count(sr->sr_res[k]); i++) {
-			const struct lab_item *it = lab_result_item(sr->sr_res[k], i);
-			bool seen = false;
-
-			for (size_t j = 0; j < n && !seen; j++)
-				seen = !strcmp(names[j], it->i_name);
-			if (it->i_kind == LAB_METRIC && !seen)
-				names[n++] = it->i_name;
-		}
-	fputs("<table><tr><th>metric</th>", f);
-	for (size_t k = 0; k < sr->sr_nvariants; k++)
-		if (sr->sr_res[k])
-			fprintf(f, "<th>%s</th>", sr->sr_scen->s_variants[k]);
-	fputs("</tr>\n", f);
-	for (size_t j = 0; j < n; j++) {
-		fprintf(f, "<tr><td>%s</td>", names[j]);
-		for (size_t k = 0; k < sr->sr_nvariants; k++) {
-			double v = sr->sr_res[k] ? lab_result_get(sr->sr_res[k], names[j]) : NAN;
-
-			if (!sr->sr_res[k])
-				continue;
-			if (isnan(v))
-				fputs("<td class=n>-</td>", f);
-			else
-				fprintf(f, "<td class=n>%.6g</td>", v);
-		}
-		fputs("</tr>\n", f);
-	}
+	fputs("<table>", f);
+	lab_report_metrics(f, sr, &html_metric_ops);
 	fputs("</table>\n", f);
-	free(names);
+}
+
+/* A summary row's cell col (lab_summary_cells), over span rows. */
+static void html_sum_cell(FILE *f, const char *const cell[LAB_SUM_COLS], int col, size_t span)
+{
+	fputs("<td", f);
+	if (span > 1)
+		fprintf(f, " rowspan=%zu", span);
+	if (col == LAB_SUM_RATIO)
+		fputs(" class=n", f);
+	else if (col == LAB_SUM_MET)
+		fputs(" class=m", f);
+	fputc('>', f);
+	html_esc(f, cell[col]);
+	fputs("</td>", f);
 }
 
 static void html_summary(FILE *f, const struct lab_summary *s)
 {
+	const char *cell[LAB_SUM_COLS];
+	char ratio[32];
+
 	if (!lab_summary_count(s))
 		return;
 	fputs("<table><tr><th>what</th><th>thread's figure</th><th>lab</th><th>ratio</th>"
 	      "<th>goal</th><th>met?</th><th>why</th></tr>\n", f);
 	for (size_t i = 0; i < lab_summary_count(s); i++) {
 		const struct lab_summary_rowv *w = lab_summary_at(s, i);
-		const char *cells[] = { w->w_what, w->w_thread, w->w_lab };
 
 		fprintf(f, "<tr class=%s>", lab_ctx_quick(lab_summary_ctx(s)) ? "q" :
 			w->w_met ? "yes" : "no");
-		for (size_t c = 0; c < 3; c++) {
-			fputs("<td>", f);
-			html_esc(f, cells[c]);
-			fputs("</td>", f);
-		}
-		if (isnan(w->w_ratio))
-			fputs("<td class=n>-</td><td>", f);
-		else
-			fprintf(f, "<td class=n>%.3g</td><td>", w->w_ratio);
-		html_esc(f, w->w_goal);
-		fprintf(f, "</td><td class=m>%s</td><td>", lab_verdict(lab_summary_ctx(s), w));
-		html_esc(f, w->w_why);
-		fputs("</td></tr>\n", f);
+		lab_summary_cells(lab_summary_ctx(s), "", w, cell, ratio, sizeof(ratio));
+		for (int c = LAB_SUM_WHAT; c < LAB_SUM_COLS; c++)
+			html_sum_cell(f, cell, c, 1);
+		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
 }
@@ -1201,6 +1190,19 @@ static void html_plots(FILE *f, const struct out *o, size_t si, bool first)
 		fputs("</div>\n", f);
 }
 
+/* A thread as report.html names it: "&ldquo;SUBJECT&rdquo;, LIST, DATE, AUTHOR". */
+static void html_thread(FILE *f, const struct lab_thread *t)
+{
+	fputs("&ldquo;", f);
+	html_esc(f, t->t_subject);
+	fputs("&rdquo;, ", f);
+	html_esc(f, t->t_list);
+	fputs(", ", f);
+	html_esc(f, t->t_date);
+	fputs(", ", f);
+	html_esc(f, t->t_author);
+}
+
 static void html_scenario(FILE *f, const struct out *o, size_t si)
 {
 	const struct lab_scen_run *sr = &o->o_run->r_scen[si];
@@ -1211,14 +1213,8 @@ static void html_scenario(FILE *f, const struct out *o, size_t si)
 	fprintf(f, "<a class=only id=\"only-%s\"></a><section id=\"%s\">\n<h2>%s</h2>\n<p>",
 		sc->s_name, sc->s_name, sc->s_name);
 	if (sc->s_thread) {
-		fprintf(f, "thread %s, &ldquo;", sc->s_thread->t_id);
-		html_esc(f, sc->s_thread->t_subject);
-		fputs("&rdquo;, ", f);
-		html_esc(f, sc->s_thread->t_list);
-		fputs(", ", f);
-		html_esc(f, sc->s_thread->t_date);
-		fputs(", ", f);
-		html_esc(f, sc->s_thread->t_author);
+		fprintf(f, "thread %s, ", sc->s_thread->t_id);
+		html_thread(f, sc->s_thread);
 		fputs(": ", f);
 	}
 	html_esc(f, sc->s_help ? sc->s_help : "");
@@ -1251,6 +1247,8 @@ static void html_scenario(FILE *f, const struct out *o, size_t si)
 static void html_overview(FILE *f, const struct lab_run *run)
 {
 	const struct lab_ctx *c = run->r_ctx;
+	const char *cell[LAB_SUM_COLS];
+	char ratio[32];
 
 	fputs("<table class=ov><tr><th>claim</th><th>thread's figure</th><th>lab's figure</th>"
 	      "<th>ratio</th><th>goal</th><th>verdict</th></tr>\n", f);
@@ -1263,46 +1261,28 @@ static void html_overview(FILE *f, const struct lab_run *run)
 			continue;
 		fprintf(f, "<tr class=th><td colspan=6><a href=\"#%s\">%s</a>: ", sr->sr_scen->s_name,
 			sr->sr_scen->s_name);
-		if (t) {
-			fputs("&ldquo;", f);
-			html_esc(f, t->t_subject);
-			fputs("&rdquo;, ", f);
-			html_esc(f, t->t_list);
-			fputs(", ", f);
-			html_esc(f, t->t_date);
-			fputs(", ", f);
-			html_esc(f, t->t_author);
-		} else {
+		if (t)
+			html_thread(f, t);
+		else
 			fputs("the lab's own question", f);
-		}
 		fputs("</td></tr>\n", f);
 		for (size_t j = 0; j < n; j++) {
 			const struct lab_summary_rowv *w = lab_summary_at(sr->sr_sum, j);
 			size_t span = 1;
 
-			fprintf(f, "<tr class=%s><td>", lab_ctx_quick(c) ? "q" : w->w_met ? "yes" : "no");
-			html_esc(f, w->w_what);
-			fputs("</td>", f);
+			lab_summary_cells(c, sr->sr_scen->s_name, w, cell, ratio, sizeof(ratio));
+			fprintf(f, "<tr class=%s>", lab_ctx_quick(c) ? "q" : w->w_met ? "yes" : "no");
+			html_sum_cell(f, cell, LAB_SUM_WHAT, 1);
 			/* a run of the same thread's figure is one cell */
 			if (!j || strcmp(lab_summary_at(sr->sr_sum, j - 1)->w_thread, w->w_thread)) {
 				while (j + span < n &&
 				       !strcmp(lab_summary_at(sr->sr_sum, j + span)->w_thread, w->w_thread))
 					span++;
-				if (span > 1)
-					fprintf(f, "<td rowspan=%zu>", span);
-				else
-					fputs("<td>", f);
-				html_esc(f, w->w_thread);
-				fputs("</td>", f);
+				html_sum_cell(f, cell, LAB_SUM_THREAD, span);
 			}
-			fputs("<td>", f);
-			html_esc(f, w->w_lab);
-			if (isnan(w->w_ratio))
-				fputs("</td><td class=n>-</td><td>", f);
-			else
-				fprintf(f, "</td><td class=n>%.3g</td><td>", w->w_ratio);
-			html_esc(f, w->w_goal);
-			fprintf(f, "</td><td class=m>%s</td></tr>\n", lab_verdict(c, w));
+			for (int col = LAB_SUM_LAB; col <= LAB_SUM_MET; col++)
+				html_sum_cell(f, cell, col, 1);
+			fputs("</tr>\n", f);
 		}
 	}
 	fputs("</table>\n", f);

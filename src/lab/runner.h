@@ -152,6 +152,25 @@ void lab_run_free(struct lab_run *run);
 int lab_report_text(FILE *f, const struct lab_run *run, unsigned flags);
 /* A summary row's verdict as the reports print it: "yes", "no", "- (quick)". */
 const char *lab_verdict(const struct lab_ctx *c, const struct lab_summary_rowv *w);
+/* A summary row's cells as every report prints them (the ratio "%.3g" or "-" into
+ * ratio[len]; the others point into w, or scen). */
+enum {
+	LAB_SUM_SCEN, LAB_SUM_WHAT, LAB_SUM_THREAD, LAB_SUM_LAB, LAB_SUM_RATIO, LAB_SUM_GOAL,
+	LAB_SUM_MET, LAB_SUM_WHY, LAB_SUM_COLS
+};
+void lab_summary_cells(const struct lab_ctx *c, const char *scen,
+		       const struct lab_summary_rowv *w, const char *cell[LAB_SUM_COLS], char *ratio,
+		       size_t len);
+/* A scenario's metrics table, the same rows in every report: a heading row ("metric",
+ * then a cell per variant that ran), then a row per metric (in first-seen order) with a
+ * cell per variant that ran: "%.6g", or "-" where it has none. How a row starts, how a
+ * cell looks and how a row ends is the report's; width is the text report's column width. */
+struct lab_table_ops {
+	void (*row)(FILE *f, const char *name, int width, bool head);
+	void (*cell)(FILE *f, const char *text, int width, bool head);
+	void (*row_end)(FILE *f);
+};
+void lab_report_metrics(FILE *f, const struct lab_scen_run *sr, const struct lab_table_ops *ops);
 /* The JSON document and a newline. 0 or -EIO. */
 int lab_report_json(FILE *f, const struct lab_run *run);
 /*
