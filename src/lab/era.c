@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lab/rig.h"
+#include "lab/scen.h"
 
 void lab_era_2007(struct lab_rig_spec *rs)
 {
@@ -48,6 +49,20 @@ void lab_era_buffers(struct lab_rig_spec *rs)
 	rs->jopts.buffer_lock = true;
 	rs->jopts.writeback_interval_ns = 5 * RT_NS_PER_S;
 	rs->jopts.writeback_expire_ns = 30 * RT_NS_PER_S;
+}
+
+/* What the kernels from 2.6.30 (2009) on did by default, the latency fixes
+ * in: cfq, journal writes without REQ_META (until 6.8), dirty 20/10
+ * (2.6.29 on), fsync's data writes WRITE_SYNC, mke2fs's journal in the
+ * middle group (1.41 on). */
+void lab_era_2009(struct lab_rig_spec *rs)
+{
+	rs->elevator = "cfq";
+	rs->jopts.journal_meta = false;
+	rs->fsp.fsync_sync = true;
+	rs->fsp.dirty_ratio = 20;
+	rs->fsp.dirty_background_ratio = 10;
+	rs->fsp.journal_place = FS_JOURNAL_MIDDLE;
 }
 
 /* ext3 ran with barrier=0 by default until 2.6.38 (ext4 with barrier=1):

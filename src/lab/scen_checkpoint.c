@@ -390,16 +390,11 @@ static int ck_fn(struct lab_rig *r, void *arg)
 static int ck_variant(const char *v, struct lab_rig_spec *rs)
 {
 	lab_era_today(rs);
-	rs->elevator = "cfq";
-	rs->jopts.journal_meta = false;
+	lab_era_2009(rs);
 	rs->jopts.journal_sync = UJBD_SYNC_ALL;
 	rs->jopts.journal_noidle = true;
-	rs->fsp.fsync_sync = true;
 	rs->fsp.fsync_noidle = true;
-	rs->fsp.dirty_ratio = 20;
-	rs->fsp.dirty_background_ratio = 10;
 	rs->fsp.atime = FS_ATIME_RELATIME;
-	rs->fsp.journal_place = FS_JOURNAL_MIDDLE;
 	return lab_variant_ioprio(v, &rs->jopts.commit_ioprio);
 }
 

@@ -147,15 +147,11 @@ static int fl_variant(const char *v, struct lab_rig_spec *rs)
 {
 	bool stock = strcmp(v, "stock") == 0, noidle = strcmp(v, "sync-noidle") == 0;
 
-	rs->elevator = "cfq";
+	lab_era_2009(rs);
 	rs->jopts.commit_ioprio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
-	rs->jopts.journal_meta = false;
 	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
-	rs->fsp.dirty_ratio = 20;
-	rs->fsp.dirty_background_ratio = 10;
-	rs->fsp.journal_place = FS_JOURNAL_MIDDLE;
 	lab_era_no_barrier(rs);
-	rs->fsp.fsync_sync = !stock;
+	rs->fsp.fsync_sync = !stock;    /* stock: 2.6.29's, before the fix */
 	rs->fsp.fsync_noidle = rs->jopts.journal_noidle = noidle;
 	rs->jopts.journal_sync = stock ? UJBD_SYNC_OFF : UJBD_SYNC_ALL;
 	if (stock || strcmp(v, "sync-implicit") == 0)

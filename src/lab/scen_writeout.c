@@ -336,14 +336,9 @@ static int wo_fn(struct lab_rig *r, void *arg)
  */
 static int wo_variant(const char *v, struct lab_rig_spec *rs)
 {
-	rs->elevator = "cfq";
+	lab_era_2009(rs);
 	rs->jopts.commit_ioprio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
-	rs->jopts.journal_meta = false;
 	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
-	rs->fsp.dirty_ratio = 20;
-	rs->fsp.dirty_background_ratio = 10;
-	rs->fsp.journal_place = FS_JOURNAL_MIDDLE;
-	rs->fsp.fsync_sync = true;
 	lab_era_no_barrier(rs);
 	if (strcmp(v, "sync-all") == 0)
 		rs->jopts.journal_sync = UJBD_SYNC_ALL;
