@@ -7,8 +7,10 @@
 #define UJBD_TESTS_RT_RIG_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "t.h"
 #include "t_sim.h"
@@ -239,6 +241,36 @@ static inline int rig_recover(struct rig *r)
 		rc = jbd_recover(&jj, NULL, &res, &err);
 	if (rc)
 		fprintf(stderr, "  recover: %s\n", err.msg);
+	return rc;
+}
+
+/* A fresh directory /tmp/NAME-XXXXXX into dir[n] for a test program's files: 0, or -1
+ * having said why (main returns 1). */
+static inline int rig_tmpdir(char *dir, size_t n, const char *name)
+{
+	snprintf(dir, n, "/tmp/%s-XXXXXX", name);
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return -1;
+	}
+	return 0;
+}
+
+/* Remove dir and everything in it, at the end of a test program (saying so if not). */
+static inline void rig_rmtree(const char *dir)
+{
+	if (t_sh("rm -rf %s", dir))
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+/* A file of size bytes (sparse), created or truncated: 0 or -1. */
+static inline int rig_mkfile(const char *path, off_t size)
+{
+	int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	int rc = fd < 0 || ftruncate(fd, size) ? -1 : 0;
+
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 

@@ -940,11 +940,8 @@ static void t_journal_moved_and_replaced(void)
 int main(int argc, char **argv)
 {
 	(void)argc;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ujbd-edges-XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (rig_tmpdir(tmpdir, sizeof(tmpdir), "ujbd-edges"))
 		return 1;
-	}
 	T_RUN(t_strerror);
 	T_RUN(t_own_codes);
 	T_RUN(t_extend_overflow);

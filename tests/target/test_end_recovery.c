@@ -322,17 +322,14 @@ int main(int argc, char **argv)
 {
 	(void)argc;
 	have_tools = t_sh("command -v mke2fs >/dev/null && command -v e2fsck >/dev/null") == 0;
-	snprintf(dir, sizeof(dir), "/tmp/ujbd-er-XXXXXX");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (rig_tmpdir(dir, sizeof(dir), "ujbd-er"))
 		return 1;
-	}
 	T_RUN(t_replayed_4k);
 	T_RUN(t_replayed_1k_no_csum);
 	T_RUN(t_error_only);
 	T_RUN(t_cli);
 	T_RUN(t_standalone_keeps);
 	T_RUN(t_open_path_clear_error);
-	t_sh("rm -rf %s", dir);
+	rig_rmtree(dir);
 	return t_done(argv[0]);
 }

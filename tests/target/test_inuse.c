@@ -259,20 +259,14 @@ static void t_ext4_lock_survives(void)
 int main(int argc, char **argv)
 {
 	(void)argc;
-	snprintf(dir, sizeof(dir), "/tmp/ujbd-iu-XXXXXX");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (rig_tmpdir(dir, sizeof(dir), "ujbd-iu"))
 		return 1;
-	}
 	/* the forking tests first: every journal of this process is closed
 	 * (its threads joined) before each fork */
 	T_RUN(t_other_process);
 	T_RUN(t_killed_holder);
 	T_RUN(t_same_process);
 	T_RUN(t_ext4_lock_survives);
-	char cmd[96];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd))
-		fprintf(stderr, "cannot remove %s\n", dir);
+	rig_rmtree(dir);
 	return t_done(argv[0]);
 }

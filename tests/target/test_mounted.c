@@ -189,11 +189,8 @@ int main(int argc, char **argv)
 		printf("SKIP: losetup, mount or mke2fs not installed\n");
 		return 77;
 	}
-	snprintf(dir, sizeof(dir), "/tmp/ujbd-mnt-XXXXXX");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (rig_tmpdir(dir, sizeof(dir), "ujbd-mnt"))
 		return 1;
-	}
 	snprintf(img, sizeof(img), "%s/fs.img", dir);
 	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
 	if (t_sh("mke2fs -q -F -t ext4 -b 4096 %s 32M >/dev/null 2>&1 && mkdir %s && "

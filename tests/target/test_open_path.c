@@ -13,16 +13,6 @@
 
 static char dir[64];
 
-static int mkfile(const char *path, off_t size)
-{
-	int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
-	int rc = fd < 0 || ftruncate(fd, size) ? -1 : 0;
-
-	if (fd >= 0)
-		close(fd);
-	return rc;
-}
-
 static int write_one(struct ujbd *j, uint64_t block, uint32_t gen)
 {
 	return rig_write(j, block, 1, gen, true, NULL);
@@ -54,7 +44,7 @@ static void t_standalone(void)
 
 	snprintf(jp, sizeof(jp), "%s/journal", dir);
 	snprintf(dp, sizeof(dp), "%s/data", dir);
-	T_EQ(mkfile(dp, 4 << 20), 0);
+	T_EQ(rig_mkfile(dp, 4 << 20), 0);
 	rig_opts(&o, true);
 	o.async_commit = UJBD_ASYNC_COMMIT_AUTO;
 	o.format_opts.blocksize = 4096;
@@ -90,7 +80,7 @@ static void t_format_refused_creates_nothing(void)
 
 	snprintf(jp, sizeof(jp), "%s/refused.jnl", dir);
 	snprintf(dp, sizeof(dp), "%s/refused.data", dir);
-	T_EQ(mkfile(dp, 4 << 20), 0);
+	T_EQ(rig_mkfile(dp, 4 << 20), 0);
 	for (int c = 0; c < 11; c++) {
 		rig_opts(&o, true);
 		o.format_opts.blocksize = 4096;
@@ -202,18 +192,12 @@ static void t_ext4_async_auto(void)
 int main(int argc, char **argv)
 {
 	(void)argc;
-	snprintf(dir, sizeof(dir), "/tmp/ujbd-rt-XXXXXX");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (rig_tmpdir(dir, sizeof(dir), "ujbd-rt"))
 		return 1;
-	}
 	T_RUN(t_standalone);
 	T_RUN(t_format_refused_creates_nothing);
 	T_RUN(t_ext4_internal);
 	T_RUN(t_ext4_async_auto);
-	char cmd[96];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd))
-		fprintf(stderr, "cannot remove %s\n", dir);
+	rig_rmtree(dir);
 	return t_done(argv[0]);
 }

@@ -13,16 +13,6 @@
 
 static char dir[64];
 
-static int mkfile(const char *path, off_t size)
-{
-	int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
-	int rc = fd < 0 || ftruncate(fd, size) ? -1 : 0;
-
-	if (fd >= 0)
-		close(fd);
-	return rc;
-}
-
 static int mkjournal(const char *path)
 {
 	struct dev_file_opts fo = { .create = true, .size = 64 * 4096 };
@@ -64,8 +54,8 @@ static void t_table(void)
 	snprintf(zp, sizeof(zp), "%s/zero.img", dir);
 	snprintf(mp, sizeof(mp), "%s/missing.img", dir);
 	T_EQ(mkjournal(jp), 0);
-	T_EQ(mkfile(dp, 1 << 20), 0);
-	T_EQ(mkfile(zp, 1 << 16), 0);
+	T_EQ(rig_mkfile(dp, 1 << 20), 0);
+	T_EQ(rig_mkfile(zp, 1 << 16), 0);
 	/* usage: the library's errno (-EINVAL), the tool's exit 2 */
 	expect_fail(jp, NULL, NULL, -EINVAL, 2, "no data device: '");
 	expect_fail(jp, dp, dp, -EINVAL, 2, "--journal not allowed: '");
@@ -147,17 +137,11 @@ static void t_strerror(void)
 int main(int argc, char **argv)
 {
 	(void)argc;
-	snprintf(dir, sizeof(dir), "/tmp/ujbd-tg-XXXXXX");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (rig_tmpdir(dir, sizeof(dir), "ujbd-tg"))
 		return 1;
-	}
 	T_RUN(t_table);
 	T_RUN(t_close_hook);
 	T_RUN(t_strerror);
-	char cmd[96];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd))
-		fprintf(stderr, "cannot remove %s\n", dir);
+	rig_rmtree(dir);
 	return t_done(argv[0]);
 }
