@@ -4,13 +4,8 @@
 # `ujbd --version` prints (through ujbd_version(), the library's own).
 # ujbd.pc and a program linked against the installed library are checked
 # by install.sh.
-set -u
-UJBD=${UJBD:-build/ujbd}
-BUILD=${BUILD:-build}
-SRCDIR=${SRCDIR:-.}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
 
 v=$(sed -n 's/^VERSION *:= *//p' "$SRCDIR/Makefile")
 echo "$v" | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+$' || bad "Makefile VERSION '$v' is not MAJOR.MINOR.PATCH"

@@ -4,13 +4,9 @@
 # with sane values, --stats prints the
 # kernel's info file layout, baselines run, and the run's files are removed.
 # Speed is not judged here (bench/run measures it).
-set -u
-UJBD=${UJBD:-build/ujbd}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
-fail=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/benchsh.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-bad() { echo "FAIL: $*"; fail=1; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
+scratch benchsh
 # json_num KEY FILE: the first number after "KEY":
 json_num() { sed -n "s/[^\"]*\"$1\":\([-0-9.e]*\).*/\1/p" "$2" | head -1; }
 # the number after "KEY": anywhere on the line (first occurrence)

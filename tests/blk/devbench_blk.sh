@@ -3,16 +3,12 @@
 # --trace. The claim: two random readers on the sim HDD under
 # cfq, one rt:4 and one be:4 -> the RT one is served first and the BE one
 # waits (noop shares the disk evenly); the trace reads as blkparse output.
-set -u
-UJBD=${UJBD:-build/ujbd}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
 "$UJBD" devbench --help 2>/dev/null | grep -q -- "--elevator" \
-	|| { echo "SKIP: this ujbd devbench has no --elevator"; exit 77; }
-fail=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/devbench_blk.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+	|| skip "this ujbd devbench has no --elevator"
+scratch devbench_blk
 
-bad() { echo "FAIL: $*"; fail=1; }
 # thread_num N KEY FILE: KEY of the threads-list entry benchN
 thread_num() {
 	sed -n "s/.*\"name\":\"bench$1\",\([^}]*\)}.*/\1/p" "$3" |

@@ -2,14 +2,9 @@
 # ujbd devbench: exit codes, one-line errors, JSON keys, determinism, and
 # the simulated HDD's physics (random 4 KiB reads at 75-120 IOPS,
 # sequential reads near the 120 MB/s outer-zone media rate).
-set -u
-UJBD=${UJBD:-build/ujbd}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
-fail=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/devbench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-bad() { echo "FAIL: $*"; fail=1; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
+scratch devbench
 
 # a JSON number: json_num KEY FILE (KEY unique in the object)
 json_num() { sed -n "s/.*\"$1\":\([-0-9.e]*\).*/\1/p" "$2"; }

@@ -3,16 +3,12 @@
 # parameters through the registries' tables (a change moves the result),
 # bad values fail with one line naming the parameter (exit 2), and --params
 # lists every row of every table with its unit, default and source.
-set -u
-UJBD=${UJBD:-build/ujbd}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
 "$UJBD" devbench --help 2>/dev/null | grep -q -- "--params" \
-	|| { echo "SKIP: this ujbd devbench has no --params"; exit 77; }
-fail=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/params.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+	|| skip "this ujbd devbench has no --params"
+scratch params
 
-bad() { echo "FAIL: $*"; fail=1; }
 json_num() { sed -n "s/.*\"$1\":\([-0-9.e]*\).*/\1/p" "$2"; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
