@@ -480,7 +480,7 @@ static void t_format_opts_checked(void)
 
 /* Files for a journal (formatted) and its data; the journal behind a
  * fault device failing its `nth` write (once) with fail_errno. */
-static int file_journal_fault(const char *jp, const char *dp, const struct dev_fault_opts *fo_,
+static int file_journal_fault(const char *jp, const char *dp, const struct dev_fault_opts *fault,
 			      struct rig *r);
 static int file_journal(const char *jp, const char *dp, uint64_t nth, int fail_errno,
 			struct rig *r)
@@ -490,16 +490,16 @@ static int file_journal(const char *jp, const char *dp, uint64_t nth, int fail_e
 	return file_journal_fault(jp, dp, &fault, r);
 }
 
-static int file_journal_fault(const char *jp, const char *dp, const struct dev_fault_opts *fo_,
-			      struct rig *r)
+/* A file journal of JBLOCKS (formatted, uuid {u, u, u}) and a data file of 64 blocks on the
+ * given engine; with fault (else NULL), the journal's writes go through a fault device. */
+static int file_journal_on(const char *jp, const char *dp, enum dev_file_engine engine,
+			   uint8_t u, const struct dev_fault_opts *fault, struct rig *r)
 {
-	struct dev_file_opts fo = { .create = true };
-	struct dev_fault_opts fault = *fo_;
+	struct dev_file_opts fo = { .create = true, .engine = engine };
+	struct jbd_format_opts f = { .blocksize = BS, .blocks = JBLOCKS, .csum = JBD_CSUM_KIND_V3,
+				     .uuid = { u, u, u } };
 	struct dev *jf, *jd, *dd;
 	int rc;
-
-	struct jbd_format_opts f = { .blocksize = BS, .blocks = JBLOCKS, .csum = JBD_CSUM_KIND_V3,
-				     .uuid = { 5, 5, 5 } };
 
 	fo.size = (uint64_t)JBLOCKS * BS;
 	rc = dev_file_open(jp, &fo, &jf);
@@ -507,8 +507,9 @@ static int file_journal_fault(const char *jp, const char *dp, const struct dev_f
 		return rc;
 	/* formatted before the fault device counts */
 	rc = jbd_format(jf, &f, NULL);
-	if (!rc)
-		rc = dev_fault_new(jf, &fault, &jd);
+	jd = jf;
+	if (!rc && fault)
+		rc = dev_fault_new(jf, fault, &jd);
 	if (rc) {
 		dev_close(jf);
 		return rc;
@@ -519,8 +520,13 @@ static int file_journal_fault(const char *jp, const char *dp, const struct dev_f
 		dev_close(jd);
 		return rc;
 	}
-	rc = rig_devs(r, BS, JBLOCKS, 64, jd, dd);
-	return rc;
+	return rig_devs(r, BS, JBLOCKS, 64, jd, dd);
+}
+
+static int file_journal_fault(const char *jp, const char *dp, const struct dev_fault_opts *fault,
+			      struct rig *r)
+{
+	return file_journal_on(jp, dp, DEV_FILE_AUTO, 5, fault, r);
 }
 
 static int32_t sb_errno_of(const char *jp)
@@ -702,28 +708,7 @@ static int set_immutable(const char *path, bool on)
 static int file_journal_engine(const char *jp, const char *dp, enum dev_file_engine engine,
 			       struct rig *r)
 {
-	struct dev_file_opts fo = { .create = true, .engine = engine };
-	struct jbd_format_opts f = { .blocksize = BS, .blocks = JBLOCKS, .csum = JBD_CSUM_KIND_V3,
-				     .uuid = { 6, 6, 6 } };
-	struct dev *jd, *dd;
-	int rc;
-
-	fo.size = (uint64_t)JBLOCKS * BS;
-	rc = dev_file_open(jp, &fo, &jd);
-	if (rc)
-		return rc;
-	rc = jbd_format(jd, &f, NULL);
-	if (rc) {
-		dev_close(jd);
-		return rc;
-	}
-	fo.size = (uint64_t)64 * BS;
-	rc = dev_file_open(dp, &fo, &dd);
-	if (rc) {
-		dev_close(jd);
-		return rc;
-	}
-	return rig_devs(r, BS, JBLOCKS, 64, jd, dd);
+	return file_journal_on(jp, dp, engine, 6, NULL, r);
 }
 
 /*
