@@ -35,6 +35,22 @@ static bool file_has(const char *path, uint32_t bs, uint64_t block, uint32_t gen
 	return ok;
 }
 
+/* A standalone journal's paths: jp = dir/JNAME, dp = dir/DNAME (made, 4 MiB). */
+static void standalone(char jp[96], char dp[96], const char *jname, const char *dname)
+{
+	snprintf(jp, 96, "%s/%s", dir, jname);
+	snprintf(dp, 96, "%s/%s", dir, dname);
+	T_EQ(rig_mkfile(dp, 4 << 20), 0);
+}
+
+/* Its options: formatted at open, 256 blocks of 4 KiB. */
+static void standalone_opts(struct ujbd_opts *o)
+{
+	rig_opts(o, true);
+	o->format_opts.blocksize = 4096;
+	o->format_opts.blocks = 256;
+}
+
 static void t_standalone(void)
 {
 	char jp[96], dp[96];
@@ -42,13 +58,9 @@ static void t_standalone(void)
 	struct ujbd *j;
 	struct jbd_err err;
 
-	snprintf(jp, sizeof(jp), "%s/journal", dir);
-	snprintf(dp, sizeof(dp), "%s/data", dir);
-	T_EQ(rig_mkfile(dp, 4 << 20), 0);
-	rig_opts(&o, true);
+	standalone(jp, dp, "journal", "data");
+	standalone_opts(&o);
 	o.async_commit = UJBD_ASYNC_COMMIT_AUTO;
-	o.format_opts.blocksize = 4096;
-	o.format_opts.blocks = 256;
 	T_EQ(ujbd_open_path(jp, NULL, NULL, &o, &j, &err), -EINVAL); /* no data device */
 	T_EQ(ujbd_open_path(jp, dp, NULL, &o, &j, &err), 0);
 	T_EQ(ujbd_block_size(j), 4096);
@@ -78,13 +90,9 @@ static void t_format_refused_creates_nothing(void)
 	struct ujbd *j;
 	struct jbd_err err;
 
-	snprintf(jp, sizeof(jp), "%s/refused.jnl", dir);
-	snprintf(dp, sizeof(dp), "%s/refused.data", dir);
-	T_EQ(rig_mkfile(dp, 4 << 20), 0);
+	standalone(jp, dp, "refused.jnl", "refused.data");
 	for (int c = 0; c < 11; c++) {
-		rig_opts(&o, true);
-		o.format_opts.blocksize = 4096;
-		o.format_opts.blocks = 256;
+		standalone_opts(&o);
 		const char *d = dp;
 		switch (c) {
 		case 0: o.data_mode = 7; break;
