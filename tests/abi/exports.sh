@@ -6,18 +6,13 @@
 # jbd_ internals), no USDT semaphore. The declared set comes from gcc's
 # -aux-info over every installed header (static inline helpers are not
 # symbols and are left out).
-set -u
-BUILD=${BUILD:-build}
-SRCDIR=${SRCDIR:-.}
+. "${SRCDIR:-.}/tests/lib.sh"
 so="$BUILD/libujbd.so"
-[ -e "$so" ] || { echo "SKIP: no $so (make all)"; exit 77; }
+[ -e "$so" ] || skip "no $so (make all)"
 for t in gcc nm readelf; do
-	command -v $t >/dev/null 2>&1 || { echo "SKIP: $t not installed"; exit 77; }
+	command -v $t >/dev/null 2>&1 || skip "$t not installed"
 done
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/exports.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+scratch exports
 
 inc=$(cd "$SRCDIR/include" && pwd)
 for h in "$inc"/ujbd/*.h; do echo "#include <ujbd/$(basename "$h")>"; done >"$tmp/all.c"

@@ -4,13 +4,10 @@
 # (gcc and clang) and as C++ (g++ and clang++), with only the installed
 # include directories on the path: a public header that leans on an
 # internal one (src/include), on _GNU_SOURCE or on C-only syntax fails here.
-set -u
-BUILD=${BUILD:-build}
-SRCDIR=${SRCDIR:-.}
-[ -f "$BUILD/include/ujbd/version.h" ] || { echo "SKIP: no $BUILD/include/ujbd/version.h (build first)"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/headers.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-fail=0 missing="" n=0
+. "${SRCDIR:-.}/tests/lib.sh"
+[ -f "$BUILD/include/ujbd/version.h" ] || skip "no $BUILD/include/ujbd/version.h (build first)"
+scratch headers
+missing="" n=0
 
 # compiler, language flags, source suffix
 check() {
@@ -37,6 +34,6 @@ check clang++ "-std=c++11" cc
 check g++ "" cc
 
 [ $fail -eq 0 ] || exit 1
-[ -n "$missing" ] && { echo "SKIP: not installed:$missing ($n compiles passed)"; exit 77; }
+[ -n "$missing" ] && skip "not installed:$missing ($n compiles passed)"
 echo "headers: $n compiles passed"
 exit 0

@@ -6,19 +6,15 @@
 # against the installed libujbd.so with the same version at compile and run
 # time, `man 3` finds a function's page and a family member's link; then
 # uninstall leaves no file and no include/ujbd behind.
-set -u
-BUILD=${BUILD:-build}
-SRCDIR=${SRCDIR:-.}
+. "${SRCDIR:-.}/tests/lib.sh"
 CC=${CC:-cc}
 SAN=${SAN:-}
 for t in make pkg-config "$CC"; do
-	command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t not installed"; exit 77; }
+	command -v "$t" >/dev/null 2>&1 || skip "$t not installed"
 done
-[ -e "$BUILD/libujbd.so" ] && [ -x "$BUILD/ujbd" ] || { echo "SKIP: $BUILD not built (make all)"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/install.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-fail=0 missing=""
-bad() { echo "FAIL: $*"; fail=1; }
+[ -e "$BUILD/libujbd.so" ] && [ -x "$BUILD/ujbd" ] || skip "$BUILD not built (make all)"
+scratch install
+missing=""
 DEST=$tmp/dest PREFIX=/usr/local D=$tmp/dest/usr/local
 v=$(sed -n 's/^VERSION *:= *//p' "$SRCDIR/Makefile")
 # The Makefile of the tree under test, with its build directory, from
@@ -97,5 +93,5 @@ left=$(find "$DEST" ! -type d)
 [ -d "$D/include/ujbd" ] && bad "uninstall left include/ujbd"
 
 [ $fail -eq 0 ] || exit 1
-[ -n "$missing" ] && { echo "SKIP: not installed:$missing (the rest passed)"; exit 77; }
+[ -n "$missing" ] && skip "not installed:$missing (the rest passed)"
 echo "install: $v installed, used from C and C++, uninstalled"

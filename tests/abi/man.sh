@@ -7,15 +7,10 @@
 # "name()" or "name(3)", exists; every page has the sections a reader looks
 # for, is listed in libujbd(3), and passes man --warnings (groff's -ww
 # when man is missing) with no warning.
-set -u
-BUILD=${BUILD:-build}
-SRCDIR=${SRCDIR:-.}
-command -v gcc >/dev/null 2>&1 || { echo "SKIP: gcc not installed (needed for -aux-info)"; exit 77; }
-[ -f "$BUILD/include/ujbd/version.h" ] || { echo "SKIP: no $BUILD/include/ujbd/version.h (build first)"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/man.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "${SRCDIR:-.}/tests/lib.sh"
+command -v gcc >/dev/null 2>&1 || skip "gcc not installed (needed for -aux-info)"
+[ -f "$BUILD/include/ujbd/version.h" ] || skip "no $BUILD/include/ujbd/version.h (build first)"
+scratch man
 M="$SRCDIR/man"
 PREFIX_RE='(ujbd|jbd|dev|ext4)_[a-z0-9_]+'
 
@@ -115,6 +110,6 @@ if [ -n "$lint" ]; then
 fi
 
 [ $fail -eq 0 ] || exit 1
-[ -z "$lint" ] && { echo "SKIP: neither man (man-db) nor groff installed: pages not linted"; exit 77; }
+[ -z "$lint" ] && skip "neither man (man-db) nor groff installed: pages not linted"
 echo "man: $(wc -l <"$tmp/public") public functions, $(echo $pages | wc -w) pages, linted with $lint"
 exit 0

@@ -2,12 +2,8 @@
 # The man pages read from the build, before any install: `make` leaves
 # them in build/man/man1 and build/man/man3 with the version filled in,
 # and `man -M build/man PAGE` shows a page and follows a ".so" link page.
-set -u
-BUILD=${BUILD:-build}
-SRCDIR=${SRCDIR:-.}
-command -v man >/dev/null 2>&1 || { echo "SKIP: man not installed"; exit 77; }
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "${SRCDIR:-.}/tests/lib.sh"
+command -v man >/dev/null 2>&1 || skip "man not installed"
 v=$(sed -n 's/^VERSION *:*= *//p' "$SRCDIR/Makefile" | head -1)
 for p in man1/ujbd.1 man3/ujbd_open.3 man3/ujbd_open_path.3; do
 	[ -f "$BUILD/man/$p" ] || { bad "make left no $BUILD/man/$p"; continue; }

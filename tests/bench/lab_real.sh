@@ -5,14 +5,10 @@
 # naming the file; and the script without root says so, exits 0 and makes
 # nothing. The loop device, ext4 and the schedulers are bench/lab-real.sh's
 # own business (a benchmark: it measures, it is not a test).
-set -u
-SRCDIR=${SRCDIR:-.}
-command -v cc >/dev/null || { echo "SKIP: no C compiler"; exit 77; }
-command -v jq >/dev/null || { echo "SKIP: jq is missing (scripts/install-deps)"; exit 77; }
-fail=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/labload.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-bad() { echo "FAIL: $*"; fail=1; }
+. "${SRCDIR:-.}/tests/lib.sh"
+command -v cc >/dev/null || skip "no C compiler"
+command -v jq >/dev/null || skip "jq is missing (scripts/install-deps)"
+scratch labload
 # ok FILE EXPR: jq -e EXPR on FILE
 ok() { jq -e "$2" "$1" >/dev/null 2>&1 || bad "$1: not $2: $(cat "$1")"; }
 

@@ -4,19 +4,15 @@
 # e2fsck, ujbd recover and recovery at open on fresh copies, and exits 0
 # only if every result equals e2fsck's outside the superblocks; the table
 # has a row per journal and system. Speed is not judged here.
-set -u
-UJBD=${UJBD:-build/ujbd}
-SRCDIR=${SRCDIR:-.}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
 for c in bash mke2fs e2fsck dumpe2fs debugfs cmp cc; do
-	command -v $c >/dev/null 2>&1 || { echo "SKIP: $c not installed"; exit 77; }
+	command -v $c >/dev/null 2>&1 || skip "$c not installed"
 done
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/replaysh.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch replaysh
 UJBD=$UJBD QUICK=1 WARM=1 BENCH_DIR=$tmp bash "$SRCDIR/bench/replay" >"$tmp/out" 2>&1
 rc=$?
 [ $rc -eq 0 ] || { cat "$tmp/out"; echo "FAIL: bench/replay exited $rc"; exit 1; }
-fail=0
 for kind in distinct same; do
 	for sys in e2fsck ujbd open; do
 		grep -Eq "^$kind +$sys +[0-9.]+ " "$tmp/out" || { echo "FAIL: no row for $kind $sys"; fail=1; }

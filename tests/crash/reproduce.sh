@@ -4,15 +4,11 @@
 # point the run does not have must fail, listing the points it has (one of
 # which then runs). The documented reproducer once named a point that did
 # not exist and "failed" with 0 images checked.
-set -u
-BUILD=${BUILD:-build}
-SRCDIR=${SRCDIR:-.}
+. "${SRCDIR:-.}/tests/lib.sh"
 DOC=$SRCDIR/docs/crash.md
 T=$BUILD/tests/crash/test_crash_ordered
-[ -x "$T" ] || { echo "SKIP: no test binary at $T"; exit 77; }
-[ -r "$DOC" ] || { echo "SKIP: no $DOC"; exit 77; }
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+[ -x "$T" ] || skip "no test binary at $T"
+[ -r "$DOC" ] || skip "no $DOC"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 

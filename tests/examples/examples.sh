@@ -3,11 +3,7 @@
 # each must succeed (they check their own outcome: the blocks in the data
 # file, a whole record after a crash, every thread's last fsync, the
 # statistics) and leave nothing behind, in its TMPDIR or where it runs.
-set -u
-BUILD=${BUILD:-build}
-SRCDIR=${SRCDIR:-.}
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "${SRCDIR:-.}/tests/lib.sh"
 n=0
 for src in "$SRCDIR"/examples/*.c; do
 	name=$(basename "$src" .c)

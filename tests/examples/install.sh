@@ -4,17 +4,13 @@
 # through `pkg-config --cflags --libs ujbd`, static through libujbd.a and
 # the libraries `pkg-config --static` lists (the README's static line must
 # list the same ones). Each binary must run and succeed.
-set -u
-BUILD=${BUILD:-build}
-SRCDIR=${SRCDIR:-.}
-command -v pkg-config >/dev/null 2>&1 || { echo "SKIP: no pkg-config"; exit 77; }
-[ -f "$BUILD/libujbd.a" ] || { echo "SKIP: no $BUILD/libujbd.a"; exit 77; }
+. "${SRCDIR:-.}/tests/lib.sh"
+command -v pkg-config >/dev/null 2>&1 || skip "no pkg-config"
+[ -f "$BUILD/libujbd.a" ] || skip "no $BUILD/libujbd.a"
 # A sanitizer build's library needs its runtime in every program: this test
 # is for the plain build, where a user's compiler line works as it is.
 nm "$BUILD/libujbd.a" 2>/dev/null | grep -q -E ' U __(asan|tsan|ubsan)_' &&
-	{ echo "SKIP: $BUILD is a sanitizer build (the plain build runs this test)"; exit 77; }
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+	skip "$BUILD is a sanitizer build (the plain build runs this test)"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 CC=${CC:-cc}

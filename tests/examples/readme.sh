@@ -5,16 +5,12 @@
 # reader's, no ujbd on it), and do what their comments say; the library
 # excerpt is word for word a part of examples/quickstart.c (which
 # examples.sh runs).
-set -u
-UJBD=${UJBD:-build/ujbd}
-SRCDIR=${SRCDIR:-.}
+. "${SRCDIR:-.}/tests/lib.sh"
 README=$SRCDIR/README.md
 BUILDDIR=$(cd "$(dirname "$UJBD")" && pwd)
 UJBD=$BUILDDIR/$(basename "$UJBD")
 PATH=$PATH:/sbin:/usr/sbin
 export PATH
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -38,7 +34,7 @@ awk 'NR == FNR { want[n++] = $0; next }
 
 # ---- the six command lines -------------------------------------------------
 for t in mke2fs e2fsck; do
-	command -v $t >/dev/null 2>&1 || { echo "SKIP: no $t (e2fsprogs)"; exit 77; }
+	command -v $t >/dev/null 2>&1 || skip "no $t (e2fsprogs)"
 done
 block "runs this block as written" >"$tmp/cli.sh"
 [ "$(grep -c . "$tmp/cli.sh")" -eq 7 ] || bad "README: the command-line quick start is not seven lines"

@@ -4,15 +4,10 @@
 # registered scenarios: --quick --json twice with one seed is byte-identical,
 # two seeds differ, every metric is a finite number, and --out writes
 # report.html, the JSON, the CSVs and the PNGs.
-set -u
-UJBD=${UJBD:-build/ujbd}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
-command -v jq >/dev/null || { echo "SKIP: jq is missing (scripts/install-deps)"; exit 77; }
-fail=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/lab.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-bad() { echo "FAIL: $*"; fail=1; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
+command -v jq >/dev/null || skip "jq is missing (scripts/install-deps)"
+scratch lab
 
 # ---- help and bad arguments: exit 2, exactly one line ----------------------
 "$UJBD" lab --help >"$tmp/help" 2>&1 || bad "--help exit $?"

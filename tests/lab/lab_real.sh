@@ -6,15 +6,10 @@
 # the file created at the lab's size; a file too small for the file system
 # and journal is a failed variant (exit 1) that says so. The figures are
 # real-time measurements of this machine: only their sanity is asserted.
-set -u
-UJBD=${UJBD:-build/ujbd}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
-command -v jq >/dev/null || { echo "SKIP: jq is missing (scripts/install-deps)"; exit 77; }
-fail=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/labreal.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-bad() { echo "FAIL: $*"; fail=1; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
+command -v jq >/dev/null || skip "jq is missing (scripts/install-deps)"
+scratch labreal
 
 # The lab opens the file O_DIRECT; a file system without it (an old tmpfs)
 # gets the page cache instead, and the test says so.

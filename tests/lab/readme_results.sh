@@ -4,11 +4,9 @@
 # compares every row's seed-1 ratio and verdict with the README. Then its
 # failure: a README whose verdict was changed is named row by row (exit 1),
 # a README without the table markers and bad options are refused.
-set -u
-UJBD=${UJBD:-build/ujbd}
-SRCDIR=${SRCDIR:-.}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: python3 is missing"; exit 77; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
+command -v python3 >/dev/null || skip "python3 is missing"
 # The README's figures are the plain build's: a whole lab under a sanitizer
 # takes minutes and checks no memory; the plain build runs this test.
 case "${SAN:-}" in *sanitize*)
@@ -17,10 +15,7 @@ esac
 UJBD=$(cd "$(dirname "$UJBD")" && pwd)/$(basename "$UJBD")
 export UJBD
 res=$SRCDIR/scripts/lab-results
-fail=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/results.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-bad() { echo "FAIL: $*"; fail=1; }
+scratch results
 
 # the README as it is, against seed 1's run (kept for the cases below)
 "$res" --check="$SRCDIR/README.md" --keep="$tmp/runs" 2>"$tmp/err" ||

@@ -4,19 +4,14 @@
 # document where the seed moves something), reports every variant and every metric it promises, and its
 # figures are finite (throughputs and times positive). The conclusions
 # (ratios, goals) are not asserted: they are the lab's findings, not tests.
-set -u
-UJBD=${UJBD:-build/ujbd}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
-"$UJBD" lab --list >/dev/null 2>&1 || { echo "SKIP: ujbd has no lab verb"; exit 77; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
+"$UJBD" lab --list >/dev/null 2>&1 || skip "ujbd has no lab verb"
 case "${SAN:-}" in
 *thread*) echo "SKIP: three whole --quick labs outlast 900 s under ThreadSanitizer (lab.sh runs the lab's threads there; the plain and ASan builds run this test)"
 	exit 77 ;;
 esac
-fail=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/scen.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-bad() { echo "FAIL: $*"; fail=1; }
+scratch scen
 
 # a JSON number after "KEY": in FILE (first match; files are spaceless)
 json_num() { sed -n "s/.*\"$1\":\([-0-9.e+][-0-9.e+]*\).*/\1/p" "$2" | head -n 1; }

@@ -5,18 +5,13 @@
 # names the moves it skipped (a parameter at 0 cannot move). Merging its
 # kept jobs again gives the same table; --json the same rows as JSON.
 # (tests/lab/sweep_jobs.sh: the runners, the job list, the merge's failures.)
-set -u
-UJBD=${UJBD:-build/ujbd}
-SRCDIR=${SRCDIR:-.}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
-command -v jq >/dev/null || { echo "SKIP: jq is missing (scripts/install-deps)"; exit 77; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
+command -v jq >/dev/null || skip "jq is missing (scripts/install-deps)"
 UJBD=$(cd "$(dirname "$UJBD")" && pwd)/$(basename "$UJBD")
 export UJBD
 sweep=$SRCDIR/scripts/lab-sweep
-fail=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/sweep.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-bad() { echo "FAIL: $*"; fail=1; }
+scratch sweep
 
 for args in --bogus --share=x --jobs=0 -j -jx --seeds=1,,2 --seeds=a --scenario=nope --vary=nope \
 	"--merge=$tmp --seeds=1" "--joblist=$tmp/l --out=$tmp/o" "--joblist=$tmp/l -j2" "--joblist=$tmp/l --merge=$tmp"; do

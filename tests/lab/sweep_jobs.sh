@@ -10,18 +10,13 @@
 # a job not run, one without a document, one with a variant failed and a
 # document that is not JSON are each named on stderr, exit 4, the table made
 # of the rest; a DIR with no job list exits 3.
-set -u
-UJBD=${UJBD:-build/ujbd}
-SRCDIR=${SRCDIR:-.}
-[ -x "$UJBD" ] || { echo "SKIP: no ujbd binary at $UJBD"; exit 77; }
-command -v jq >/dev/null || { echo "SKIP: jq is missing (scripts/install-deps)"; exit 77; }
+. "${SRCDIR:-.}/tests/lib.sh"
+need_ujbd
+command -v jq >/dev/null || skip "jq is missing (scripts/install-deps)"
 UJBD=$(cd "$(dirname "$UJBD")" && pwd)/$(basename "$UJBD")
 export UJBD
 sweep=$(cd "$SRCDIR" && pwd)/scripts/lab-sweep
-fail=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/sweep_jobs.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-bad() { echo "FAIL: $*"; fail=1; }
+scratch sweep_jobs
 set -- --seeds=1,2 --vary=jbd --scenario=aim7 --quick
 moved=$("$UJBD" lab --params --json |
 	jq '[.jbd | to_entries[] | select(.value.value | type == "number" and . != 0)] | length')
