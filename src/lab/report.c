@@ -199,6 +199,13 @@ const char *lab_verdict(const struct lab_ctx *c, const struct lab_summary_rowv *
 	return w->w_met ? "yes" : "no";
 }
 
+void lab_thread_fields(const struct lab_thread *t, const char *v[LAB_THREAD_FIELDS])
+{
+	v[LAB_THREAD_ID] = t->t_id, v[LAB_THREAD_SUBJECT] = t->t_subject;
+	v[LAB_THREAD_LIST] = t->t_list, v[LAB_THREAD_DATE] = t->t_date;
+	v[LAB_THREAD_AUTHOR] = t->t_author, v[LAB_THREAD_CLAIM] = t->t_claim;
+}
+
 void lab_summary_cells(const struct lab_ctx *c, const char *scen,
 		       const struct lab_summary_rowv *w, const char *cell[LAB_SUM_COLS], char *ratio,
 		       size_t len)
@@ -402,22 +409,19 @@ static void json_summary(FILE *f, const struct lab_summary *s, bool quick)
 
 static void json_thread(FILE *f, const struct lab_thread *t)
 {
+	static const char *const key[LAB_THREAD_FIELDS] = { "id", "subject", "list", "date",
+							    "author", "claim" };
+	const char *v[LAB_THREAD_FIELDS];
+
 	if (!t) {
 		fputs("null", f);
 		return;
 	}
-	fputs("{\"id\": ", f);
-	json_str(f, t->t_id);
-	fputs(", \"subject\": ", f);
-	json_str(f, t->t_subject);
-	fputs(", \"list\": ", f);
-	json_str(f, t->t_list);
-	fputs(", \"date\": ", f);
-	json_str(f, t->t_date);
-	fputs(", \"author\": ", f);
-	json_str(f, t->t_author);
-	fputs(", \"claim\": ", f);
-	json_str(f, t->t_claim);
+	lab_thread_fields(t, v);
+	for (int i = 0; i < LAB_THREAD_FIELDS; i++) {
+		fprintf(f, "%s\"%s\": ", i ? ", " : "{", key[i]);
+		json_str(f, v[i]);
+	}
 	fputc('}', f);
 }
 

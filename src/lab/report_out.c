@@ -1193,14 +1193,17 @@ static void html_plots(FILE *f, const struct out *o, size_t si, bool first)
 /* A thread as report.html names it: "&ldquo;SUBJECT&rdquo;, LIST, DATE, AUTHOR". */
 static void html_thread(FILE *f, const struct lab_thread *t)
 {
-	fputs("&ldquo;", f);
-	html_esc(f, t->t_subject);
-	fputs("&rdquo;, ", f);
-	html_esc(f, t->t_list);
-	fputs(", ", f);
-	html_esc(f, t->t_date);
-	fputs(", ", f);
-	html_esc(f, t->t_author);
+	static const char *const before[LAB_THREAD_FIELDS] = {
+		[LAB_THREAD_SUBJECT] = "&ldquo;", [LAB_THREAD_LIST] = "&rdquo;, ",
+		[LAB_THREAD_DATE] = ", ", [LAB_THREAD_AUTHOR] = ", ",
+	};
+	const char *v[LAB_THREAD_FIELDS];
+
+	lab_thread_fields(t, v);
+	for (int i = LAB_THREAD_SUBJECT; i <= LAB_THREAD_AUTHOR; i++) {
+		fputs(before[i], f);
+		html_esc(f, v[i]);
+	}
 }
 
 static void html_scenario(FILE *f, const struct out *o, size_t si)

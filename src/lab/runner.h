@@ -161,6 +161,12 @@ enum {
 void lab_summary_cells(const struct lab_ctx *c, const char *scen,
 		       const struct lab_summary_rowv *w, const char *cell[LAB_SUM_COLS], char *ratio,
 		       size_t len);
+/* A thread's fields in the order the reports name them, into v. */
+enum {
+	LAB_THREAD_ID, LAB_THREAD_SUBJECT, LAB_THREAD_LIST, LAB_THREAD_DATE, LAB_THREAD_AUTHOR,
+	LAB_THREAD_CLAIM, LAB_THREAD_FIELDS
+};
+void lab_thread_fields(const struct lab_thread *t, const char *v[LAB_THREAD_FIELDS]);
 /* A scenario's metrics table, the same rows in every report: a heading row ("metric",
  * then a cell per variant that ran), then a row per metric (in first-seen order) with a
  * cell per variant that ran: "%.6g", or "-" where it has none. How a row starts, how a
