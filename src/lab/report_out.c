@@ -282,6 +282,21 @@ static const char *num(char *buf, size_t n, double v)
 	return buf;
 }
 
+/* The end of a plot of a line per variant: its script closed, its caption's full stop; it is
+ * listed only if a variant had a line (any), else its caption is dropped. */
+static void plot_lines_end(struct out *o, size_t si, FILE *f, const char *gp, struct cap *cap,
+			   bool any)
+{
+	fputc('\n', f);
+	out_close(o, f, gp);
+	if (cap->c_f)
+		fputc('.', cap->c_f);
+	if (any)
+		plot_add(o, si, gp, false, cap_take(cap));
+	else
+		free(cap_take(cap));
+}
+
 /* ---- the finding: a bar per variant for each of the scenario's s_plot metrics ---- */
 
 static void plot_finding(struct out *o, size_t si)
@@ -470,14 +485,7 @@ static void plot_cdf(struct out *o, size_t si, const char *name)
 				num(b[2], sizeof(b[2]), isnan(worst) ? it->i_x[it->i_n - 1] : worst));
 		first = false;
 	}
-	fputc('\n', f);
-	out_close(o, f, gp);
-	if (c)
-		fputc('.', c);
-	if (!first)
-		plot_add(o, si, gp, false, cap_take(&cap));
-	else
-		free(cap_take(&cap));
+	plot_lines_end(o, si, f, gp, &cap, !first);
 }
 
 static void plot_cdfs(struct out *o, size_t si)
@@ -563,14 +571,7 @@ static void plot_flush(struct out *o, size_t si)
 			sr->sr_scen->s_variants[k]);
 		first = false;
 	}
-	fputc('\n', f);
-	out_close(o, f, gp);
-	if (c)
-		fputc('.', c);
-	if (!first)
-		plot_add(o, si, gp, false, cap_take(&cap));
-	else
-		free(cap_take(&cap));
+	plot_lines_end(o, si, f, gp, &cap, !first);
 }
 
 /* ---- latencytop's view: the worst operation by cause, stacked --------------------- */
