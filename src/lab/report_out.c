@@ -204,17 +204,23 @@ static void gp_term(struct out *o, FILE *f, const char *png, int w, int h)
 		   "set output '%s.png'\n", w, h, png);
 }
 
-/* The terminal, the title, the axes' labels, a grid and the key. */
-static void gp_head(struct out *o, FILE *f, const char *png, const char *title, const char *xl,
-		    const char *yl)
+/* The title and the axes' labels (the last line without its newline). */
+static void gp_labels(FILE *f, const char *title, const char *xl, const char *yl)
 {
-	gp_term(o, f, png, 900, 520);
 	fputs("set title ", f);
 	gp_str(f, title);
 	fputs("\nset xlabel ", f);
 	gp_str(f, xl);
 	fputs("\nset ylabel ", f);
 	gp_str(f, yl);
+}
+
+/* The terminal, the title, the axes' labels, a grid and the key. */
+static void gp_head(struct out *o, FILE *f, const char *png, const char *title, const char *xl,
+		    const char *yl)
+{
+	gp_term(o, f, png, 900, 520);
+	gp_labels(f, title, xl, yl);
 	fputs("\nset grid\nset key outside right top\n", f);
 }
 
@@ -944,12 +950,7 @@ static void plot_series_one(struct out *o, size_t si, size_t k, const struct lab
 		snprintf(title, sizeof(title), "%s %s: %s against %s", s, v, yl, xl);
 	}
 	gp_term(o, f, gp, 660, 440);
-	fputs("set title ", f);
-	gp_str(f, title);
-	fputs("\nset xlabel ", f);
-	gp_str(f, xl);
-	fputs("\nset ylabel ", f);
-	gp_str(f, yl);
+	gp_labels(f, title, xl, yl);
 	fprintf(f, "\nset grid\nset key off\nset format y '%%.3g'\n"
 		   "plot '%s.dat' using 1:($2 * " NUM_FMT ") with points pt 7 ps 0.4\n", gp,
 		w ? w->yscale : 1.0);
