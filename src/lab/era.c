@@ -20,13 +20,20 @@ void lab_era_2007(struct lab_rig_spec *rs)
 	 * metadata I/O", linux-ext4, April 2010) */
 	rs->jopts.journal_meta = false;
 	rs->jopts.journal_sync = UJBD_SYNC_OFF;   /* jbd: log blocks WRITE, commit block waited */
-	/* jbd's wait: a handle that needs a buffer being logged sleeps until
-	 * the commit's wait loop reaches it (fs/jbd/commit.c of 2.6.2x) */
-	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_LOOP;
+	lab_era_jbd_waits(rs);
 	rs->jopts.data_mode = UJBD_DATA_ORDERED;
 	rs->fsp.atime = FS_ATIME_STRICT;         /* relatime became default in 2.6.30 */
-	lab_era_buffers(rs);
 	lab_era_no_barrier(rs);
+}
+
+/* jbd's wait (and jbd2's until 3.11, "jbd2: refine waiting for shadow
+ * buffers"): a handle that needs a buffer being logged sleeps until the
+ * commit's wait loop reaches it (fs/jbd/commit.c of 2.6.2x), beside the
+ * buffer lock and writeback every kernel had. */
+void lab_era_jbd_waits(struct lab_rig_spec *rs)
+{
+	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_LOOP;
+	lab_era_buffers(rs);
 }
 
 /* Today's jbd2 (since 3.11): the buffer lock and writeback as ever; a

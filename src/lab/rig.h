@@ -134,9 +134,13 @@ int lab_tl_report(const struct lab_timeline *tl, struct lab_result *out);
 void lab_era_2007(struct lab_rig_spec *rs);
 /* Today's jbd2 (3.11 on): wait-io, the buffer lock and the flusher. */
 void lab_era_today(struct lab_rig_spec *rs);
-/* Every era's metadata buffers: the buffer lock, writeback every 5 s of
- * what committed over 30 s ago. */
+/* Every era's metadata buffers: the buffer lock, and writeback every 5 s
+ * of every committed buffer once the device has had dirty ones for 30 s. */
 void lab_era_buffers(struct lab_rig_spec *rs);
+/* The waits of jbd, and of jbd2 before 3.11: a buffer being logged is
+ * waited for until the commit's wait loop reaches it (wait-loop), and
+ * lab_era_buffers. */
+void lab_era_jbd_waits(struct lab_rig_spec *rs);
 /* ext3's barrier=0 (its default before 2.6.38): journal and fsync without
  * cache flushes. */
 void lab_era_no_barrier(struct lab_rig_spec *rs);

@@ -135,7 +135,8 @@ static int fl_fn(struct lab_rig *r, void *arg)
 
 /*
  * The era (2.6.29 ext3 on jbd): kjournald at the default be:4, no META
- * tag, jbd's wait on buffers being logged, cfq, 2.6.29's queue plugging,
+ * tag, jbd's waits (a buffer being logged until the commit's wait loop
+ * reaches it, the buffer lock, pdflush), cfq, 2.6.29's queue plugging,
  * dirty 20/10, no barriers, mke2fs 1.41's journal in the middle group.
  * The variants set the journal's sync policy, the plug policy (blk.h:
  * explicit / implicit-sync) and how fsync writes the data: stock as WRITE
@@ -149,7 +150,7 @@ static int fl_variant(const char *v, struct lab_rig_spec *rs)
 
 	lab_era_2009(rs);
 	rs->jopts.commit_ioprio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
-	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
+	lab_era_jbd_waits(rs);        /* 2.6.29-30's jbd */
 	lab_era_no_barrier(rs);
 	rs->fsp.fsync_sync = !stock;    /* stock: 2.6.29's, before the fix */
 	rs->fsp.fsync_noidle = rs->jopts.journal_noidle = noidle;

@@ -128,8 +128,7 @@ static int sf_variant(const char *v, struct lab_rig_spec *rs)
 	rs->jopts.commit_ioprio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
 	rs->jopts.journal_meta = false;
 	rs->jopts.journal_sync = UJBD_SYNC_OFF;
-	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_LOOP;
-	lab_era_buffers(rs);
+	lab_era_jbd_waits(rs);
 	rs->fsp.dirty_ratio = 20;
 	rs->fsp.dirty_background_ratio = 10;
 	rs->fsp.journal_place = FS_JOURNAL_MIDDLE;  /* mke2fs of 2010 (e2fsprogs 1.41) */

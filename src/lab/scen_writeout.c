@@ -329,7 +329,8 @@ static int wo_fn(struct lab_rig *r, void *arg)
 
 /*
  * The era (2.6.29 ext3 on jbd, with the latency fixes): kjournald at the
- * default be:4, no META tag, jbd's wait on buffers being logged, cfq,
+ * default be:4, no META tag, jbd's waits (a buffer being logged until the
+ * commit's wait loop reaches it, the buffer lock, pdflush), cfq,
  * dirty 20/10, fsync's data WRITE_SYNC, no barriers, mke2fs 1.41's journal
  * in the middle group (as `fsync-loop`'s sync variants). The variant sets
  * only the journal's write class.
@@ -338,7 +339,7 @@ static int wo_variant(const char *v, struct lab_rig_spec *rs)
 {
 	lab_era_2009(rs);
 	rs->jopts.commit_ioprio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
-	rs->jopts.under_commit = UJBD_UNDER_COMMIT_WAIT_IO;
+	lab_era_jbd_waits(rs);        /* 2.6.29's jbd */
 	lab_era_no_barrier(rs);
 	if (strcmp(v, "sync-all") == 0)
 		rs->jopts.journal_sync = UJBD_SYNC_ALL;
