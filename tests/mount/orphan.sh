@@ -115,49 +115,57 @@ EOF
 	fusermount3 -uz "$M" 2>/dev/null
 }
 
+# freed_after_kill TAG: the image a kill -9 left with an orphan (an open
+# file or directory): ujbd recover leaves the list (e2fsck -fn reports the
+# inode) and e2fsck -p clears it; on copies, ujbd mount and, as root, the
+# kernel free it; TAG prefixes the failures, $what says who freed it
+freed_after_kill() {
+	cp "$img" "$T/mnt.img"
+	cp "$img" "$T/kern.img"
+	"$UJBD" recover "$img" > "$T/rec.out" 2>&1 || { cat "$T/rec.out"; die "$1ujbd recover"; }
+	ino=$(orphan_of "$img")
+	[ -n "$ino" ] && [ "$ino" -gt 0 ] || die "$1no orphan list after ujbd recover"
+	[ "$(hidden_on "$img" /)" -eq 0 ] || die "$1a .fuse_hidden name on disk"
+	# e2fsck -n does not process the list (read-only): it reports the inode
+	e2fsck -fn "$img" > "$T/fsck.out" 2>&1 && die "$1e2fsck -fn found the pending orphan list clean"
+	grep -q "inode $ino" "$T/fsck.out" || { cat "$T/fsck.out"; die "$1e2fsck -fn: not about inode $ino"; }
+	e2fsck -fp "$img" > "$T/fsck.out" 2>&1; rc=$?
+	[ $rc -le 1 ] || { cat "$T/fsck.out"; die "$1e2fsck -fp: exit $rc"; }
+	grep -q "Clearing orphaned inode $ino" "$T/fsck.out" || { cat "$T/fsck.out"; die "$1e2fsck -fp: no orphan cleared"; }
+	fsck_clean "$img"
+	[ "$(free_of "$img")" -eq "$free0" ] || die "$1after e2fsck -p: free blocks $(free_of "$img"), $free0 before"
+	# ujbd mount replays the journal and frees the orphan before serving
+	mnt "$T/mnt.img" "$M"
+	grep -q "orphan list processed.*1 freed" "$T/mount.err" || { cat "$T/mount.err"; die "$1ujbd mount: no word of the orphan"; }
+	[ "$(ls -A "$M")" = "lost+found" ] || die "$1ujbd mount: names: $(ls -A "$M")"
+	umnt "$M"
+	fsck_clean "$T/mnt.img"
+	[ "$(orphan_of "$T/mnt.img")" = "" ] || die "$1ujbd mount: the orphan list left"
+	[ "$(free_of "$T/mnt.img")" -eq "$free0" ] || die "$1ujbd mount: free blocks $(free_of "$T/mnt.img"), $free0 before"
+	what="ujbd recover + e2fsck -p, ujbd mount"
+	# the kernel: journal replay, then its own orphan processing
+	if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null; then
+		LOOPMNT=$T/k
+		mkdir -p "$LOOPMNT"
+		if mount -o loop "$T/kern.img" "$LOOPMNT"; then
+			names=$(ls -A "$LOOPMNT")
+			umount "$LOOPMNT"
+			n=0
+			while [ -n "$(losetup -j "$T/kern.img" 2>/dev/null)" ] && [ $n -lt 100 ]; do
+				n=$((n + 1)); sleep 0.1
+			done
+			[ "$names" = "lost+found" ] || die "$1the kernel: names: $names"
+			fsck_clean "$T/kern.img"
+			[ "$(orphan_of "$T/kern.img")" = "" ] || die "$1the kernel left the orphan list"
+			[ "$(free_of "$T/kern.img")" -eq "$free0" ] || die "$1the kernel: free blocks $(free_of "$T/kern.img"), $free0 before"
+			what="$what, the kernel"
+		fi
+	fi
+}
+
 # 2. kill -9 with the unlinked file open
 opened_then_kill KILL
-cp "$img" "$T/mnt.img"
-cp "$img" "$T/kern.img"
-"$UJBD" recover "$img" > "$T/rec.out" 2>&1 || { cat "$T/rec.out"; die "ujbd recover"; }
-ino=$(orphan_of "$img")
-[ -n "$ino" ] && [ "$ino" -gt 0 ] || die "no orphan list after ujbd recover"
-[ "$(hidden_on "$img" /)" -eq 0 ] || die "a .fuse_hidden name on disk"
-# e2fsck -n does not process the list (read-only): it reports the inode
-e2fsck -fn "$img" > "$T/fsck.out" 2>&1 && die "e2fsck -fn found the pending orphan list clean"
-grep -q "inode $ino" "$T/fsck.out" || { cat "$T/fsck.out"; die "e2fsck -fn: not about inode $ino"; }
-e2fsck -fp "$img" > "$T/fsck.out" 2>&1; rc=$?
-[ $rc -le 1 ] || { cat "$T/fsck.out"; die "e2fsck -fp: exit $rc"; }
-grep -q "Clearing orphaned inode $ino" "$T/fsck.out" || { cat "$T/fsck.out"; die "e2fsck -fp: no orphan cleared"; }
-fsck_clean "$img"
-[ "$(free_of "$img")" -eq "$free0" ] || die "after e2fsck -p: free blocks $(free_of "$img"), $free0 before"
-# ujbd mount replays the journal and frees the orphan before serving
-mnt "$T/mnt.img" "$M"
-grep -q "orphan list processed.*1 freed" "$T/mount.err" || { cat "$T/mount.err"; die "ujbd mount: no word of the orphan"; }
-[ "$(ls -A "$M")" = "lost+found" ] || die "ujbd mount: names: $(ls -A "$M")"
-umnt "$M"
-fsck_clean "$T/mnt.img"
-[ "$(orphan_of "$T/mnt.img")" = "" ] || die "ujbd mount: the orphan list left"
-[ "$(free_of "$T/mnt.img")" -eq "$free0" ] || die "ujbd mount: free blocks $(free_of "$T/mnt.img"), $free0 before"
-what="ujbd recover + e2fsck -p, ujbd mount"
-# the kernel: journal replay, then its own orphan processing
-if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null; then
-	LOOPMNT=$T/k
-	mkdir -p "$LOOPMNT"
-	if mount -o loop "$T/kern.img" "$LOOPMNT"; then
-		names=$(ls -A "$LOOPMNT")
-		umount "$LOOPMNT"
-		n=0
-		while [ -n "$(losetup -j "$T/kern.img" 2>/dev/null)" ] && [ $n -lt 100 ]; do
-			n=$((n + 1)); sleep 0.1
-		done
-		[ "$names" = "lost+found" ] || die "the kernel: names: $names"
-		fsck_clean "$T/kern.img"
-		[ "$(orphan_of "$T/kern.img")" = "" ] || die "the kernel left the orphan list"
-		[ "$(free_of "$T/kern.img")" -eq "$free0" ] || die "the kernel: free blocks $(free_of "$T/kern.img"), $free0 before"
-		what="$what, the kernel"
-	fi
-fi
+freed_after_kill ""
 
 # 3. SIGTERM with the unlinked file open: the daemon frees it on its way out
 opened_then_kill TERM
@@ -234,37 +242,6 @@ fsck_clean "$img"
 # kill -9 with the removed directory open: its inode on the orphan list,
 # which e2fsck -p, ujbd mount and the kernel free
 opened_then_kill KILL dir
-cp "$img" "$T/mnt.img"
-cp "$img" "$T/kern.img"
-"$UJBD" recover "$img" > "$T/rec.out" 2>&1 || { cat "$T/rec.out"; die "dirs: ujbd recover"; }
-ino=$(orphan_of "$img")
-[ -n "$ino" ] && [ "$ino" -gt 0 ] || die "dirs: no orphan list after ujbd recover"
-e2fsck -fp "$img" > "$T/fsck.out" 2>&1; rc=$?
-[ $rc -le 1 ] || { cat "$T/fsck.out"; die "dirs: e2fsck -fp: exit $rc"; }
-grep -q "Clearing orphaned inode $ino" "$T/fsck.out" || { cat "$T/fsck.out"; die "dirs: e2fsck -fp: no orphan cleared"; }
-fsck_clean "$img"
-[ "$(free_of "$img")" -eq "$free0" ] || die "dirs: after e2fsck -p: free blocks $(free_of "$img"), $free0 before"
-mnt "$T/mnt.img" "$M"
-grep -q "orphan list processed.*1 freed" "$T/mount.err" || { cat "$T/mount.err"; die "dirs: ujbd mount: no word of the orphan"; }
-[ "$(ls -A "$M")" = "lost+found" ] || die "dirs: ujbd mount: names: $(ls -A "$M")"
-umnt "$M"
-fsck_clean "$T/mnt.img"
-[ "$(free_of "$T/mnt.img")" -eq "$free0" ] || die "dirs: ujbd mount: free blocks $(free_of "$T/mnt.img"), $free0 before"
-if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null; then
-	LOOPMNT=$T/k
-	mkdir -p "$LOOPMNT"
-	if mount -o loop "$T/kern.img" "$LOOPMNT"; then
-		names=$(ls -A "$LOOPMNT")
-		umount "$LOOPMNT"
-		n=0
-		while [ -n "$(losetup -j "$T/kern.img" 2>/dev/null)" ] && [ $n -lt 100 ]; do
-			n=$((n + 1)); sleep 0.1
-		done
-		[ "$names" = "lost+found" ] || die "dirs: the kernel: names: $names"
-		fsck_clean "$T/kern.img"
-		[ "$(orphan_of "$T/kern.img")" = "" ] || die "dirs: the kernel left the orphan list"
-		[ "$(free_of "$T/kern.img")" -eq "$free0" ] || die "dirs: the kernel: free blocks $(free_of "$T/kern.img"), $free0 before"
-	fi
-fi
+freed_after_kill "dirs: "
 
 echo "ok: unlinked open files (no hidden name, fstat, read, write, ftruncate), freed at close; after kill -9, the orphan freed by $what; SIGTERM frees it; a directory removed while open: kept to its last close, after kill -9 freed by the same"
