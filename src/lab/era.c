@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "lab/rig.h"
-#include "lab/scen.h"
 
 void lab_era_2007(struct lab_rig_spec *rs)
 {

@@ -141,6 +141,10 @@ void lab_era_buffers(struct lab_rig_spec *rs);
  * waited for until the commit's wait loop reaches it (wait-loop), and
  * lab_era_buffers. */
 void lab_era_jbd_waits(struct lab_rig_spec *rs);
+/* The kernels from 2.6.30 on: cfq, no META tag, dirty 20/10, fsync's data
+ * WRITE_SYNC, the journal in the middle group; `fsync-loop`, `writeout`,
+ * `smallfile` and `checkpoint` start from it. */
+void lab_era_2009(struct lab_rig_spec *rs);
 /* ext3's barrier=0 (its default before 2.6.38): journal and fsync without
  * cache flushes. */
 void lab_era_no_barrier(struct lab_rig_spec *rs);

@@ -24,10 +24,6 @@ extern const struct lab_scenario lab_scen_fsync_loop;
 extern const struct lab_scenario lab_scen_writeout;
 extern const struct lab_scenario lab_scen_checkpoint;
 
-/* The era of the kernels from 2.6.30 on (era.c): cfq, no META tag, dirty 20/10, fsync's
- * data WRITE_SYNC, the journal in the middle group; `fsync-loop`, `writeout` and
- * `checkpoint` start from it. */
-void lab_era_2009(struct lab_rig_spec *rs);
 
 /* The parameter groups the scenarios add (--aim7=LIST, --checkpoint=LIST): for the runner's
  * --params and --GROUP options. */

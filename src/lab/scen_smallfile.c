@@ -125,16 +125,11 @@ static int sf_fn(struct lab_rig *r, void *arg)
  */
 static int sf_variant(const char *v, struct lab_rig_spec *rs)
 {
+	lab_era_2009(rs);        /* 2.6.33: cfq, no META, dirty 20/10, fsync's data WRITE_SYNC */
 	rs->jopts.commit_ioprio = RT_IOPRIO(RT_IOPRIO_CLASS_BE, 4);
-	rs->jopts.journal_meta = false;
 	rs->jopts.journal_sync = UJBD_SYNC_OFF;
 	lab_era_jbd_waits(rs);
-	rs->fsp.dirty_ratio = 20;
-	rs->fsp.dirty_background_ratio = 10;
-	rs->fsp.journal_place = FS_JOURNAL_MIDDLE;  /* mke2fs of 2010 (e2fsprogs 1.41) */
-	rs->fsp.fsync_sync = true;                   /* 2.6.33: fsync's data WRITE_SYNC */
 	lab_era_no_barrier(rs);
-	rs->elevator = "cfq";
 	if (strcmp(v, "deadline") == 0)
 		rs->elevator = "deadline";
 	else if (strcmp(v, "cfq+meta") == 0)
