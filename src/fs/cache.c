@@ -520,6 +520,7 @@ static void pdflush_main(void *arg)
 	struct lfs_wb *wb = calloc(cap, sizeof(*wb));
 
 	rt_ioprio_set(fs->fs_p.pdflush_ioprio);
+	rt_task(); /* a kernel thread: scheduled like any task (sim CFS) */
 	rt_mutex_lock(&fs->pc_lock);
 	while (!fs->pd_stop) {
 		if (!fs->pd_kick)

@@ -426,6 +426,7 @@ void jbd_checkpointd(void *arg)
 	bool idle = false; /* the last pass found nothing: wait for a signal */
 	uint64_t wb_next = rt_now_ns() + j->j_opts.writeback_interval_ns;
 
+	rt_task(); /* a kernel thread: scheduled like any task (sim CFS) */
 	rt_mutex_lock(&j->j_state_lock);
 	for (;;) {
 		if (j->j_flags & (JBD_F_STOP_CKPT | JBD_F_ABORTED | JBD_F_HARD))

@@ -428,6 +428,7 @@ void jbd_kjournald(void *arg)
 
 	if (j->j_opts.commit_ioprio != UJBD_IOPRIO_INHERIT)
 		rt_ioprio_set(j->j_opts.commit_ioprio);
+	rt_task(); /* a kernel thread: scheduled like any task (sim CFS) */
 	rt_mutex_lock(&j->j_state_lock);
 	for (;;) {
 		if (j->j_flags & JBD_F_HARD)

@@ -445,6 +445,7 @@ static void open_sync_init(struct ujbd *j)
 {
 	ASSERT(!j->j_sync_init && j->j_max_txn);
 	rt_mutex_init(&j->j_state_lock, "j_state_lock");
+	rt_mutex_spin(&j->j_state_lock); /* the kernel's is a spin lock */
 	rt_list_init(&j->j_cp);
 	rt_mutex_init(&j->j_checkpoint_mutex, "j_checkpoint_mutex");
 	rt_mutex_init(&j->j_sb_mutex, "j_sb_mutex");

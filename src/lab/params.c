@@ -54,6 +54,7 @@ static void file_defaults(void *p)
 static const struct lab_group extra_groups[] = {
 	{ "fs", &fs_param_table, fs_defaults, "" },
 	{ "jbd", &lab_jbd_param_table, lab_jbd_params_default, "" },
+	{ "cpu", &lab_cpu_param_table, NULL, "" },
 	{ "aim7", &lab_aim7_param_table, NULL, "" },
 	{ "checkpoint", &lab_ckpt_param_table, NULL, "" },
 };

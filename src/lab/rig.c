@@ -32,6 +32,10 @@ void lab_rig_spec_init(struct lab_rig_spec *rs)
 	 * cached up to the RAM (the fs model's ram_bytes), as in 2.6.2x where
 	 * buffer heads live in the block device's page cache. */
 	rs->jopts.cache_blocks = rs->fsp.ram_bytes / 4096;
+	/* Every thread's kernel (2.6.23 and after) shared its CPUs by CFS
+	 * with the default tunables: tasks, kjournald and pdflush wait for a
+	 * CPU, j_state_lock spins (the "cpu" group's defaults) */
+	rt_param_defaults(&lab_cpu_param_table, &rs->sched);
 }
 
 /* The scenario's list, then the user's (later values win). */
@@ -135,6 +139,7 @@ static int rig_spec(const struct lab_ctx *c, const struct lab_rig_spec *rs,
 	sp->world = lab_ctx_world(c);
 	sp->seed = lab_ctx_seed(c);
 	sp->ncpus = rs->ncpus;
+	sp->sched = rs->sched;
 	sp->ndisks = 1;
 	sp->disks[0].model = model;
 	sp->queues[0].elevator = rs->elevator;
@@ -218,6 +223,9 @@ int lab_rig_run(const struct lab_ctx *c, struct lab_rig_spec *rs,
 	rs->fsp = r.r_fsp;
 	if (!rc) /* the user's journal options over the scenario's */
 		rc = rt_param_parse(&lab_jbd_param_table, &rs->jopts, lab_ctx_params(c, "jbd"), err,
+				    sizeof(err));
+	if (!rc) /* and the user's CPU model over the scenario's */
+		rc = rt_param_parse(&lab_cpu_param_table, &rs->sched, lab_ctx_params(c, "cpu"), err,
 				    sizeof(err));
 	if (!rc)
 		rc = rig_spec(c, rs, &tr, &sp, err, sizeof(err));

@@ -44,6 +44,7 @@ struct lab_rig_spec {
 	blk_trace_fn trace_fn;       /* passed every event (q_lock held), NULL = none */
 	void *trace_arg;
 	unsigned ncpus;              /* 0 = rt's default */
+	struct rt_sched sched;       /* how the CPUs are shared (FIFO) */
 	/* Record a timeline of the run (timeline.c) into this result, as the
 	 * series tl_* that --out plots; NULL = none. */
 	struct lab_result *timeline;
@@ -54,6 +55,9 @@ struct lab_rig_spec {
 /* The "jbd" group: the journal options a scenario's figures depend on
  * (jbd_params.c); the user's --jbd list applies over the scenario's. */
 extern const struct rt_param_table lab_jbd_param_table;
+/* The "cpu" group (cpu_params.c): struct rt_sched, the user's --cpu list
+ * over the scenario's lab_rig_spec.sched. */
+extern const struct rt_param_table lab_cpu_param_table;
 void lab_jbd_params_default(void *opts);
 
 /* Defaults: cfq, journal options of ujbd, fs params of fs_params_default. */

@@ -75,6 +75,7 @@ struct aim7_task {
 	uint64_t until_ns, seed;
 	struct lab_timeline *tl;
 	uint64_t jobs;
+	uint64_t run_delay_ns, exec_ns; /* its CPU accounting, at its end */
 	int rc;
 };
 
@@ -124,6 +125,7 @@ static void aim7_thread(void *arg)
 	struct rt_prng g;
 
 	rt_prng_init(&g, t->seed);
+	rt_task(); /* a user task from its start (under --cpu=sched=cfs) */
 	while (!t->rc && rt_now_ns() < t->until_ns) {
 		uint64_t x = rt_prng_below(&g, total), t0 = rt_now_ns();
 
@@ -140,6 +142,7 @@ static void aim7_thread(void *arg)
 		}
 		t->jobs += !t->rc;
 	}
+	rt_self_cpu_stats(&t->run_delay_ns, &t->exec_ns);
 }
 
 struct aim7_run {
@@ -180,14 +183,15 @@ static int aim7_info(struct lab_result *out, const struct ujbd_stats *a, const s
 	return rc;
 }
 
-static int aim7_tasks(struct lab_rig *r, struct aim7_run *a, uint64_t *jobs)
+static int aim7_tasks(struct lab_rig *r, struct aim7_run *a, uint64_t *jobs,
+		      uint64_t *run_delay_ns)
 {
 	struct aim7_task t[256];
 	rt_thread *th[256] = { 0 };
 	uint64_t end = rt_now_ns() + a->duration_ns;
 	int rc = 0;
 
-	*jobs = 0;
+	*jobs = *run_delay_ns = 0;
 	for (unsigned i = 0; i < a->p.tasks && !rc; i++) {
 		t[i] = (struct aim7_task){ .fs = r->r_fs, .p = &a->p, .id = i, .until_ns = end,
 					   .seed = a->seed * 1000003 + i, .tl = r->r_tl };
@@ -199,6 +203,7 @@ static int aim7_tasks(struct lab_rig *r, struct aim7_run *a, uint64_t *jobs)
 		rt_thread_join(th[i]);
 		rc = rc ? rc : t[i].rc;
 		*jobs += t[i].jobs;
+		*run_delay_ns += t[i].run_delay_ns;
 	}
 	return rc;
 }
@@ -207,7 +212,9 @@ static int aim7_fn(struct lab_rig *r, void *arg)
 {
 	struct aim7_run *a = arg;
 	struct ujbd_stats before, after;
-	uint64_t jobs = 0, t0;
+	struct rt_cpu_stats c0, c1;
+	uint64_t jobs = 0, t0, delay = 0, kd0, kd1, ke;
+	rt_world *w = rt_world_current();
 	char dir[16];
 	int rc = 0;
 
@@ -216,16 +223,32 @@ static int aim7_fn(struct lab_rig *r, void *arg)
 		rc = fs_mkdir(r->r_fs, dir);
 	}
 	rc = rc ? rc : ujbd_stats(r->r_j, &before);
+	rt_world_cpu_stats(w, &c0);
+	rt_world_thread_cpu_stats(w, "kjournald", &kd0, &ke);
 	t0 = rt_now_ns();
 	lab_tl_kind(r->r_tl, AIM7_TL_META, "create+write+stat+unlink");
 	lab_tl_kind(r->r_tl, AIM7_TL_SYNC, "write+fsync+fsync");
 	lab_tl_start(r->r_tl);
-	rc = rc ? rc : aim7_tasks(r, a, &jobs);
+	rc = rc ? rc : aim7_tasks(r, a, &jobs, &delay);
 	lab_tl_stop(r->r_tl);
-	double min = (double)(rt_now_ns() - t0) / 60e9;
+	double ns = (double)(rt_now_ns() - t0), min = ns / 60e9;
 	rc = rc ? rc : ujbd_stats(r->r_j, &after);
+	rt_world_cpu_stats(w, &c1);
+	rt_world_thread_cpu_stats(w, "kjournald", &kd1, &ke);
+	double txns = (double)(after.ts_tid - before.ts_tid);
 	rc = rc ? rc : lab_result_metric(a->out, "jobs_per_min", (double)jobs / min);
 	rc = rc ? rc : aim7_info(a->out, &before, &after);
+	/* where the CPUs went (the CPU model's accounting; cfs: run delays) */
+	rc = rc ? rc : lab_result_metric(a->out, "cpu_busy_pct",
+					  100.0 * (double)(c1.busy_ns - c0.busy_ns) /
+						  (ns * a->p.ncpus));
+	rc = rc ? rc : lab_result_metric(a->out, "cpu_spin_pct",
+					  100.0 * (double)(c1.spin_ns - c0.spin_ns) /
+						  (ns * a->p.ncpus));
+	rc = rc ? rc : lab_result_metric(a->out, "task_run_delay_us_per_job",
+					  jobs ? (double)delay / (double)jobs / 1e3 : 0);
+	rc = rc ? rc : lab_result_metric(a->out, "kjournald_run_delay_ms_per_transaction",
+					  txns > 0 ? (double)(kd1 - kd0) / txns / 1e6 : 0);
 	return rc;
 }
 

@@ -69,6 +69,21 @@ struct rt_thread {
 	bool t_timed_out;
 	size_t t_heap_idx;         /* position in w_timers, SIZE_MAX if none */
 	uint64_t t_timer_seq;
+
+	/* sim CFS (struct rt_sched), all [w_lock] */
+	bool t_task;               /* competes for the CPUs */
+	int t_cpu;                 /* the CPU it holds, -1 none */
+	bool t_queued;             /* on w_cfsq, waiting for a CPU */
+	bool t_in_seg;             /* a burst segment runs (its timer is set) */
+	bool t_resched;            /* give up the CPU at the next chance */
+	bool t_spinning;           /* waits for a spin mutex on its CPU */
+	unsigned t_spin_held;      /* spin mutexes held */
+	uint64_t t_vruntime;
+	uint64_t t_burst_left;     /* of the rt_cpu burst under way */
+	uint64_t t_seg_start;      /* the segment's or the spin's start */
+	uint64_t t_slice_exec;     /* CPU time since it took its CPU */
+	uint64_t t_queued_at;
+	uint64_t t_run_delay, t_exec;
 };
 
 struct rt_world {
@@ -96,7 +111,13 @@ struct rt_world {
 	size_t w_cap;                /* capacity of w_runq and w_timers */
 	uint64_t w_timer_seq;
 	unsigned w_ncpus;
-	uint64_t *w_cpu_free;        /* when each virtual CPU becomes free */
+	uint64_t *w_cpu_free;        /* FIFO: when each virtual CPU becomes free */
+	struct rt_sched w_sched;     /* resolved */
+	struct rt_thread **w_cpu_curr; /* CFS: the task holding each CPU */
+	struct rt_thread **w_cfsq;   /* CFS: tasks waiting, by (vruntime, index) */
+	size_t w_ncfsq;
+	uint64_t w_min_vruntime;
+	struct rt_cpu_stats w_cpu_stats;
 };
 
 /* No thread waits on q (all zeroes: never waited on). */
@@ -152,6 +173,7 @@ int rt_sim_run(struct rt_world *w, struct rt_thread *t);
 void rt_sim_yield(void);
 void rt_sim_sleep_until(uint64_t deadline_ns);
 void rt_sim_cpu(uint64_t ns);
+void rt_sim_task(void);
 void rt_sim_mutex_lock(rt_mutex *m);
 int rt_sim_mutex_trylock(rt_mutex *m);
 void rt_sim_mutex_unlock(rt_mutex *m);

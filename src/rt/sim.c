@@ -25,6 +25,7 @@
  * rt_cond_timedwait or rt_sleep_until, which is a timer like any other.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "rt/rt_int.h"
@@ -162,20 +163,331 @@ static void waitq_remove(rt_waitq *q, struct rt_thread *t)
 
 /* ---- waking, blocking, switching --------------------------------------- */
 
-static void __sim_wake(struct rt_world *w, struct rt_thread *t)
+static void __sim_make_runnable(struct rt_world *w, struct rt_thread *t)
 {
-	ASSERT(t->t_state == RT_T_BLOCKED);
-	if (t->t_heap_idx != SIZE_MAX)
-		__sim_timer_del(w, t);
+	ASSERT(t->t_state == RT_T_BLOCKED && t->t_heap_idx == SIZE_MAX);
 	t->t_state = RT_T_RUNNABLE;
 	t->t_wait = RT_WAIT_NONE;
 	t->t_wait_obj = NULL;
 	__sim_runq_insert(w, t);
 }
 
+/* ---- the CFS model of the CPUs (struct rt_sched) ------------------------- */
+/*
+ * One run queue for all CPUs (an ideal balancer): the tasks waiting for a
+ * CPU, by virtual runtime then creation index. A task holding a CPU is in
+ * one of four states: running a burst segment (blocked on RT_WAIT_CPU with
+ * its timer at the segment's end), running code that costs nothing (in the
+ * baton's run queue), or spinning on a spin mutex (a sleeper gives its CPU
+ * up, a spin-lock holder too: see __cfs_holder_sleeps).
+ * A queued task is blocked on
+ * RT_WAIT_CPU without a timer, with the rest of its burst in t_burst_left
+ * (0: it was woken and runs its code when it gets the CPU).
+ */
+
+static bool cfs(const struct rt_world *w)
+{
+	return w->w_sched.kind == RT_SCHED_CFS;
+}
+
+/* t's virtual runtime now (a running segment or spin counts as run). */
+static uint64_t __cfs_vr(const struct rt_world *w, const struct rt_thread *t)
+{
+	uint64_t v = t->t_vruntime;
+
+	if (t->t_in_seg || t->t_spinning)
+		v += w->w_now - t->t_seg_start;
+	return v;
+}
+
+static bool __cfs_before(const struct rt_thread *a, const struct rt_thread *b)
+{
+	if (a->t_vruntime != b->t_vruntime)
+		return a->t_vruntime < b->t_vruntime;
+	return a->t_index < b->t_index;
+}
+
+static void __cfs_enqueue(struct rt_world *w, struct rt_thread *t)
+{
+	size_t lo = 0, hi = w->w_ncfsq;
+
+	ASSERT(!t->t_queued && t->t_cpu < 0 && w->w_ncfsq < w->w_cap);
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (__cfs_before(w->w_cfsq[mid], t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(&w->w_cfsq[lo + 1], &w->w_cfsq[lo], (w->w_ncfsq - lo) * sizeof(w->w_cfsq[0]));
+	w->w_cfsq[lo] = t;
+	w->w_ncfsq++;
+	t->t_queued = true;
+	t->t_queued_at = w->w_now;
+}
+
+/* min_vruntime: never back, else the least of the running and the queued. */
+static void __cfs_update_min(struct rt_world *w)
+{
+	uint64_t m = UINT64_MAX;
+
+	for (unsigned c = 0; c < w->w_ncpus; c++)
+		if (w->w_cpu_curr[c] && __cfs_vr(w, w->w_cpu_curr[c]) < m)
+			m = __cfs_vr(w, w->w_cpu_curr[c]);
+	if (w->w_ncfsq && w->w_cfsq[0]->t_vruntime < m)
+		m = w->w_cfsq[0]->t_vruntime;
+	if (m != UINT64_MAX && m > w->w_min_vruntime)
+		w->w_min_vruntime = m;
+}
+
+/* sched_slice of equal weights: the period (latency, or min_gran per task
+ * past latency / min_gran tasks) shared by a CPU's runnable tasks. */
+static uint64_t __cfs_slice(const struct rt_world *w)
+{
+	uint64_t busy = 0, per, nr_latency, period;
+
+	for (unsigned c = 0; c < w->w_ncpus; c++)
+		busy += w->w_cpu_curr[c] != NULL;
+	per = (busy + w->w_ncfsq + w->w_ncpus - 1) / w->w_ncpus;
+	if (per == 0)
+		per = 1;
+	nr_latency = w->w_sched.latency_ns / w->w_sched.min_gran_ns;
+	period = per > nr_latency ? per * w->w_sched.min_gran_ns : w->w_sched.latency_ns;
+	return period / per;
+}
+
+/* t holds its CPU with t_burst_left to run: run it to the burst's end or
+ * the slice's, whichever comes first (a spin-lock holder to the end). */
+static void __cfs_seg_start(struct rt_world *w, struct rt_thread *t)
+{
+	uint64_t seg = t->t_burst_left;
+
+	ASSERT(t->t_cpu >= 0 && t->t_burst_left > 0 && !t->t_in_seg);
+	ASSERT(t->t_state == RT_T_BLOCKED && t->t_wait == RT_WAIT_CPU);
+	if (!t->t_spin_held) {
+		uint64_t slice = __cfs_slice(w);
+		uint64_t left = slice > t->t_slice_exec ? slice - t->t_slice_exec : 0;
+
+		if (seg > left)
+			seg = left;
+	}
+	t->t_in_seg = true;
+	t->t_seg_start = w->w_now;
+	__sim_timer_add(w, t, w->w_now + seg);
+}
+
+/* End t's running segment (its timer already gone): charge what it ran. */
+static void __cfs_account(struct rt_world *w, struct rt_thread *t)
+{
+	uint64_t ran = w->w_now - t->t_seg_start;
+
+	ASSERT(t->t_in_seg && ran <= t->t_burst_left);
+	t->t_in_seg = false;
+	t->t_vruntime += ran;
+	t->t_slice_exec += ran;
+	t->t_exec += ran;
+	t->t_burst_left -= ran;
+	w->w_cpu_stats.busy_ns += ran;
+}
+
+/* Give CPU c to the first queued task, if any. */
+static void __cfs_dispatch(struct rt_world *w, unsigned c)
+{
+	struct rt_thread *t;
+
+	ASSERT(!w->w_cpu_curr[c]);
+	if (!w->w_ncfsq)
+		return;
+	t = w->w_cfsq[0];
+	memmove(&w->w_cfsq[0], &w->w_cfsq[1], (w->w_ncfsq - 1) * sizeof(w->w_cfsq[0]));
+	w->w_ncfsq--;
+	t->t_queued = false;
+	t->t_cpu = (int)c;
+	w->w_cpu_curr[c] = t;
+	t->t_slice_exec = 0;
+	t->t_run_delay += w->w_now - t->t_queued_at;
+	w->w_cpu_stats.run_delay_ns += w->w_now - t->t_queued_at;
+	ASSERT(t->t_state == RT_T_BLOCKED && t->t_wait == RT_WAIT_CPU);
+	if (t->t_burst_left)
+		__cfs_seg_start(w, t);
+	else
+		__sim_make_runnable(w, t);
+}
+
+/* t (blocked on RT_WAIT_CPU, not in a segment) gives its CPU up and queues. */
+static void __cfs_give_up(struct rt_world *w, struct rt_thread *t)
+{
+	unsigned c = (unsigned)t->t_cpu;
+
+	ASSERT(t->t_cpu >= 0 && !t->t_in_seg && !t->t_spin_held);
+	w->w_cpu_curr[c] = NULL;
+	t->t_cpu = -1;
+	t->t_resched = false;
+	w->w_cpu_stats.preemptions++;
+	__cfs_enqueue(w, t);
+	__cfs_dispatch(w, c);
+}
+
+/* t holds a CPU it no longer needs (it blocks or exits). */
+static void __cfs_release(struct rt_world *w, struct rt_thread *t)
+{
+	unsigned c = (unsigned)t->t_cpu;
+
+	ASSERT(t->t_cpu >= 0 && !t->t_in_seg);
+	w->w_cpu_curr[c] = NULL;
+	t->t_cpu = -1;
+	t->t_resched = false;
+	__cfs_dispatch(w, c);
+}
+
+/* t was just queued: an idle CPU takes it, else it may preempt the running
+ * task furthest ahead (check_preempt_wakeup, against every CPU's). */
+static void __cfs_claim(struct rt_world *w, struct rt_thread *t)
+{
+	unsigned victim = UINT_MAX;
+	uint64_t vv = 0;
+	struct rt_thread *cur;
+
+	for (unsigned c = 0; c < w->w_ncpus; c++) {
+		if (!w->w_cpu_curr[c]) {
+			__cfs_dispatch(w, c);
+			return;
+		}
+	}
+	for (unsigned c = 0; c < w->w_ncpus; c++) {
+		uint64_t v;
+
+		cur = w->w_cpu_curr[c];
+		if (cur->t_spin_held || cur->t_spinning)
+			continue;
+		v = __cfs_vr(w, cur);
+		if (victim == UINT_MAX || v > vv) {
+			victim = c;
+			vv = v;
+		}
+	}
+	if (victim == UINT_MAX || vv <= t->t_vruntime ||
+	    vv - t->t_vruntime <= w->w_sched.wakeup_gran_ns)
+		return;
+	cur = w->w_cpu_curr[victim];
+	w->w_cpu_stats.wakeup_preemptions++;
+	if (cur->t_in_seg) {
+		__sim_timer_del(w, cur);
+		__cfs_account(w, cur);
+		__cfs_give_up(w, cur);
+	} else {
+		cur->t_resched = true;
+	}
+}
+
+/* t stops spinning: the spin was CPU time. */
+static void __cfs_spin_end(struct rt_world *w, struct rt_thread *t)
+{
+	uint64_t s = w->w_now - t->t_seg_start;
+
+	ASSERT(t->t_spinning);
+	t->t_spinning = false;
+	t->t_vruntime += s;
+	t->t_slice_exec += s;
+	t->t_exec += s;
+	w->w_cpu_stats.spin_ns += s;
+	w->w_cpu_stats.busy_ns += s;
+}
+
+/*
+ * self, holding spin mutexes, sleeps (which the kernel's spin-lock holders
+ * never do, but a model's lock may cover a sleep): it gives its CPU up like
+ * any sleeper, and the tasks spinning on a lock it holds stop spinning and
+ * sleep too (as an adaptive mutex's spinners do once the owner is off its
+ * CPU), so that no CPU spins on a holder that needs one.
+ */
+static void __cfs_holder_sleeps(struct rt_world *w, struct rt_thread *self)
+{
+	for (unsigned c = 0; c < w->w_ncpus; c++) {
+		struct rt_thread *t = w->w_cpu_curr[c];
+
+		if (t && t->t_spinning && ((const rt_mutex *)t->t_wait_obj)->m_owner == self) {
+			__cfs_spin_end(w, t);
+			__cfs_release(w, t);
+		}
+	}
+}
+
+/* A task without a CPU wakes (its timer already gone): place it, queue it. */
+static void __cfs_wakeup(struct rt_world *w, struct rt_thread *t)
+{
+	uint64_t thresh = w->w_sched.latency_ns / 2; /* GENTLE_FAIR_SLEEPERS */
+	uint64_t floor;
+
+	__cfs_update_min(w);
+	floor = w->w_min_vruntime > thresh ? w->w_min_vruntime - thresh : 0;
+	if (t->t_vruntime < floor)
+		t->t_vruntime = floor;
+	t->t_wait = RT_WAIT_CPU;
+	t->t_wait_obj = NULL;
+	t->t_burst_left = 0;
+	__cfs_enqueue(w, t);
+	__cfs_claim(w, t);
+}
+
+/* The running self becomes a task: placed a slice after min_vruntime
+ * (START_DEBIT), queued with burst ns to run; the caller switches. */
+static void __cfs_become_task(struct rt_world *w, struct rt_thread *self, uint64_t ns)
+{
+	self->t_task = true;
+	__cfs_update_min(w);
+	self->t_vruntime = w->w_min_vruntime + __cfs_slice(w);
+	self->t_state = RT_T_BLOCKED;
+	self->t_wait = RT_WAIT_CPU;
+	self->t_wait_obj = NULL;
+	self->t_burst_left = ns;
+	__cfs_enqueue(w, self);
+	__cfs_claim(w, self);
+}
+
+/* A segment's timer fired: the burst is done (the task runs on), or its
+ * slice is: the first queued task, if behind it, takes the CPU. */
+static void __cfs_seg_end(struct rt_world *w, struct rt_thread *t)
+{
+	uint64_t slice;
+
+	__cfs_account(w, t);
+	if (t->t_burst_left == 0) {
+		__sim_make_runnable(w, t);
+		return;
+	}
+	slice = __cfs_slice(w);
+	if (t->t_slice_exec >= slice && !t->t_spin_held) {
+		__cfs_update_min(w);
+		if (w->w_ncfsq && __cfs_before(w->w_cfsq[0], t)) {
+			__cfs_give_up(w, t);
+			return;
+		}
+		t->t_slice_exec = 0;
+	}
+	__cfs_seg_start(w, t);
+}
+
+static void __sim_wake(struct rt_world *w, struct rt_thread *t)
+{
+	ASSERT(t->t_state == RT_T_BLOCKED);
+	if (t->t_heap_idx != SIZE_MAX)
+		__sim_timer_del(w, t);
+	if (t->t_task && t->t_cpu < 0)
+		__cfs_wakeup(w, t);
+	else
+		__sim_make_runnable(w, t);
+}
+
 /* A timer is due: the thread stops waiting for whatever it waited on. */
 static void __sim_timer_fire(struct rt_world *w, struct rt_thread *t)
 {
+	if (t->t_in_seg) {
+		__sim_timer_del(w, t);
+		__cfs_seg_end(w, t);
+		return;
+	}
 	if (t->t_wait == RT_WAIT_COND) {
 		rt_cond *c = (rt_cond *)t->t_wait_obj;
 
@@ -285,6 +597,12 @@ static void __sim_block(struct rt_world *w, struct rt_thread *self,
 			enum rt_wait why, const void *obj, uint64_t deadline)
 {
 	ASSERT(self->t_state == RT_T_RUNNING && w->w_running == self);
+	/* a task gives its CPU up when it sleeps, unless it spins */
+	if (self->t_cpu >= 0 && why != RT_WAIT_CPU && !self->t_spinning) {
+		if (self->t_spin_held)
+			__cfs_holder_sleeps(w, self);
+		__cfs_release(w, self);
+	}
 	self->t_state = RT_T_BLOCKED;
 	self->t_wait = why;
 	self->t_wait_obj = obj;
@@ -340,18 +658,88 @@ static void __sim_adopt_cond(struct rt_world *w, rt_cond *c)
 
 /* ---- world, threads ---------------------------------------------------- */
 
+void rt_sched_resolve(struct rt_sched *s, unsigned ncpus)
+{
+	unsigned n = ncpus < 8 ? ncpus : 8, factor = 1;
+
+	while (n > 1) { /* 1 + ilog2 */
+		factor++;
+		n /= 2;
+	}
+	if (!s->latency_ns)
+		s->latency_ns = 6 * RT_NS_PER_MS;
+	if (!s->min_gran_ns)
+		s->min_gran_ns = 750 * RT_NS_PER_US;
+	if (!s->wakeup_gran_ns)
+		s->wakeup_gran_ns = 1 * RT_NS_PER_MS;
+	s->latency_ns *= factor;
+	s->min_gran_ns *= factor;
+	s->wakeup_gran_ns *= factor;
+}
+
 int rt_sim_init(struct rt_world *w)
 {
 	w->w_ncpus = w->w_opts.ncpus ? w->w_opts.ncpus : 2;
+	w->w_sched = w->w_opts.sched;
+	rt_sched_resolve(&w->w_sched, w->w_ncpus);
 	w->w_cpu_free = calloc(w->w_ncpus, sizeof(w->w_cpu_free[0]));
-	return w->w_cpu_free ? 0 : -ENOMEM;
+	w->w_cpu_curr = calloc(w->w_ncpus, sizeof(w->w_cpu_curr[0]));
+	if (!w->w_cpu_free || !w->w_cpu_curr) {
+		free(w->w_cpu_free);
+		free(w->w_cpu_curr);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void rt_sim_release(struct rt_world *w)
 {
 	free(w->w_runq);
 	free(w->w_timers);
+	free(w->w_cfsq);
 	free(w->w_cpu_free);
+	free(w->w_cpu_curr);
+}
+
+void rt_world_cpu_stats(const rt_world *w, struct rt_cpu_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (w->w_kind != RT_WORLD_SIM)
+		return;
+	rt_world_lock(w);
+	*out = w->w_cpu_stats;
+	rt_world_unlock(w);
+}
+
+void rt_world_thread_cpu_stats(const rt_world *w, const char *name, uint64_t *run_delay_ns,
+			       uint64_t *exec_ns)
+{
+	const struct rt_thread *t;
+
+	*run_delay_ns = *exec_ns = 0;
+	if (w->w_kind != RT_WORLD_SIM)
+		return;
+	rt_world_lock(w);
+	RT_LIST_FOR_EACH(t, &w->w_all, const struct rt_thread, t_all) {
+		if (strcmp(t->t_name, name) == 0) {
+			*run_delay_ns += t->t_run_delay;
+			*exec_ns += t->t_exec;
+		}
+	}
+	rt_world_unlock(w);
+}
+
+void rt_self_cpu_stats(uint64_t *run_delay_ns, uint64_t *exec_ns)
+{
+	struct rt_thread *self;
+
+	*run_delay_ns = *exec_ns = 0;
+	if (!rt_in_sim())
+		return;
+	self = sim_enter();
+	*run_delay_ns = self->t_run_delay;
+	*exec_ns = self->t_exec;
+	sim_leave(self);
 }
 
 /* Room in the run queue and the timer heap for n live threads. */
@@ -372,12 +760,18 @@ static int __sim_reserve(struct rt_world *w, size_t n)
 	if (!q)
 		return -ENOMEM;
 	w->w_timers = q;
+	q = realloc(w->w_cfsq, cap * sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	w->w_cfsq = q;
 	w->w_cap = cap;
 	return 0;
 }
 
 static void __sim_exit(struct rt_world *w, struct rt_thread *t)
 {
+	if (t->t_cpu >= 0)
+		__cfs_release(w, t);
 	t->t_exited = true;
 	t->t_state = RT_T_EXITED;
 	ASSERT(w->w_live > 0);
@@ -413,6 +807,7 @@ static int __sim_start(struct rt_world *w, struct rt_thread *t)
 		return rc;
 	t->t_index = w->w_created;
 	t->t_pid = 1000 + (int)t->t_index;
+	t->t_cpu = -1;
 	t->t_state = RT_T_RUNNABLE;
 	rc = pthread_create(&t->t_pthread, NULL, rt_sim_trampoline, t);
 	if (rc)
@@ -520,6 +915,33 @@ void rt_sim_cpu(uint64_t ns)
 	unsigned best = 0;
 	uint64_t start, end;
 
+	if (cfs(w)) {
+		if (!self->t_task && self->t_spin_held) {
+			/* not a task yet, in atomic context: it cannot queue
+			 * for a CPU now; the burst runs, a task it becomes at
+			 * its next rt_cpu */
+			w->w_cpu_stats.busy_ns += ns;
+			__sim_block(w, self, RT_WAIT_SLEEP, NULL, w->w_now + ns);
+		} else if (!self->t_task) {
+			__cfs_become_task(w, self, ns);
+			__sim_switch(w, self);
+		} else {
+			ASSERT(self->t_cpu >= 0);
+			self->t_state = RT_T_BLOCKED;
+			self->t_wait = RT_WAIT_CPU;
+			self->t_wait_obj = NULL;
+			self->t_burst_left = ns;
+			if (self->t_resched && !self->t_spin_held)
+				__cfs_give_up(w, self);
+			else
+				__cfs_seg_start(w, self);
+			__sim_switch(w, self);
+		}
+		sim_leave(self);
+		return;
+	}
+	w->w_cpu_stats.busy_ns += ns;
+
 	for (unsigned i = 1; i < w->w_ncpus; i++)
 		if (w->w_cpu_free[i] < w->w_cpu_free[best])
 			best = i;
@@ -530,18 +952,42 @@ void rt_sim_cpu(uint64_t ns)
 	sim_leave(self);
 }
 
+void rt_sim_task(void)
+{
+	struct rt_thread *self = sim_enter();
+	struct rt_world *w = self->t_world;
+
+	if (cfs(w) && !self->t_task && !self->t_spin_held) {
+		__cfs_become_task(w, self, 0);
+		__sim_switch(w, self);
+	}
+	sim_leave(self);
+}
+
 /* ---- mutexes and condition variables ---------------------------------- */
 
 static void __sim_mutex_lock(struct rt_world *w, rt_mutex *m, struct rt_thread *self)
 {
+	bool spin = cfs(w) && m->m_spin;
+
 	if (!m->m_owner) {
 		m->m_owner = self;
+		self->t_spin_held += spin;
 		return;
 	}
 	ASSERT(m->m_owner != self); /* recursive locking is a bug */
 	waitq_push(&m->m_waiters, self);
+	/* spins on its CPU (CPU time, not preemptible) while the owner runs
+	 * on one; sleeps otherwise */
+	if (spin && self->t_cpu >= 0 && m->m_owner->t_cpu >= 0) {
+		self->t_spinning = true;
+		self->t_seg_start = w->w_now;
+	}
 	__sim_block(w, self, RT_WAIT_MUTEX, m, UINT64_MAX);
+	if (self->t_spinning)
+		__cfs_spin_end(w, self);
 	ASSERT(m->m_owner == self);
+	self->t_spin_held += spin;
 }
 
 /* Ownership passes straight to the first waiter, so no barging: FIFO. */
@@ -549,6 +995,10 @@ static void __sim_mutex_unlock(struct rt_world *w, rt_mutex *m, struct rt_thread
 {
 	struct rt_thread *next;
 
+	if (cfs(w) && m->m_spin) {
+		ASSERT(self->t_spin_held > 0);
+		self->t_spin_held--;
+	}
 	ASSERT(m->m_owner == self);
 	next = waitq_pop(&m->m_waiters);
 	m->m_owner = next;
@@ -582,8 +1032,18 @@ int rt_sim_mutex_trylock(rt_mutex *m)
 void rt_sim_mutex_unlock(rt_mutex *m)
 {
 	struct rt_thread *self = sim_enter();
+	struct rt_world *w = self->t_world;
 
-	__sim_mutex_unlock(self->t_world, m, self);
+	__sim_mutex_unlock(w, m, self);
+	/* preempt_enable: a preemption asked for meanwhile happens now */
+	if (self->t_resched && self->t_cpu >= 0 && !self->t_spin_held) {
+		self->t_state = RT_T_BLOCKED;
+		self->t_wait = RT_WAIT_CPU;
+		self->t_wait_obj = NULL;
+		self->t_burst_left = 0;
+		__cfs_give_up(w, self);
+		__sim_switch(w, self);
+	}
 	sim_leave(self);
 }
 

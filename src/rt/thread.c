@@ -217,6 +217,11 @@ int rt_mutex_init(rt_mutex *m, const char *name)
 	return 0;
 }
 
+void rt_mutex_spin(rt_mutex *m)
+{
+	m->m_spin = true;
+}
+
 void rt_mutex_release(rt_mutex *m)
 {
 	ASSERT(m->m_owner == NULL && rt_waitq_idle(&m->m_waiters));
@@ -382,4 +387,10 @@ void rt_cpu(uint64_t ns)
 {
 	if (rt_in_sim() && ns > 0)
 		rt_sim_cpu(ns);
+}
+
+void rt_task(void)
+{
+	if (rt_in_sim())
+		rt_sim_task();
 }

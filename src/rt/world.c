@@ -131,6 +131,8 @@ int rt_world_new(const struct rt_world_opts *opts, rt_world **out)
 		return -EINVAL;
 	if (opts->ncpus > RT_MAX_CPUS)
 		return -EINVAL;
+	if (opts->sched.kind != RT_SCHED_FIFO && opts->sched.kind != RT_SCHED_CFS)
+		return -EINVAL;
 	w = malloc(sizeof(*w));
 	if (!w)
 		return -ENOMEM;

@@ -170,6 +170,7 @@ int stack_new(const struct stack_spec *spec, struct stack **out, char *err, size
 		wo.kind = s->s_spec.world;
 		wo.seed = s->s_spec.seed;
 		wo.ncpus = s->s_spec.ncpus;
+		wo.sched = s->s_spec.sched;
 		rc = rt_world_new(&wo, &s->s_world);
 		if (rc)
 			seterr(s->s_err, sizeof(s->s_err), rc, "stack: cannot create the world");

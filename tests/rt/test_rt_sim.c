@@ -303,6 +303,308 @@ static void test_cpu_model(void)
 	}
 }
 
+/* ---- the CFS model (struct rt_sched) ----------------------------------- */
+
+static rt_world *cfs_world(uint64_t seed, unsigned ncpus, uint64_t wakeup_gran_ns)
+{
+	struct rt_world_opts o = { .kind = RT_WORLD_SIM, .seed = seed, .ncpus = ncpus };
+	rt_world *w = NULL;
+
+	o.sched.kind = RT_SCHED_CFS;
+	o.sched.wakeup_gran_ns = wakeup_gran_ns;
+	if (rt_world_new(&o, &w))
+		return NULL;
+	return w;
+}
+
+/* Two hogs of 100 ms on one CPU share it in slices: both end near 200 ms
+ * (FIFO would end one at 100), the last exactly at 200. */
+static void hog_fn(void *arg)
+{
+	uint64_t *done = arg;
+
+	rt_cpu(100 * RT_NS_PER_MS);
+	*done = rt_now_ns();
+}
+
+static void hogs_main(void *arg)
+{
+	uint64_t *done = arg;
+	rt_thread *t[2];
+
+	for (int i = 0; i < 2; i++)
+		T_EQ(rt_thread_create(&t[i], "hog", hog_fn, &done[i]), 0);
+	for (int i = 0; i < 2; i++)
+		rt_thread_join(t[i]);
+}
+
+static void test_cfs_time_sharing(void)
+{
+	uint64_t done[2] = { 0, 0 };
+	struct rt_cpu_stats st;
+	rt_world *w = cfs_world(3, 1, 0);
+
+	T_CHECK(w != NULL);
+	T_EQ(rt_world_run(w, "main", hogs_main, done), 0);
+	qsort(done, 2, sizeof(done[0]), cmp_u64);
+	/* slices of latency / 2 = 3 ms: the first ends within the latency and a
+	 * slice of the last (the second started a slice behind: START_DEBIT) */
+	T_CHECK(done[0] >= 190 * RT_NS_PER_MS);
+	T_EQ_U64(done[1], 200 * RT_NS_PER_MS);
+	rt_world_cpu_stats(w, &st);
+	T_EQ_U64(st.busy_ns, 200 * RT_NS_PER_MS);
+	T_CHECK(st.preemptions >= 30); /* about 200 / 3 slice ends */
+	T_CHECK(st.run_delay_ns > 0);
+	rt_world_free(w);
+}
+
+/* A sleeper beside a 1-s hog on one CPU: woken every 10 ms it preempts the
+ * hog at once (placed latency / 2 behind it), unless the wakeup granularity
+ * forbids it: then it waits for the hog's slice to end. */
+struct sleepy {
+	uint64_t max_delay, total_delay, hog_done;
+	int wakes;
+};
+
+static void sleepy_hog(void *arg)
+{
+	struct sleepy *s = arg;
+
+	rt_cpu(RT_NS_PER_S);
+	s->hog_done = rt_now_ns();
+}
+
+static void sleepy_fn(void *arg)
+{
+	struct sleepy *s = arg;
+
+	rt_task();
+	for (int i = 0; i < 50; i++) {
+		uint64_t due = rt_now_ns() + 10 * RT_NS_PER_MS, d;
+
+		rt_sleep_until(due);
+		d = rt_now_ns() - due; /* how long it waited for the CPU */
+		s->total_delay += d;
+		if (d > s->max_delay)
+			s->max_delay = d;
+		s->wakes++;
+		rt_cpu(100 * RT_NS_PER_US);
+	}
+}
+
+static void sleepy_main(void *arg)
+{
+	rt_thread *h, *z;
+
+	T_EQ(rt_thread_create(&h, "hog", sleepy_hog, arg), 0);
+	T_EQ(rt_thread_create(&z, "sleepy", sleepy_fn, arg), 0);
+	rt_thread_join(z);
+	rt_thread_join(h);
+}
+
+static void test_cfs_wakeup_preemption(void)
+{
+	for (int strict = 0; strict < 2; strict++) {
+		struct sleepy s;
+		struct rt_cpu_stats st;
+		uint64_t rd, ex;
+		rt_world *w = cfs_world(5, 1, strict ? 100 * RT_NS_PER_MS : 0); /* 1 CPU: x1 */
+
+		memset(&s, 0, sizeof(s));
+		T_CHECK(w != NULL);
+		T_EQ(rt_world_run(w, "main", sleepy_main, &s), 0);
+		T_EQ(s.wakes, 50);
+		rt_world_cpu_stats(w, &st);
+		/* the CPU never idles while the hog runs: it ends after its
+		 * own second plus the sleeper's 50 x 100 us */
+		T_EQ_U64(s.hog_done, RT_NS_PER_S + 50 * 100 * RT_NS_PER_US);
+		T_EQ_U64(st.busy_ns, RT_NS_PER_S + 50 * 100 * RT_NS_PER_US);
+		rt_world_thread_cpu_stats(w, "sleepy", &rd, &ex);
+		(void)rd;
+		(void)ex; /* joined: no longer counted */
+		if (!strict) {
+			T_EQ_U64(s.max_delay, 0);
+			T_CHECK(st.wakeup_preemptions >= 50);
+		} else {
+			/* it waits for the end of the hog's slice (6 ms
+			 * with two tasks on one CPU, 3 each) */
+			T_CHECK(s.total_delay > 0);
+			T_CHECK(s.max_delay <= 3 * RT_NS_PER_MS);
+			T_EQ_U64(st.wakeup_preemptions, 0);
+		}
+		rt_world_free(w);
+	}
+}
+
+/* A spin lock: its holder keeps the CPU and its waiter spins on its own,
+ * so a third task finds no CPU until the holder lets go. */
+struct spin_run {
+	rt_mutex m;
+	uint64_t b_got, c_done;
+};
+
+static void spin_a(void *arg)
+{
+	struct spin_run *r = arg;
+
+	rt_task();
+	rt_mutex_lock(&r->m);
+	rt_cpu(10 * RT_NS_PER_MS);
+	rt_mutex_unlock(&r->m);
+}
+
+static void spin_b(void *arg)
+{
+	struct spin_run *r = arg;
+
+	rt_task();
+	rt_sleep_ns(RT_NS_PER_MS);
+	rt_mutex_lock(&r->m);
+	r->b_got = rt_now_ns();
+	rt_mutex_unlock(&r->m);
+}
+
+static void spin_c(void *arg)
+{
+	struct spin_run *r = arg;
+
+	rt_task();
+	rt_sleep_ns(2 * RT_NS_PER_MS);
+	rt_cpu(RT_NS_PER_MS);
+	r->c_done = rt_now_ns();
+}
+
+static void spin_main(void *arg)
+{
+	static void (*const fns[3])(void *) = { spin_a, spin_b, spin_c };
+	rt_thread *t[3];
+
+	for (int i = 0; i < 3; i++)
+		T_EQ(rt_thread_create(&t[i], "spin", fns[i], arg), 0);
+	for (int i = 0; i < 3; i++)
+		rt_thread_join(t[i]);
+}
+
+static void test_cfs_spin_lock(void)
+{
+	struct spin_run r;
+	struct rt_cpu_stats st;
+	rt_world *w = cfs_world(7, 2, 0);
+
+	memset(&r, 0, sizeof(r));
+	T_CHECK(w != NULL);
+	T_EQ(rt_mutex_init(&r.m, "spin"), 0);
+	rt_mutex_spin(&r.m);
+	T_EQ(rt_world_run(w, "main", spin_main, &r), 0);
+	T_EQ_U64(r.b_got, 10 * RT_NS_PER_MS);
+	T_EQ_U64(r.c_done, 11 * RT_NS_PER_MS); /* no CPU before 10 ms */
+	rt_world_cpu_stats(w, &st);
+	T_EQ_U64(st.spin_ns, 9 * RT_NS_PER_MS);
+	T_EQ_U64(st.busy_ns, 20 * RT_NS_PER_MS);
+	rt_mutex_release(&r.m);
+	rt_world_free(w);
+
+	/* the same mutex not marked spin: B sleeps, C gets B's CPU at 2 ms */
+	memset(&r, 0, sizeof(r));
+	w = cfs_world(7, 2, 0);
+	T_CHECK(w != NULL);
+	T_EQ(rt_mutex_init(&r.m, "sleep"), 0);
+	T_EQ(rt_world_run(w, "main", spin_main, &r), 0);
+	T_EQ_U64(r.c_done, 3 * RT_NS_PER_MS);
+	rt_world_cpu_stats(w, &st);
+	T_EQ_U64(st.spin_ns, 0);
+	rt_mutex_release(&r.m);
+	rt_world_free(w);
+}
+
+/* A spin-lock holder that sleeps gives its CPU up, and a locker then sleeps
+ * rather than spins: on one CPU, a third task runs meanwhile. */
+static void hsleep_a(void *arg)
+{
+	struct spin_run *r = arg;
+
+	rt_task();
+	rt_mutex_lock(&r->m);
+	rt_sleep_ns(10 * RT_NS_PER_MS);
+	rt_mutex_unlock(&r->m);
+}
+
+static void hsleep_main(void *arg)
+{
+	static void (*const fns[3])(void *) = { hsleep_a, spin_b, spin_c };
+	rt_thread *t[3];
+
+	for (int i = 0; i < 3; i++)
+		T_EQ(rt_thread_create(&t[i], "hsleep", fns[i], arg), 0);
+	for (int i = 0; i < 3; i++)
+		rt_thread_join(t[i]);
+}
+
+static void test_cfs_spin_holder_sleeps(void)
+{
+	struct spin_run r;
+	struct rt_cpu_stats st;
+	rt_world *w = cfs_world(13, 1, 0);
+
+	memset(&r, 0, sizeof(r));
+	T_CHECK(w != NULL);
+	T_EQ(rt_mutex_init(&r.m, "spin"), 0);
+	rt_mutex_spin(&r.m);
+	T_EQ(rt_world_run(w, "main", hsleep_main, &r), 0);
+	T_EQ_U64(r.b_got, 10 * RT_NS_PER_MS);
+	T_EQ_U64(r.c_done, 3 * RT_NS_PER_MS);
+	rt_world_cpu_stats(w, &st);
+	T_EQ_U64(st.spin_ns, 0);
+	T_EQ_U64(st.busy_ns, RT_NS_PER_MS);
+	rt_mutex_release(&r.m);
+	rt_world_free(w);
+}
+
+/* Same seed, same run under CFS; a bad scheduler kind is refused. */
+static void test_cfs_determinism(void)
+{
+	uint64_t h[2], sw[2];
+	struct rt_world_opts bad = { .kind = RT_WORLD_SIM };
+	rt_world *w;
+
+	for (int k = 0; k < 2; k++) {
+		struct sleepy s;
+
+		memset(&s, 0, sizeof(s));
+		w = cfs_world(11, 1, 0);
+		T_CHECK(w != NULL);
+		T_EQ(rt_world_run(w, "main", sleepy_main, &s), 0);
+		h[k] = rt_world_hash(w);
+		sw[k] = rt_world_switches(w);
+		rt_world_free(w);
+	}
+	T_EQ_U64(h[0], h[1]);
+	T_EQ_U64(sw[0], sw[1]);
+	bad.sched.kind = (enum rt_sched_kind)7;
+	T_EQ(rt_world_new(&bad, &w), -EINVAL);
+}
+
+/* The scaled defaults: 1 + ilog2(min(ncpus, 8)). */
+static void test_cfs_tunables(void)
+{
+	static const struct { unsigned n; uint64_t factor; } cases[] = {
+		{ 1, 1 }, { 2, 2 }, { 3, 2 }, { 4, 3 }, { 8, 4 }, { 64, 4 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rt_sched s = { .kind = RT_SCHED_CFS };
+
+		rt_sched_resolve(&s, cases[i].n);
+		T_EQ_U64(s.latency_ns, 6 * RT_NS_PER_MS * cases[i].factor);
+		T_EQ_U64(s.min_gran_ns, 750 * RT_NS_PER_US * cases[i].factor);
+		T_EQ_U64(s.wakeup_gran_ns, RT_NS_PER_MS * cases[i].factor);
+	}
+	struct rt_sched keep = { .kind = RT_SCHED_CFS, .latency_ns = 5 };
+
+	rt_sched_resolve(&keep, 4); /* a given value is normalized too */
+	T_EQ_U64(keep.latency_ns, 15);
+}
+
 /* ---- determinism ------------------------------------------------------- */
 
 #define DET_THREADS 5
@@ -826,6 +1128,12 @@ int main(int argc, char **argv)
 	T_RUN(test_timedwait_exact);
 	T_RUN(test_producer_consumer);
 	T_RUN(test_cpu_model);
+	T_RUN(test_cfs_time_sharing);
+	T_RUN(test_cfs_wakeup_preemption);
+	T_RUN(test_cfs_spin_lock);
+	T_RUN(test_cfs_spin_holder_sleeps);
+	T_RUN(test_cfs_determinism);
+	T_RUN(test_cfs_tunables);
 	T_RUN(test_determinism);
 	T_RUN(test_determinism_across_processes);
 	T_RUN(test_fifo_signal_broadcast);

@@ -61,6 +61,60 @@ enum rt_world_kind {
 	RT_WORLD_SIM = 1,
 };
 
+/*
+ * How a sim world's virtual CPUs are shared (real worlds have real CPUs).
+ *
+ * FIFO (the default): rt_cpu bursts are served first come, first served on
+ * the CPU that frees earliest, never preempted; everything else a thread
+ * does costs no time and needs no CPU.
+ *
+ * CFS: the CPUs are shared the way Linux's CFS (2.6.23-4.x, equal weights)
+ * shares them among the threads that compete for them, the "tasks": a
+ * thread becomes one by calling rt_cpu or rt_task. A task runs its code only
+ * while it holds a CPU; woken from any wait it queues for one (by virtual
+ * runtime, a sleeper placed at most latency/2 behind the queue's minimum,
+ * a new task a slice after it) and takes an idle CPU or preempts the
+ * running task furthest ahead when it is more than wakeup_gran behind it
+ * (at that task's next rt_cpu, block or spin-lock release when it is not in
+ * a burst). A burst runs for its slice (latency shared by the CPU's tasks,
+ * at least min_gran) and yields at its end to a task further behind. A
+ * task spinning on or holding a spin mutex (rt_mutex_spin) keeps its CPU and
+ * cannot be preempted; spinning is CPU time. Threads that never become
+ * tasks (devices, timers) need no CPU, as in FIFO.
+ */
+enum rt_sched_kind {
+	RT_SCHED_FIFO = 0,
+	RT_SCHED_CFS = 1,
+};
+
+struct rt_sched {
+	enum rt_sched_kind kind;
+	/* CFS tunables, normalized (the kernel's normalized_sysctl_sched_*:
+	 * 0 = its defaults, 6 ms, 0.75 ms, 1 ms); the world runs them times
+	 * 1 + ilog2(min(ncpus, 8)), as sched_tunable_scaling=1 (the
+	 * default) scales them */
+	uint64_t latency_ns, min_gran_ns, wakeup_gran_ns;
+};
+
+/* The tunables a world of ncpus CPUs runs: defaults for 0 fields, then
+ * each times the scaling factor. */
+void rt_sched_resolve(struct rt_sched *s, unsigned ncpus);
+
+/* A sim world's CPU accounting (zeros in the real world): CPU time run by
+ * tasks and bursts, time tasks waited runnable for a CPU (run delay), time
+ * spent spinning, preemptions. */
+struct rt_cpu_stats {
+	uint64_t busy_ns, run_delay_ns, spin_ns;
+	uint64_t preemptions, wakeup_preemptions;
+};
+void rt_world_cpu_stats(const rt_world *w, struct rt_cpu_stats *out);
+/* The calling thread's run delay and CPU time so far (sim CFS; zeros otherwise). */
+void rt_self_cpu_stats(uint64_t *run_delay_ns, uint64_t *exec_ns);
+/* The same summed over the world's live threads named name (sim; zeros
+ * otherwise): how long a kind of thread waited for a CPU. */
+void rt_world_thread_cpu_stats(const rt_world *w, const char *name, uint64_t *run_delay_ns,
+			       uint64_t *exec_ns);
+
 struct rt_world_opts {
 	enum rt_world_kind kind;
 	/* Seeds the world's PRNG (and the sim scheduler): a sim world is a
@@ -69,6 +123,7 @@ struct rt_world_opts {
 	 * same numbers. */
 	uint64_t seed;
 	unsigned ncpus;    /* sim: virtual CPUs for rt_cpu(); 0 means 2 */
+	struct rt_sched sched; /* sim: how the CPUs are shared (FIFO) */
 	/* sim: called for each scheduling event (context switch, time jump,
 	 * rt_event()); may be NULL. Must not call rt_* functions. what is
 	 * "switch" (thread: the new baton holder), "time" (thread: "") or the
@@ -160,6 +215,7 @@ typedef struct rt_mutex {
 	const char *m_name;        /* for the deadlock report */
 	const void *m_holder;      /* both worlds: the holder's token, for
 				    * rt_mutex_held; atomic, relaxed */
+	bool m_spin;               /* sim CFS: a spin lock (rt_mutex_spin) */
 } rt_mutex;
 
 typedef struct rt_cond {
@@ -186,6 +242,10 @@ void rt_mutex_unlock(rt_mutex *m);
  * ASSERT(rt_mutex_held(&j->j_state_lock)) in the __-prefixed functions.
  * False does not mean that another thread holds it. */
 bool rt_mutex_held(const rt_mutex *m);
+/* Mark m a spin lock, as the kernel's lock it stands for is: under the sim
+ * CFS model its waiters spin on their CPUs and its holder is not preempted
+ * (see struct rt_sched). Nothing elsewhere. Call before first use. */
+void rt_mutex_spin(rt_mutex *m);
 
 int rt_cond_init(rt_cond *c, const char *name);
 void rt_cond_release(rt_cond *c);
@@ -246,6 +306,12 @@ void rt_sleep_until(uint64_t deadline_ns);
  * threads contend for N CPUs). Real: nothing (the CPU is real).
  */
 void rt_cpu(uint64_t ns);
+/* The calling thread competes for the virtual CPUs from now on (sim CFS: it
+ * may wait for one now); nothing elsewhere. rt_cpu makes a thread a task
+ * too; rt_task is for threads whose CPU time is not charged (a kernel
+ * thread woken to do work that costs nothing here) but who must still be
+ * scheduled. */
+void rt_task(void);
 
 /* ---- I/O priority ----------------------------------------------------- */
 

@@ -98,6 +98,7 @@ struct stack_spec {
 	enum rt_world_kind world;     /* RT_WORLD_SIM */
 	uint64_t seed;                /* 1 */
 	unsigned ncpus;               /* sim: virtual CPUs, 0 = rt's default */
+	struct rt_sched sched;        /* sim: how the CPUs are shared (FIFO) */
 	unsigned ndisks;              /* 0 (a world only), 1 or 2 (1: one "mem" disk) */
 	struct stack_disk_spec disks[STACK_MAX_DISKS];
 	struct stack_queue_spec queues[STACK_MAX_DISKS];
