@@ -431,6 +431,15 @@ static void __cfs_wakeup(struct rt_world *w, struct rt_thread *t)
 	__cfs_claim(w, t);
 }
 
+/* The running self stops to wait for a CPU with burst ns to run there. */
+static void __cfs_wait_cpu(struct rt_thread *self, uint64_t burst)
+{
+	self->t_state = RT_T_BLOCKED;
+	self->t_wait = RT_WAIT_CPU;
+	self->t_wait_obj = NULL;
+	self->t_burst_left = burst;
+}
+
 /* The running self becomes a task: placed a slice after min_vruntime
  * (START_DEBIT), queued with burst ns to run; the caller switches. */
 static void __cfs_become_task(struct rt_world *w, struct rt_thread *self, uint64_t ns)
@@ -438,10 +447,7 @@ static void __cfs_become_task(struct rt_world *w, struct rt_thread *self, uint64
 	self->t_task = true;
 	__cfs_update_min(w);
 	self->t_vruntime = w->w_min_vruntime + __cfs_slice(w);
-	self->t_state = RT_T_BLOCKED;
-	self->t_wait = RT_WAIT_CPU;
-	self->t_wait_obj = NULL;
-	self->t_burst_left = ns;
+	__cfs_wait_cpu(self, ns);
 	__cfs_enqueue(w, self);
 	__cfs_claim(w, self);
 }
@@ -927,10 +933,7 @@ void rt_sim_cpu(uint64_t ns)
 			__sim_switch(w, self);
 		} else {
 			ASSERT(self->t_cpu >= 0);
-			self->t_state = RT_T_BLOCKED;
-			self->t_wait = RT_WAIT_CPU;
-			self->t_wait_obj = NULL;
-			self->t_burst_left = ns;
+			__cfs_wait_cpu(self, ns);
 			if (self->t_resched && !self->t_spin_held)
 				__cfs_give_up(w, self);
 			else
@@ -1037,10 +1040,7 @@ void rt_sim_mutex_unlock(rt_mutex *m)
 	__sim_mutex_unlock(w, m, self);
 	/* preempt_enable: a preemption asked for meanwhile happens now */
 	if (self->t_resched && self->t_cpu >= 0 && !self->t_spin_held) {
-		self->t_state = RT_T_BLOCKED;
-		self->t_wait = RT_WAIT_CPU;
-		self->t_wait_obj = NULL;
-		self->t_burst_left = 0;
+		__cfs_wait_cpu(self, 0);
 		__cfs_give_up(w, self);
 		__sim_switch(w, self);
 	}
