@@ -447,6 +447,25 @@ int ujbd_forget(struct ujbd_handle *h, struct ujbd_buf *b);
  * has no room for one more (stop the handle, commit, write it again).
  */
 int ujbd_write_data(struct ujbd_handle *h, uint64_t block, const void *data);
+/*
+ * n data blocks from block on, data n blocks long: what n calls of
+ * ujbd_write_data do, but a run of blocks that would go home (ORDERED over
+ * ordered_journal_bytes, WRITEBACK) and that the journal holds nothing of
+ * (no cached buffer, no logged copy recovery could replay) is written home
+ * now, up to 1 MiB per write, past the cache, before this returns; the
+ * transaction's commit block is ordered after it as after ordered data.
+ * The other blocks take ujbd_write_data's way. The caller keeps other
+ * threads from reading or writing these blocks through j meanwhile (a file
+ * system's lock on the file). The errors of ujbd_write_data (after
+ * -UJBD_ETOOBIG some blocks may be written: write the range again under a
+ * new handle); -EINVAL, or
+ * -UJBD_EINJOURNAL when any block of the range is refused, before any is
+ * written. A failed write home aborts the journal (as a failed ordered
+ * write in a commit does): the metadata that points at the blocks never
+ * commits.
+ */
+int ujbd_write_data_blocks(struct ujbd_handle *h, uint64_t block, uint32_t n,
+			   const void *data);
 
 /*
  * Ordered data kept by the caller (jbd2's ordered inodes, whose data the
@@ -480,6 +499,15 @@ void ujbd_buf_put(struct ujbd_buf *b);
 /* Read block through the cache: the newest contents, committed or not.
  * -EINVAL beyond the data device, -UJBD_EINJOURNAL inside the journal. */
 int ujbd_read(struct ujbd *j, uint64_t block, void *buf);
+/* n blocks from block on into buf (n blocks long), the newest contents, as
+ * n calls of ujbd_read give: blocks the cache holds from it, runs of the
+ * others (whose newest copy is on the device: the journal caches every
+ * block it has not written home) read with one read each, up to 1 MiB,
+ * past the cache (nothing is added to it). A block written by another
+ * thread during the call reads as before or after. -EINVAL or
+ * -UJBD_EINJOURNAL for any block of the range, before anything is read;
+ * -EIO. */
+int ujbd_read_blocks(struct ujbd *j, uint64_t block, uint32_t n, void *buf);
 
 /* ---- commits (what fsync uses) ---------------------------------------- */
 

@@ -319,6 +319,16 @@ int buf_get_waited(struct buf_cache *c, uint64_t block, enum buf_mode mode,
 	return rc;
 }
 
+bool buf_cached(struct buf_cache *c, uint64_t block)
+{
+	bool found;
+
+	rt_mutex_lock(&c->c_lock);
+	found = __lookup(c, block) != NULL;
+	rt_mutex_unlock(&c->c_lock);
+	return found;
+}
+
 void buf_hold(struct ujbd_buf *b)
 {
 	uint32_t n = __atomic_fetch_add(&b->b_count, 1, __ATOMIC_ACQ_REL);

@@ -92,6 +92,10 @@ int buf_get(struct buf_cache *c, uint64_t block, enum buf_mode mode,
  * that slow path). */
 int buf_get_waited(struct buf_cache *c, uint64_t block, enum buf_mode mode,
 		   struct ujbd_buf **out, uint64_t *waited_ns);
+/* Is block in the cache (a buffer for it, up to date or not)? No
+ * reference taken: a caller that must know it stays so keeps others from
+ * adding it (the journal: a block it tracks is always cached). */
+bool buf_cached(struct buf_cache *c, uint64_t block);
 /* Another reference to a buffer the caller holds (or that someone is
  * known to hold, such as a journal head): no lock taken. */
 void buf_hold(struct ujbd_buf *b);

@@ -577,7 +577,7 @@ static int data_last_batch(struct ujbd *j, struct commit_ctx *c)
 	int rc;
 
 	ASSERT(!c->dflush_busy); /* one data flush per commit */
-	if (rt_list_empty(&c->t->t_data) && !c->data_blocks)
+	if (rt_list_empty(&c->t->t_data) && !c->data_blocks && !c->t->t_nr_direct)
 		return 0;
 	if (j->j_opts.data_mode == UJBD_DATA_WRITEBACK) {
 		c->ring_base = c->ring_used;
@@ -805,7 +805,8 @@ static bool commit_async(const struct ujbd *j, const struct commit_ctx *c)
 
 	ASSERT(c->t == j->j_committing);
 	return j->j_async && j->j_jnl.j_fmt.f_csum_v23 &&
-	       (rt_list_empty(&c->t->t_data) || j->j_opts.data_mode == UJBD_DATA_WRITEBACK) &&
+	       ((rt_list_empty(&c->t->t_data) && !c->t->t_nr_direct) ||
+		j->j_opts.data_mode == UJBD_DATA_WRITEBACK) &&
 	       !(ordered && c->data_fn);
 }
 
@@ -1028,7 +1029,7 @@ static void __report(struct ujbd *j, struct commit_ctx *c)
 		.blocks = c->nbuf,
 		.blocks_logged = c->logged,
 		.data_journaled = t->t_nr_jdata,
-		.data_home = c->ndata,
+		.data_home = c->ndata + t->t_nr_direct,
 		.async = c->async,
 		.caller = c->caller,
 	};

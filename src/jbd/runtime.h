@@ -265,6 +265,9 @@ struct jbd_txn {
 	 * this transaction, and whether one went home (the rest go too) */
 	uint32_t t_nr_jdata;              /* [j_state_lock] */
 	bool t_data_home;                 /* [j_state_lock] */
+	/* ujbd_write_data_blocks: data blocks written home at once, past the
+	 * cache (their commit is ordered after them as after t_data) */
+	uint32_t t_nr_direct;             /* [j_state_lock] */
 	struct jbd_revoke_table *t_revoke;/* [j_state_lock] running/committing */
 	uint64_t t_handle_count;          /* [j_state_lock] */
 	bool t_synchronous_commit;        /* [j_state_lock] someone waits on it */

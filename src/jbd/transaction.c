@@ -1143,6 +1143,135 @@ int ujbd_read(struct ujbd *j, uint64_t block, void *out)
 	return 0;
 }
 
+/* ---- runs of blocks: past the cache where it holds nothing newer ----------- */
+
+/* Blocks per bio of a run (1 MiB of 4 KiB blocks). */
+#define RUN_MAX 256
+
+static int run_check(const struct ujbd *j, uint64_t block, uint32_t n)
+{
+	int rc = 0;
+
+	if (block >= j->j_data_blocks || n > j->j_data_blocks - block)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n && !rc; i++)
+		rc = check_block(j, block + i);
+	return rc;
+}
+
+/* One bio of n blocks from or to the data device, waited for. */
+static int run_io(struct ujbd *j, enum blk_op op, uint64_t block, uint32_t n, void *buf)
+{
+	uint32_t nsec = j->j_blocksize >> BLK_SECTOR_SHIFT;
+	struct blk_bio bio;
+
+	memset(&bio, 0, sizeof(bio));
+	bio.b_op = op;
+	bio.b_flags = BLK_SYNC;
+	bio.b_sector = block * nsec;
+	bio.b_nr_sectors = n * nsec;
+	bio.b_buf = buf;
+	return blk_submit_wait(j->j_dq, &bio);
+}
+
+/*
+ * May block go home now, past the cache, for t? Only where ujbd_write_data
+ * would write it home (not journal it) and the journal knows nothing of
+ * it: no buffer (every block the journal tracks, a transaction's, a
+ * checkpoint's or ordered data, has one), no copy logged through the data
+ * path that recovery could replay (that needs a revoke record).
+ */
+static bool __direct_ok(struct ujbd *j, const struct jbd_txn *t, uint64_t block)
+{
+	ASSERT(rt_mutex_held(&j->j_state_lock));
+	if (j->j_jdata_max) {
+		if (!t->t_data_home && t->t_nr_jdata < j->j_jdata_max && !j->j_data_fn)
+			return false; /* DR_JOURNAL */
+		if (jbd_jdata_replayable(&j->j_jdata, block, j->j_tail_sequence))
+			return false;
+	}
+	return !buf_cached(j->j_cache, block);
+}
+
+int ujbd_write_data_blocks(struct ujbd_handle *h, uint64_t block, uint32_t n,
+			   const void *data)
+{
+	struct ujbd *j = h->h_journal;
+	const uint8_t *p = data;
+	uint32_t i = 0;
+	int rc = run_check(j, block, n);
+
+	if (rc)
+		return rc;
+	if (j->j_opts.data_mode == UJBD_DATA_JOURNAL) {
+		for (; i < n && !rc; i++)
+			rc = ujbd_write_data(h, block + i, p + (size_t)i * j->j_blocksize);
+		return rc;
+	}
+	while (i < n && !rc) {
+		struct jbd_txn *t;
+		uint32_t k = 0;
+
+		rt_mutex_lock(&j->j_state_lock);
+		t = h->h_transaction;
+		if (j->j_flags & JBD_F_ABORTED) {
+			rc = __jbd_abort_told(j, -EROFS);
+		} else {
+			while (i + k < n && k < RUN_MAX && __direct_ok(j, t, block + i + k))
+				k++;
+			if (k) {
+				/* the commit orders its commit block after
+				 * these as after t_data (no async commit) */
+				t->t_data_home = true;
+				t->t_nr_direct += k;
+			}
+		}
+		rt_mutex_unlock(&j->j_state_lock);
+		if (rc)
+			break;
+		if (!k) { /* the journal has it: the one-block path */
+			rc = ujbd_write_data(h, block + i, p + (size_t)i * j->j_blocksize);
+			i++;
+			continue;
+		}
+		rc = run_io(j, BLK_OP_WRITE, block + i, k, (void *)(p + (size_t)i * j->j_blocksize));
+		if (rc) {
+			/* as a failed ordered write in a commit: the metadata
+			 * that would make these blocks reachable must not
+			 * commit */
+			rt_mutex_lock(&j->j_state_lock);
+			__jbd_abort(j, rc);
+			rt_mutex_unlock(&j->j_state_lock);
+			jbd_abort_write_sb(j);
+			return jbd_abort_told(j, rc);
+		}
+		i += k;
+	}
+	return rc;
+}
+
+int ujbd_read_blocks(struct ujbd *j, uint64_t block, uint32_t n, void *buf)
+{
+	uint8_t *p = buf;
+	uint32_t i = 0;
+	int rc = run_check(j, block, n);
+
+	while (!rc && i < n) {
+		uint32_t k = 0;
+
+		while (i + k < n && k < RUN_MAX && !buf_cached(j->j_cache, block + i + k))
+			k++;
+		if (k) { /* the device holds the newest copy of these */
+			rc = run_io(j, BLK_OP_READ, block + i, k, p + (size_t)i * j->j_blocksize);
+			i += k;
+		} else {
+			rc = ujbd_read(j, block + i, p + (size_t)i * j->j_blocksize);
+			i++;
+		}
+	}
+	return rc;
+}
+
 void *ujbd_buf_data(struct ujbd_buf *b)
 {
 	return b->b_data;
