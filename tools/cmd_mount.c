@@ -333,6 +333,14 @@ static void cb_block(ext2_filsys fs, blk64_t blk, int inuse)
 
 static void cb_range(ext2_filsys fs, blk64_t blk, blk_t num, int inuse)
 {
+	/* libext2fs before 1.47.1 passes the end of the range and 0 (its
+	 * fallocate allocates so): which groups changed is unknown, each is
+	 * compared. Its callers there only allocate (nothing to revoke, no
+	 * busy block: no allocator takes one). */
+	if (num == 0) {
+		memset(M.bb_dirty, 1, M.groups);
+		return;
+	}
 	block_dirty(blk, num);
 	if (inuse < 0) {
 		mount_io_freed(blk, num);
