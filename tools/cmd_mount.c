@@ -139,6 +139,7 @@ static struct mnt {
 	size_t bq_head, bq_n, bq_cap;
 	blk64_t busy_count;        /* bits set in busy */
 	unsigned char *tmp2;       /* scratch: a group's busy bits */
+	unsigned char *dblk;       /* scratch: a partial block of file data */
 	struct opened *open_tab[OPEN_SLOTS];
 	struct hidden *hidden;
 } M;
@@ -1849,85 +1850,362 @@ static int op_utimens(const char *path, const struct timespec tv[2], struct fuse
 	return op_end(rc, ino, 0, 0, 0);
 }
 
-static int op_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+/* ---- file data: mapped a run at a time ------------------------------------ */
+
+/*
+ * What lblk maps to, for up to max blocks from it: *pblk (0: a hole) and
+ * *len blocks that follow it on disk (one extent's part, or a hole up to
+ * the next extent), *uninit for an unwritten extent. eh NULL (a file of
+ * block maps): one block, through ext2fs_bmap2.
+ */
+static int map_run(ext2_ino_t ino, struct ext2_inode_large *in, ext2_extent_handle_t eh,
+		   blk64_t lblk, blk64_t max, blk64_t *pblk, blk64_t *len, bool *uninit)
+{
+	struct ext2fs_extent ex;
+	errcode_t e;
+
+	*pblk = 0;
+	*len = 1;
+	*uninit = false;
+	if (!eh) {
+		int rf = 0;
+		e = ext2fs_bmap2(M.fs, ino, (struct ext2_inode *)in, NULL, 0, lblk, &rf, pblk);
+		*uninit = *pblk && (rf & BMAP_RET_UNINIT);
+		return e2err(e);
+	}
+	e = ext2fs_extent_goto2(eh, 0, lblk);
+	if (!e) {
+		if ((e = ext2fs_extent_get(eh, EXT2_EXTENT_CURRENT, &ex)))
+			return e2err(e);
+		if (lblk < ex.e_lblk || lblk - ex.e_lblk >= ex.e_len)
+			return -EIO; /* not what goto found */
+		*pblk = ex.e_pblk + (lblk - ex.e_lblk);
+		*len = ex.e_len - (lblk - ex.e_lblk);
+		*uninit = (ex.e_flags & EXT2_EXTENT_FLAGS_UNINIT) != 0;
+		if (*len > max)
+			*len = max;
+		return 0;
+	}
+	if (e != EXT2_ET_EXTENT_NOT_FOUND)
+		return e2err(e);
+	/* A hole: to the next extent. goto left the handle at the extent
+	 * before lblk (or the first one, when lblk comes before all). */
+	*len = max;
+	if (ext2fs_extent_get(eh, EXT2_EXTENT_CURRENT, &ex))
+		return 0; /* no extent at all */
+	if (ex.e_lblk <= lblk) {
+		e = ext2fs_extent_get(eh, EXT2_EXTENT_NEXT_LEAF, &ex);
+		if (e == EXT2_ET_EXTENT_NO_NEXT)
+			return 0;
+		if (e || ex.e_lblk <= lblk) {
+			*len = 1; /* unsure: one block, the next call looks again */
+			return 0;
+		}
+	}
+	if (ex.e_lblk - lblk < *len)
+		*len = ex.e_lblk - lblk;
+	return 0;
+}
+
+/* An extent handle over the inode (NULL for a file of block maps). */
+static int map_open(ext2_ino_t ino, struct ext2_inode_large *in, ext2_extent_handle_t *eh)
+{
+	*eh = NULL;
+	if (!(in->i_flags & EXT4_EXTENTS_FL))
+		return 0;
+	return e2err(ext2fs_extent_open2(M.fs, ino, (struct ext2_inode *)in, eh));
+}
+
+/* The old way, for what is not a regular file of extents or block maps. */
+static int read_by_file(ext2_ino_t ino, char *buf, size_t size, off_t off, unsigned *got)
 {
 	ext2_file_t f;
+	int rc = e2err(ext2fs_file_open2(M.fs, ino, NULL, 0, &f));
+
+	if (rc)
+		return rc;
+	rc = e2err(ext2fs_file_llseek(f, (__u64)off, EXT2_SEEK_SET, NULL));
+	while (!rc && *got < size) {
+		unsigned n = 0;
+		rc = e2err(ext2fs_file_read(f, buf + *got, (unsigned)(size - *got), &n));
+		if (!n)
+			break;
+		*got += n;
+	}
+	ext2fs_file_close(f);
+	return rc;
+}
+
+/*
+ * Bytes [off, off + size) of the file, inside its size: each mapped run
+ * read with ujbd_read_blocks (from the device in one read where the journal
+ * holds no newer copy), holes and unwritten extents as zeros.
+ */
+static int read_runs(ext2_ino_t ino, struct ext2_inode_large *in, char *buf, size_t size,
+		     uint64_t off)
+{
+	ext2_extent_handle_t eh;
+	uint64_t pos = off, end = off + size;
+	int rc = map_open(ino, in, &eh);
+
+	while (!rc && pos < end) {
+		blk64_t lblk = pos / M.bs, last = (end - 1) / M.bs, pblk, len;
+		bool uninit;
+		uint64_t run_end;
+		char *out = buf + (pos - off);
+
+		rc = map_run(ino, in, eh, lblk, last - lblk + 1, &pblk, &len, &uninit);
+		if (rc)
+			break;
+		run_end = (lblk + len) * (uint64_t)M.bs;
+		if (run_end > end)
+			run_end = end;
+		if (!pblk || uninit) {
+			memset(out, 0, run_end - pos);
+		} else if (pos % M.bs || run_end - pos < M.bs) {
+			/* a part of one block */
+			if ((rc = ujbd_read_blocks(M.j, pblk, 1, M.dblk)))
+				break;
+			run_end = pos - pos % M.bs + M.bs < run_end ? pos - pos % M.bs + M.bs : run_end;
+			memcpy(out, M.dblk + pos % M.bs, run_end - pos);
+		} else {
+			/* whole blocks; a part of the last one comes next round */
+			uint64_t whole = (run_end - pos) / M.bs;
+			if ((rc = ujbd_read_blocks(M.j, pblk, (uint32_t)whole, out)))
+				break;
+			run_end = pos + whole * M.bs;
+		}
+		pos = run_end;
+	}
+	if (eh)
+		ext2fs_extent_free(eh);
+	return rc == -EINVAL || rc == -UJBD_EINJOURNAL ? -EIO : rc;
+}
+
+static int op_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct ext2_inode_large in;
 	unsigned got = 0;
 	ext2_ino_t ino;
 	int rc;
 
+	if (off < 0)
+		return -EINVAL;
 	rd_begin();
 	ino = fh_ino(path, fi, &rc);
 	if (!rc)
-		rc = e2err(ext2fs_file_open2(M.fs, ino, NULL, 0, &f));
-	if (!rc) {
-		rc = e2err(ext2fs_file_llseek(f, (__u64)off, EXT2_SEEK_SET, NULL));
-		while (!rc && got < size) {
-			unsigned n = 0;
-			rc = e2err(ext2fs_file_read(f, buf + got, (unsigned)(size - got), &n));
-			if (!n)
-				break;
-			got += n;
-		}
-		ext2fs_file_close(f);
+		rc = iget(ino, &in);
+	if (!rc && (!LINUX_S_ISREG(in.i_mode) || (in.i_flags & EXT4_INLINE_DATA_FL))) {
+		rc = read_by_file(ino, buf, size, off, &got);
+	} else if (!rc && (uint64_t)off < EXT2_I_SIZE(&in)) {
+		if (size > EXT2_I_SIZE(&in) - (uint64_t)off)
+			size = (size_t)(EXT2_I_SIZE(&in) - (uint64_t)off);
+		rc = read_runs(ino, &in, buf, size, (uint64_t)off);
+		got = rc ? 0 : (unsigned)size;
 	}
 	rd_end();
 	return rc ? rc : (int)got;
 }
 
-/* One block of data: mapped (allocated when a hole), written home in
- * order with the handle's transaction. */
-static int write_block(ext2_ino_t ino, struct ext2_inode_large *in, uint64_t lblk, size_t at,
-		       const char *src, size_t n)
+/* [lblk, lblk + n) of a hole now maps to [pblk, pblk + n): the first block
+ * through libext2fs's set_bmap (which finds the place, splits and merges),
+ * the rest by lengthening that extent, as far as one extent goes. */
+static int map_set(ext2_extent_handle_t eh, blk64_t lblk, blk64_t pblk, blk64_t n,
+		   blk64_t *mapped)
 {
-	blk64_t pblk = 0;
-	int rf = 0, rc;
-	bool fresh = false, uninit = false;
-	const void *data = src;
+	blk64_t done = 0;
+	int rc = 0;
 
-	rc = e2err(ext2fs_bmap2(M.fs, ino, (struct ext2_inode *)in, NULL, 0, lblk, &rf, &pblk));
-	if (rc)
-		return rc;
-	if (!pblk) {
-		/* Not BMAP_ALLOC: libext2fs would zero the new block through the
-		 * channel, journaling it as metadata; it is data. */
-		blk64_t goal = ext2fs_find_inode_goal(M.fs, ino, (struct ext2_inode *)in, lblk);
-		rc = e2err(ext2fs_new_block2(M.fs, goal, NULL, &pblk));
-		if (rc)
-			return rc;
-		ext2fs_block_alloc_stats2(M.fs, pblk, +1);
-		rc = e2err(ext2fs_bmap2(M.fs, ino, (struct ext2_inode *)in, NULL, BMAP_SET, lblk,
-					NULL, &pblk));
-		if (!rc)
-			rc = e2err(ext2fs_iblk_add_blocks(M.fs, (struct ext2_inode *)in, 1));
-		if (rc) {
-			ext2fs_block_alloc_stats2(M.fs, pblk, -1);
-			return rc;
+	while (done < n && !rc) {
+		struct ext2fs_extent ex;
+		blk64_t add;
+		errcode_t e = ext2fs_extent_set_bmap(eh, lblk + done, pblk + done, 0);
+
+		if (e) {
+			rc = e2err(e);
+			break;
 		}
-		fresh = true;
-	} else if (rf & BMAP_RET_UNINIT) {
-		fresh = uninit = true;
+		if (++done == n)
+			break;
+		if (ext2fs_extent_goto2(eh, 0, lblk + done - 1) ||
+		    ext2fs_extent_get(eh, EXT2_EXTENT_CURRENT, &ex) ||
+		    (ex.e_flags & EXT2_EXTENT_FLAGS_UNINIT) || ex.e_lblk + ex.e_len != lblk + done ||
+		    ex.e_pblk + ex.e_len != pblk + done || ex.e_len >= EXT_INIT_MAX_LEN)
+			continue; /* one block at a time, then */
+		add = n - done;
+		if (add > EXT_INIT_MAX_LEN - ex.e_len)
+			add = EXT_INIT_MAX_LEN - ex.e_len;
+		ex.e_len += (__u32)add;
+		e = ext2fs_extent_replace(eh, 0, &ex);
+		if (!e)
+			done += add; /* the leaf says so now */
+		if (e || (e = ext2fs_extent_fix_parents(eh)))
+			rc = e2err(e);
 	}
-	if (n < M.bs) {
-		if (fresh)
-			memset(M.blk, 0, M.bs);
-		else if (ujbd_read(M.j, pblk, M.blk))
-			return -EIO;
-		memcpy(M.blk + at, src, n);
-		data = M.blk;
+	*mapped = done;
+	return rc;
+}
+
+/*
+ * A hole of len blocks at lblk gets blocks: as many as one free run near
+ * the file's others gives (at most len), allocated and mapped. *pblk and
+ * *len say what. Not through BMAP_ALLOC: libext2fs would zero each new
+ * block through the channel, journaling it as metadata; it is data.
+ */
+static int alloc_run(ext2_ino_t ino, struct ext2_inode_large *in, ext2_extent_handle_t eh,
+		     blk64_t lblk, blk64_t *pblk, blk64_t *len)
+{
+	blk64_t goal = ext2fs_find_inode_goal(M.fs, ino, (struct ext2_inode *)in, lblk);
+	blk64_t plen = 0, mapped = 0;
+	errcode_t e;
+	int rc;
+
+	if (!eh)
+		*len = 1; /* block maps: one at a time */
+	if (*len > EXT_INIT_MAX_LEN)
+		*len = EXT_INIT_MAX_LEN;
+	rc = e2err(ext2fs_new_range(M.fs, 0, goal, *len, NULL, pblk, &plen));
+	if (rc) {
+		*len = 0;
+		return rc;
 	}
+	if (plen < *len)
+		*len = plen;
+	ext2fs_block_alloc_stats_range(M.fs, *pblk, (blk_t)*len, +1);
+	/* libext2fs before 1.47.1 passes its range callback the end of the
+	 * range and a length of 0: what cb_range does, done here */
+	block_dirty(*pblk, (blk_t)*len);
+	busy_drop(*pblk, (blk_t)*len);
+	if (eh) {
+		rc = map_set(eh, lblk, *pblk, *len, &mapped);
+	} else {
+		blk64_t p = *pblk;
+		rc = e2err(ext2fs_bmap2(M.fs, ino, (struct ext2_inode *)in, NULL, BMAP_SET, lblk,
+					NULL, &p));
+		mapped = rc ? 0 : 1;
+	}
+	if (mapped < *len) { /* not mapped (no room for an extent block): free again */
+		ext2fs_block_alloc_stats_range(M.fs, *pblk + mapped, (blk_t)(*len - mapped), -1);
+		block_dirty(*pblk + mapped, (blk_t)(*len - mapped));
+		*len = mapped;
+	}
+	if (mapped && (e = ext2fs_iblk_add_blocks(M.fs, (struct ext2_inode *)in, mapped)) && !rc)
+		rc = e2err(e);
+	return rc;
+}
+
+/* n blocks of data home in order with the handle's transaction (a new
+ * transaction when this one has no room left for a revoke record). */
+static int data_out(blk64_t pblk, blk64_t n, const void *data)
+{
+	int rc;
+
 	for (int tries = 0;; tries++) {
-		rc = ujbd_write_data(mount_io_handle(), pblk, data);
+		rc = ujbd_write_data_blocks(mount_io_handle(), pblk, (uint32_t)n, data);
 		if (rc != -UJBD_ETOOBIG || tries)
 			break;
-		if ((rc = op_cycle(false))) /* no room for a revoke record: a new transaction */
+		if ((rc = op_cycle(false)))
 			return rc;
 	}
+	return rc ? (rc == -EROFS ? -EROFS : -EIO) : 0;
+}
+
+/*
+ * Bytes [pos, end) of the file, as far as the run of len blocks at pblk
+ * (its first block pos's) goes: whole blocks from src as they are, a part
+ * of a block over what the block held, or over zeros when it is fresh
+ * (just allocated, or unwritten): every block of the run is written, so
+ * none of a fresh run is left holding what it held before. *done: bytes.
+ */
+static int write_run(blk64_t pblk, blk64_t len, bool fresh, uint64_t pos, uint64_t end,
+		     const char *src, size_t *done)
+{
+	uint64_t run_end = (pos / M.bs + len) * (uint64_t)M.bs;
+	int rc = 0;
+
+	*done = 0;
+	if (run_end > end)
+		run_end = end;
+	while (!rc && pos < run_end) {
+		size_t at = pos % M.bs;
+
+		if (at || run_end - pos < M.bs) { /* a part of one block */
+			size_t n = M.bs - at < run_end - pos ? M.bs - at : (size_t)(run_end - pos);
+			if (fresh)
+				memset(M.dblk, 0, M.bs);
+			else if (ujbd_read_blocks(M.j, pblk, 1, M.dblk))
+				return -EIO;
+			memcpy(M.dblk + at, src, n);
+			rc = data_out(pblk, 1, M.dblk);
+			if (rc)
+				break;
+			pblk++;
+			pos += n;
+			src += n;
+			*done += n;
+		} else { /* whole blocks */
+			blk64_t n = (run_end - pos) / M.bs;
+			rc = data_out(pblk, n, src);
+			if (rc)
+				break;
+			pblk += n;
+			pos += n * M.bs;
+			src += n * M.bs;
+			*done += n * M.bs;
+		}
+	}
+	return rc;
+}
+
+/* Unwritten blocks [lblk, lblk + n) were written: initialized now. */
+static int map_init(ext2_ino_t ino, struct ext2_inode_large *in, blk64_t lblk, blk64_t pblk,
+		    blk64_t n)
+{
+	int rc = 0;
+
+	for (blk64_t i = 0; i < n && !rc; i++) {
+		blk64_t p = pblk + i;
+		rc = e2err(ext2fs_bmap2(M.fs, ino, (struct ext2_inode *)in, NULL, BMAP_SET, lblk + i,
+					NULL, &p));
+	}
+	return rc;
+}
+
+/*
+ * One run of [pos, end): mapped (allocated when a hole, as much of it as
+ * one free run gives), its data written home in order with the handle's
+ * transaction, unwritten blocks converted after their data. *done: bytes.
+ */
+static int write_some(ext2_ino_t ino, struct ext2_inode_large *in, uint64_t pos, uint64_t end,
+		      const char *src, size_t *done)
+{
+	ext2_extent_handle_t eh;
+	blk64_t lblk = pos / M.bs, last = (end - 1) / M.bs, pblk, len;
+	bool uninit, fresh = false;
+	int arc = 0, rc = map_open(ino, in, &eh);
+
+	*done = 0;
+	if (!rc)
+		rc = map_run(ino, in, eh, lblk, last - lblk + 1, &pblk, &len, &uninit);
+	if (!rc && !pblk) {
+		/* an error may leave some blocks mapped (len of them): those
+		 * get their data all the same, then the error is returned */
+		arc = alloc_run(ino, in, eh, lblk, &pblk, &len);
+		fresh = true;
+		if (arc && !len)
+			rc = arc;
+	}
+	if (eh)
+		ext2fs_extent_free(eh);
 	if (rc)
-		return rc == -EROFS ? -EROFS : -EIO;
-	if (uninit)
-		rc = e2err(ext2fs_bmap2(M.fs, ino, (struct ext2_inode *)in, NULL, BMAP_SET, lblk,
-					NULL, &pblk));
+		return rc;
+	rc = write_run(pblk, len, fresh || uninit, pos, end, src, done);
+	if (!rc)
+		rc = arc;
+	if (!rc && uninit && *done) {
+		blk64_t n = (pos + *done + M.bs - 1) / M.bs - lblk;
+		rc = map_init(ino, in, lblk, pblk, n);
+	}
 	return rc;
 }
 
@@ -1964,10 +2242,10 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
 	if (!rc && !LINUX_S_ISREG(in.i_mode))
 		rc = -EINVAL;
 	while (!rc && done < size) {
-		uint64_t pos = (uint64_t)off + done;
-		size_t at = pos % M.bs, n = M.bs - at < size - done ? M.bs - at : size - done;
+		size_t n = 0;
 
-		rc = write_block(ino, &in, pos / M.bs, at, buf + done, n);
+		rc = write_some(ino, &in, (uint64_t)off + done, (uint64_t)off + size, buf + done, &n);
+		done += n;
 		if (rc == -ENOSPC && M.busy_count && !drained) {
 			/* The free blocks left are busy: what was written so
 			 * far is recorded, the frees committed, then again. */
@@ -1979,8 +2257,6 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
 				rc = iget(ino, &in);
 			continue;
 		}
-		if (!rc)
-			done += n;
 	}
 	if (done) {
 		int rc2 = write_note(ino, &in, off, done);
@@ -2462,6 +2738,7 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 	M.tmp = malloc(n > M.bs ? n : M.bs);
 	M.tmp2 = malloc(M.bb_bytes);
 	M.blk = malloc(M.bs);
+	M.dblk = malloc(M.bs);
 	M.bb_shadow = calloc(M.groups, M.bb_bytes);
 	M.ib_shadow = calloc(M.groups, M.ib_bytes);
 	M.bb_init = calloc(M.groups, 1);
@@ -2471,7 +2748,7 @@ static int fs_open(const char *verb, const char *image, const char *dir)
 	M.ib_dirty = calloc(M.groups, 1);
 	if (ext2fs_allocate_block_bitmap(fs, "busy blocks", &M.busy))
 		M.busy = NULL;
-	if (!M.tmp || !M.tmp2 || !M.busy || !M.blk || !M.bb_shadow || !M.ib_shadow || !M.bb_init || !M.ib_init ||
+	if (!M.tmp || !M.tmp2 || !M.busy || !M.blk || !M.dblk || !M.bb_shadow || !M.ib_shadow || !M.bb_init || !M.ib_init ||
 	    !M.gd_shadow || !M.bb_dirty || !M.ib_dirty) {
 		cli_err(verb, "out of memory");
 		return EXIT_IO;
