@@ -1852,6 +1852,17 @@ static int op_utimens(const char *path, const struct timespec tv[2], struct fuse
 
 /* ---- file data: mapped a run at a time ------------------------------------ */
 
+/* No extent of the file maps lblk or a block past it (the handle moves). */
+static bool past_last(ext2_extent_handle_t eh, blk64_t lblk)
+{
+	struct ext2fs_extent ex;
+
+	if (ext2fs_extent_get(eh, EXT2_EXTENT_LAST_LEAF, &ex) ||
+	    ext2fs_extent_get(eh, EXT2_EXTENT_LAST_SIB, &ex))
+		return false;
+	return (ex.e_flags & EXT2_EXTENT_FLAGS_LEAF) && ex.e_lblk + (blk64_t)ex.e_len <= lblk;
+}
+
 /*
  * What lblk maps to, for up to max blocks from it: *pblk (0: a hole) and
  * *len blocks that follow it on disk (one extent's part, or a hole up to
@@ -1898,7 +1909,12 @@ static int map_run(ext2_ino_t ino, struct ext2_inode_large *in, ext2_extent_hand
 		if (e == EXT2_ET_EXTENT_NO_NEXT)
 			return 0;
 		if (e || ex.e_lblk <= lblk) {
-			*len = 1; /* unsure: one block, the next call looks again */
+			/* Past the last leaf of a tree with index blocks (depth
+			 * 1 and more), libext2fs 1.47's NEXT_LEAF comes round
+			 * to the file's first extent instead of NO_NEXT: asked
+			 * outright whether lblk is past the last extent. */
+			if (!past_last(eh, lblk))
+				*len = 1; /* unsure: one block, the next call looks again */
 			return 0;
 		}
 	}

@@ -123,6 +123,27 @@ check("u", m, "300 KiB in an unwritten extent")
 pwrite("u", pat(200 << 10, "u3"), (2 << 20) - (100 << 10), m)
 check("u", m, "from an unwritten extent past its end")
 
+# --- a file whose extents need index blocks (one block in two written:
+# an extent each, a tree of depth 1 or 2): holes filled between extents,
+# across leaves, and past the last extent (where libext2fs 1.47 finds no
+# end to the hole: its NEXT_LEAF comes round to the first extent)
+m = bytearray()
+fd = os.open(p("x"), os.O_WRONLY | os.O_CREAT, 0o644)
+for i in range(1200):
+    b = pat(BS, "x")
+    os.pwrite(fd, b, 2 * i * BS)
+    m[len(m):] = b + (b"\0" * BS if i < 1199 else b"")
+os.close(fd)
+check("x", m, "1200 extents")
+pwrite("x", pat(300 << 10, "x2"), len(m) + 5 * BS + 9, m)
+check("x", m, "300 KiB past the last extent of a deep tree")
+for i in range(60):
+    off = rng.randrange(0, len(m) + (64 << 10))
+    n = rng.choice((1, BS, 2 * BS, 7 * BS, 100 << 10, 1 << 20))
+    pwrite("x", pat(n, "x3"), off, m)
+    if i % 20 == 19:
+        check("x", m, "holes of a deep tree filled, %d" % i)
+
 # --- two files written in turn (fragmented extents), random writes,
 # truncates and fallocates against a model
 models = {"r1": bytearray(), "r2": bytearray()}

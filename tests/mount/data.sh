@@ -19,7 +19,7 @@ umnt "$T/m"
 fsck_clean "$img"
 mnt "$img" "$T/m"
 python3 "${SRCDIR:-.}/tests/mount/data.py" "$T/m" "${SEED:-1}" > "$T/out" 2>&1; prc=$?
-(cd "$T/m" && sha256sum j o h t u r1 r2) > "$T/sums" || die "sha256sum"
+(cd "$T/m" && sha256sum j o h t u x r1 r2) > "$T/sums" || die "sha256sum"
 umnt "$T/m"
 [ $prc -eq 0 ] || { cat "$T/out" >&2; die "data checks"; }
 fsck_clean "$img"
