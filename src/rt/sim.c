@@ -1110,6 +1110,9 @@ static void sim_describe_wait(const struct rt_world *w, const struct rt_thread *
 	case RT_WAIT_SLEEP:
 		fprintf(stderr, "sleep forever");
 		break;
+	case RT_WAIT_CPU:
+		fprintf(stderr, "a CPU (%s)", t->t_queued ? "queued" : "running a burst");
+		break;
 	default:
 		fprintf(stderr, "state %d, wait %d", (int)t->t_state, (int)t->t_wait);
 		break;
