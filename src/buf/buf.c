@@ -209,7 +209,7 @@ static int buf_read(struct buf_cache *c, struct ujbd_buf *b)
 
 	memset(&bio, 0, sizeof(bio));
 	bio.b_op = BLK_OP_READ;
-	bio.b_flags = BLK_SYNC | BLK_META;
+	bio.b_flags = BLK_SYNC | BLK_META | BLK_POLLED;
 	bio.b_sector = b->b_blocknr * (c->c_block_size >> BLK_SECTOR_SHIFT);
 	bio.b_nr_sectors = c->c_block_size >> BLK_SECTOR_SHIFT;
 	bio.b_buf = b->b_data;

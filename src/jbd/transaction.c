@@ -1167,7 +1167,7 @@ static int run_io(struct ujbd *j, enum blk_op op, uint64_t block, uint32_t n, vo
 
 	memset(&bio, 0, sizeof(bio));
 	bio.b_op = op;
-	bio.b_flags = BLK_SYNC;
+	bio.b_flags = BLK_SYNC | BLK_POLLED;
 	bio.b_sector = block * nsec;
 	bio.b_nr_sectors = n * nsec;
 	bio.b_buf = buf;
