@@ -79,6 +79,19 @@ int cmd_mount(int argc, char **argv)
 #define BUSY_LOW_WATER 256
 
 #define OPEN_SLOTS 1024
+/* The path cache: slots, and entries before it starts afresh. */
+#define PATH_SLOTS 4096
+#define PATH_MAX_ENTRIES 65536
+
+/* A path the kernel named and the inode it led to: every operation names
+ * its file by its whole path, and walking it from the root reads (and
+ * checksums) each directory on the way. */
+struct pentry {
+	struct pentry *next;
+	uint64_t hash;
+	ext2_ino_t ino;
+	char path[];
+};
 
 /* An inode with open files or directories: how many, and whether its last
  * name is gone (it is on the orphan list, freed at its last release). */
@@ -142,6 +155,9 @@ static struct mnt {
 	unsigned char *dblk;       /* scratch: a partial block of file data */
 	struct opened *open_tab[OPEN_SLOTS];
 	struct hidden *hidden;
+	/* Paths resolved since the last change of a name (lookup). */
+	struct pentry *paths[PATH_SLOTS];
+	size_t npaths;
 } M;
 
 /* ---- errors ------------------------------------------------------------ */
@@ -743,6 +759,116 @@ static void hidden_forget(ext2_ino_t ino)
 	}
 }
 
+/* ---- the path cache -----------------------------------------------------
+ *
+ * A path names the same inode until a name on it goes or is pointed
+ * elsewhere, which only unlink, rmdir and rename do (under M.lock, as every
+ * lookup is): unlink forgets its own path (a file has no path below it);
+ * rmdir and rename forget everything. New names (create, mkdir, link,
+ * symlink, mknod) make no cached path wrong: only found names are kept. */
+
+static uint64_t path_hash(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static struct pentry **path_slot(const char *s, size_t n, uint64_t h)
+{
+	struct pentry **pp = &M.paths[h % PATH_SLOTS];
+
+	while (*pp && ((*pp)->hash != h || strncmp((*pp)->path, s, n) || (*pp)->path[n]))
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void paths_forget_all(void)
+{
+	for (size_t i = 0; i < PATH_SLOTS; i++) {
+		while (M.paths[i]) {
+			struct pentry *e = M.paths[i];
+
+			M.paths[i] = e->next;
+			free(e);
+		}
+	}
+	M.npaths = 0;
+}
+
+static void path_forget(const char *path)
+{
+	size_t n = strlen(path);
+	uint64_t h = path_hash(path, n);
+	struct pentry **pp = path_slot(path, n, h), *e = *pp;
+
+	if (e) {
+		*pp = e->next;
+		free(e);
+		M.npaths--;
+	}
+}
+
+static void path_keep(const char *s, size_t n, uint64_t h, ext2_ino_t ino)
+{
+	struct pentry *e;
+
+	if (M.npaths >= PATH_MAX_ENTRIES)
+		paths_forget_all();
+	e = malloc(sizeof(*e) + n + 1);
+	if (!e)
+		return; /* a cache: the next lookup walks again */
+	e->hash = h;
+	e->ino = ino;
+	memcpy(e->path, s, n);
+	e->path[n] = 0;
+	e->next = M.paths[h % PATH_SLOTS];
+	M.paths[h % PATH_SLOTS] = e;
+	M.npaths++;
+}
+
+static int child(ext2_ino_t dir, const char *name, ext2_ino_t *ino);
+
+/* The inode the first n bytes of path (absolute, no trailing slash) name:
+ * the cache, or its parent's inode and one directory search. */
+static int resolve(const char *s, size_t n, ext2_ino_t *ino)
+{
+	uint64_t h;
+	struct pentry *e;
+	char name[EXT2_NAME_LEN + 1];
+	size_t k;
+	int rc;
+
+	if (n == 0 || (n == 1 && s[0] == '/')) {
+		*ino = EXT2_ROOT_INO;
+		return 0;
+	}
+	h = path_hash(s, n);
+	e = *path_slot(s, n, h);
+	if (e) {
+		*ino = e->ino;
+		return 0;
+	}
+	k = n;
+	while (k && s[k - 1] != '/')
+		k--;
+	if (!k)
+		return -ENOENT; /* not absolute */
+	if (n - k > EXT2_NAME_LEN)
+		return -ENAMETOOLONG;
+	rc = resolve(s, k - 1, ino);
+	if (rc)
+		return rc;
+	memcpy(name, s + k, n - k);
+	name[n - k] = 0;
+	rc = child(*ino, name, ino);
+	if (!rc)
+		path_keep(s, n, h, *ino);
+	return rc;
+}
+
 static int lookup(const char *path, ext2_ino_t *ino)
 {
 	struct hidden *h = hidden_path(path);
@@ -753,7 +879,7 @@ static int lookup(const char *path, ext2_ino_t *ino)
 		*ino = h->ino;
 		return 0;
 	}
-	return e2err(ext2fs_namei(M.fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, ino));
+	return resolve(path, strlen(path), ino);
 }
 
 /* path's parent directory and last name (in buf). */
@@ -1357,6 +1483,7 @@ static int op_unlink(const char *path)
 		rc = -EISDIR;
 	if (!rc)
 		rc = remove_name(dir, name, ino, &in);
+	path_forget(path);
 	return op_end(rc, dir, ino, 0, 0);
 }
 
@@ -1393,6 +1520,7 @@ static int op_rmdir(const char *path)
 	}
 	if (!rc)
 		rc = touch_dir(dir, -1);
+	paths_forget_all();
 	return op_end(rc, dir, ino, 0, 0);
 }
 
@@ -1496,6 +1624,7 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 		return -EINVAL;
 	if ((rc = op_begin()))
 		return rc;
+	paths_forget_all(); /* a renamed directory moves every path below it */
 	rc = split(from, b1, sizeof(b1), &sdir, &sname);
 	if (!rc)
 		rc = split(to, b2, sizeof(b2), &ddir, &dname);
@@ -1504,11 +1633,14 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 	if (!rc)
 		rc = iget(sino, &sin);
 	if (rc)
-		return op_end(rc, 0, 0, 0, 0);
+		return op_end(rc, 0, 0, 0, 0); /* nothing changed */
 	sdir_is = LINUX_S_ISDIR(sin.i_mode);
 	if (!flags && !sdir_is && hidden_name(dname) && opened_find(sino) &&
-	    !hidden_find(ddir, dname) && child(ddir, dname, &dino) == -ENOENT)
-		return op_end(hide(sdir, sname, sino, &sin, ddir, dname), sdir, sino, 0, 0);
+	    !hidden_find(ddir, dname) && child(ddir, dname, &dino) == -ENOENT) {
+		rc = hide(sdir, sname, sino, &sin, ddir, dname);
+		paths_forget_all();
+		return op_end(rc, sdir, sino, 0, 0);
+	}
 	rc = child(ddir, dname, &dino);
 	if (rc == -ENOENT) {
 		dino = 0;
@@ -1606,6 +1738,7 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 	if (!rc && ddir != sdir)
 		rc = touch_dir(ddir, 0);
 out:
+	paths_forget_all();
 	return op_end(rc, sdir, ddir, sino, dino);
 }
 
@@ -2974,6 +3107,7 @@ out:
 	if (f)
 		fuse_destroy(f);
 	fuse_opt_free_args(&fa);
+	paths_forget_all();
 	if (M.fs)
 		ext2fs_free(M.fs); /* nothing is written: every change went through a handle */
 	rc = -1;
