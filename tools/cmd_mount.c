@@ -155,6 +155,10 @@ static struct mnt {
 	unsigned char *dblk;       /* scratch: a partial block of file data */
 	struct opened *open_tab[OPEN_SLOTS];
 	struct hidden *hidden;
+	/* libfuse's configuration, whose attr_timeout names_seen sets to 0
+	 * once a file with two names is seen (op_init). */
+	struct fuse_config *cfg;
+	bool attrs_cached;
 	/* Paths resolved since the last change of a name (lookup). */
 	struct pentry *paths[PATH_SLOTS];
 	size_t npaths;
@@ -1191,11 +1195,34 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	 * (which libfuse does not hide as it hides a file) still reads as
 	 * removed (ENOENT) where a path lookup would give ESTALE. */
 	cfg->nullpath_ok = 1;
-	/* The high-level API gives each name its own node: the kernel would
-	 * keep a hard link's other names' attributes (nlink, ctime) for the
-	 * timeout after a link or unlink. No attribute caching, then. */
-	cfg->attr_timeout = 0;
+	/* The kernel keeps attributes for a second (libfuse's default, as
+	 * fuse2fs has them), and always right while each inode has one node:
+	 * an operation through a node refreshes or invalidates that node's
+	 * attributes, and a directory's after a change of its entries. The
+	 * high-level API gives each name of a file its own node, though: the
+	 * other names of a hard-linked file would keep their nlink, size and
+	 * times for that second. So the first time the kernel is told of a
+	 * file with two names (names_seen), caching stops for the rest of
+	 * the mount: replies carry timeout 0 from then on, and the name the
+	 * link was made from is invalidated by the kernel's own link. */
+	cfg->attr_timeout = 1.0;
+	M.cfg = cfg;
+	M.attrs_cached = true;
 	return NULL;
+}
+
+/* in is about to be described to the kernel (getattr, the replies libfuse
+ * builds from it) or linked: a non-directory of more than one name ends
+ * attribute caching (op_init). Under M.lock; libfuse reads the timeout
+ * after the operation returns, on the same thread. */
+static void names_seen(const struct ext2_inode_large *in, unsigned extra)
+{
+	static const double zero = 0;
+
+	if (M.attrs_cached && !LINUX_S_ISDIR(in->i_mode) && in->i_links_count + extra > 1) {
+		M.attrs_cached = false;
+		__atomic_store(&M.cfg->attr_timeout, &zero, __ATOMIC_SEQ_CST);
+	}
 }
 
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -1208,8 +1235,10 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	ino = fh_ino(path, fi, &rc);
 	if (!rc)
 		rc = iget(ino, &in);
-	if (!rc)
+	if (!rc) {
+		names_seen(&in, 0);
 		to_stat(ino, &in, st);
+	}
 	if (!rc && hidden_path(path))
 		st->st_nlink++; /* libfuse takes one off for its hidden name */
 	rd_end();
@@ -1766,6 +1795,8 @@ static int op_link(const char *from, const char *to)
 	if (!rc && child(dir, name, &old) == 0)
 		rc = -EEXIST;
 	if (!rc)
+		names_seen(&in, 1);
+	if (!rc)
 		rc = link_name(dir, name, ino, ftype(in.i_mode));
 	if (!rc && (rc = iget(ino, &in)) == 0) {
 		in.i_links_count++;
@@ -1774,7 +1805,14 @@ static int op_link(const char *from, const char *to)
 	}
 	if (!rc)
 		rc = touch_dir(dir, 0);
-	return op_end(rc, dir, ino, 0, 0);
+	rc = op_end(rc, dir, ino, 0, 0);
+	/* The node of the name linked from may hold attributes cached from
+	 * before (one name: its nlink, and later another name's writes); the
+	 * kernel refreshes them only in part. Outside M.lock: the kernel may
+	 * wait for that node's pages, whose reads other threads serve. */
+	if (!rc)
+		(void)fuse_invalidate_path(fuse_get_context()->fuse, from);
+	return rc;
 }
 
 static int op_symlink(const char *target, const char *path)
