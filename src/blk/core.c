@@ -975,6 +975,10 @@ int blk_submit(struct blk_queue *q, struct blk_bio *b)
 	b->b_error = 0;
 	b->b_done = false;
 	b->b_polling = false;
+	/* where the device cannot poll, an ordinary bio: it merges too (the
+	 * sim's disks, under a caller that polls where it can) */
+	if ((b->b_flags & BLK_POLLED) && !dev_can_poll(q->q_dev))
+		b->b_flags &= ~BLK_POLLED;
 	b->b_d_ns = b->b_c_ns = 0;
 	b->b_prio = b->b_ioprio ? b->b_ioprio : rt_ioprio_get();
 	b->b_pid = rt_self_pid();

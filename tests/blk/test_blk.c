@@ -1120,6 +1120,14 @@ static void poll_main(void *arg)
 	b[0].b_flags = BLK_POLLED;
 	PCHECK(pa, blk_submit_wait(q, &b[0]) == 0);
 	PCHECK(pa, poll_ev_pid(pa, 'C', 0, &nc) != pa->pid && nc == 1);
+	/* ... which merges: two adjacent ones in a plug are one request */
+	b[2].b_flags = b[3].b_flags = BLK_POLLED;
+	blk_start_plug(&plug);
+	PCHECK(pa, blk_submit(q, &b[2]) == 0 && blk_submit(q, &b[3]) == 0);
+	blk_finish_plug(&plug);
+	PCHECK(pa, blk_wait(&b[3]) == 0 && blk_wait(&b[2]) == 0);
+	PCHECK(pa, poll_ev_pid(pa, 'D', 16, &nd) != -1 && nd == 1);
+	PCHECK(pa, poll_ev_pid(pa, 'D', 24, &nd) == -1 && nd == 0);
 	blk_queue_free(q);
 	dev_close(d);
 }
@@ -1142,7 +1150,7 @@ static void test_polled(void)
 	int rc = pa->rc, ok = pa->ok, checks = pa->checks;
 	free(pa);
 	T_EQ(rc, 0);
-	T_EQ(checks, 13);
+	T_EQ(checks, 17);
 	T_EQ(ok, checks);
 }
 
