@@ -833,15 +833,12 @@ static void path_keep(const char *s, size_t n, uint64_t h, ext2_ino_t ino)
 	M.npaths++;
 }
 
-static int child(ext2_ino_t dir, const char *name, ext2_ino_t *ino);
-
 /* The inode the first n bytes of path (absolute, no trailing slash) name:
  * the cache, or its parent's inode and one directory search. */
 static int resolve(const char *s, size_t n, ext2_ino_t *ino)
 {
 	uint64_t h;
 	struct pentry *e;
-	char name[EXT2_NAME_LEN + 1];
 	size_t k;
 	int rc;
 
@@ -862,12 +859,12 @@ static int resolve(const char *s, size_t n, ext2_ino_t *ino)
 		return -ENOENT; /* not absolute */
 	if (n - k > EXT2_NAME_LEN)
 		return -ENAMETOOLONG;
+	if (n == k)
+		return -ENOENT; /* an empty name: "//" or a trailing '/' */
 	rc = resolve(s, k - 1, ino);
 	if (rc)
 		return rc;
-	memcpy(name, s + k, n - k);
-	name[n - k] = 0;
-	rc = child(*ino, name, ino);
+	rc = e2err(ext2fs_lookup(M.fs, *ino, s + k, (int)(n - k), NULL, ino));
 	if (!rc)
 		path_keep(s, n, h, *ino);
 	return rc;
@@ -1203,8 +1200,9 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	 * other names of a hard-linked file would keep their nlink, size and
 	 * times for that second. So the first time the kernel is told of a
 	 * file with two names (names_seen), caching stops for the rest of
-	 * the mount: replies carry timeout 0 from then on, and the name the
-	 * link was made from is invalidated by the kernel's own link. */
+	 * the mount: replies carry timeout 0 from then on, and op_link
+	 * invalidates the node of the name linked from (the kernel's own
+	 * link refreshes it only in part). */
 	cfg->attr_timeout = 1.0;
 	M.cfg = cfg;
 	M.attrs_cached = true;
