@@ -767,9 +767,12 @@ static void hidden_forget(ext2_ino_t ino)
  *
  * A path names the same inode until a name on it goes or is pointed
  * elsewhere, which only unlink, rmdir and rename do (under M.lock, as every
- * lookup is): unlink forgets its own path (a file has no path below it);
- * rmdir and rename forget everything. New names (create, mkdir, link,
- * symlink, mknod) make no cached path wrong: only found names are kept. */
+ * lookup is). unlink and rmdir forget their own path: a file has no path
+ * below it, and a directory rmdir removes is empty, every name once below
+ * it forgotten as it went. rename forgets everything, after the change (a
+ * renamed directory moves every path below it). New names (create, mkdir,
+ * link, symlink, mknod) make no cached path wrong: only found names are
+ * kept. */
 
 static uint64_t path_hash(const char *s, size_t n)
 {
@@ -1547,7 +1550,7 @@ static int op_rmdir(const char *path)
 	}
 	if (!rc)
 		rc = touch_dir(dir, -1);
-	paths_forget_all();
+	path_forget(path);
 	return op_end(rc, dir, ino, 0, 0);
 }
 
@@ -1651,7 +1654,6 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 		return -EINVAL;
 	if ((rc = op_begin()))
 		return rc;
-	paths_forget_all(); /* a renamed directory moves every path below it */
 	rc = split(from, b1, sizeof(b1), &sdir, &sname);
 	if (!rc)
 		rc = split(to, b2, sizeof(b2), &ddir, &dname);
